@@ -1,0 +1,148 @@
+"""`stackling serve | db upgrade | db revision | bootstrap`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for key in ("host", "port", "data_dir", "database_url", "workers"):
+        value = getattr(args, key, None)
+        if value is not None:
+            overrides[key] = str(value) if key == "data_dir" else value
+    return overrides
+
+
+def _prepare(overrides: dict[str, Any]) -> tuple[Any, Any, list[str]]:
+    """Migrate, bootstrap what is missing, refresh clouds.yaml: the start of every serve."""
+    from stackling.app import create_runtime
+    from stackling.config import load_settings
+    from stackling.identity.bootstrap import write_clouds_yaml
+    from stackling.migrations.schema import upgrade
+
+    settings = load_settings(**overrides)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    runtime = create_runtime(settings)
+    upgrade(runtime.db.engine)
+    ran = runtime.run_bootstrap()
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    base = settings.public_url or f"http://{host}:{settings.port}"
+    write_clouds_yaml(settings.data_dir, f"{base}/identity", settings.identity.region,
+                      runtime.state.get("identity.bootstrap_passwords"))
+    return settings, runtime, ran
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    if args.config:
+        os.environ["STACKLING_CONFIG"] = str(Path(args.config).resolve())
+    overrides = _settings_overrides(args)
+    settings, runtime, ran = _prepare(overrides)
+    clouds = (settings.data_dir / "clouds.yaml").resolve()
+    if not args.quiet:
+        print(f"stackling serving on http://{settings.host}:{settings.port} "
+              f"(database: {runtime.db.engine.url.render_as_string(hide_password=True)})")
+        if ran:
+            print(f"bootstrapped: {', '.join(ran)}")
+        print(f"\n  export OS_CLIENT_CONFIG_FILE={clouds}\n"
+              "  openstack --os-cloud stackling token issue\n"
+              "  openstack --os-cloud stackling-admin catalog list\n", flush=True)
+    log_level = "info" if args.verbose else "warning"
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    common = dict(host=settings.host, port=settings.port, log_level=log_level,
+                  access_log=args.verbose, timeout_keep_alive=30)
+    if settings.workers > 1:
+        runtime.db.dispose()
+        os.environ["STACKLING_SERVE_SETTINGS"] = json.dumps(overrides)
+        uvicorn.run("stackling.app:asgi_app_factory", factory=True, workers=settings.workers,
+                    **common)
+    else:
+        from stackling.app import create_app
+
+        uvicorn.run(create_app(runtime), **common)
+    return 0
+
+
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    from stackling.common.db import make_engine
+    from stackling.config import load_settings
+    from stackling.migrations.schema import upgrade
+
+    settings = load_settings(**_settings_overrides(args))
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(settings.db_url)
+    changed = upgrade(engine)
+    engine.dispose()
+    print("upgraded" if changed else "already at head")
+    return 0
+
+
+def cmd_db_revision(args: argparse.Namespace) -> int:
+    from stackling.config import load_settings
+    from stackling.migrations.schema import revision
+
+    settings = load_settings(**_settings_overrides(args))
+    revision(settings.db_url, args.message, args.branch)
+    return 0
+
+
+def cmd_bootstrap(args: argparse.Namespace) -> int:
+    _, _, ran = _prepare(_settings_overrides(args))
+    print("bootstrapped: " + (", ".join(ran) if ran else "nothing to do"))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="stackling")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data-dir", default=None, help="data directory (default .stackling)")
+        p.add_argument("--database-url", default=None,
+                       help="sqlite:///…, postgresql+psycopg://…, mysql+pymysql://…")
+        p.add_argument("--config", default=None, help="YAML configuration file")
+
+    serve = sub.add_parser("serve", help="serve every API on one port")
+    common(serve)
+    serve.add_argument("--host", default=None)
+    serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("--workers", type=int, default=None)
+    serve.add_argument("--verbose", action="store_true")
+    serve.add_argument("--quiet", action="store_true")
+    serve.set_defaults(fn=cmd_serve)
+
+    db = sub.add_parser("db", help="database schema").add_subparsers(dest="db", required=True)
+    up = db.add_parser("upgrade", help="migrate to the latest schema")
+    common(up)
+    up.set_defaults(fn=cmd_db_upgrade)
+    rev = db.add_parser("revision", help="autogenerate a migration (developers)")
+    common(rev)
+    rev.add_argument("-m", "--message", required=True)
+    rev.add_argument("--branch", required=True, help="service branch, e.g. network")
+    rev.set_defaults(fn=cmd_db_revision)
+
+    boot = sub.add_parser("bootstrap", help="migrate and create the demo cloud's content")
+    common(boot)
+    boot.add_argument("--host", default=None)
+    boot.add_argument("--port", type=int, default=None)
+    boot.set_defaults(fn=cmd_bootstrap)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "config", None):
+        os.environ["STACKLING_CONFIG"] = str(Path(args.config).resolve())
+    return int(args.fn(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

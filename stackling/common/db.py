@@ -1,0 +1,177 @@
+"""Database engine, sessions and the one retry helper.
+
+Every table derives from `Base`, whose naming convention gives Alembic stable constraint
+names on SQLite, PostgreSQL and MariaDB. One request is one transaction: `transaction()`
+commits on success and rolls back on any exception.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from sqlalchemy import JSON, DateTime, MetaData, String, create_engine, event, exc
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class UTCDateTime(TypeDecorator):
+    """Naive UTC in the database, aware UTC in Python (MariaDB and SQLite drop zones)."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Any) -> Any:
+        if dialect.name in ("mysql", "mariadb"):
+            # MariaDB's DATETIME drops fractions unless asked: keep microseconds.
+            from sqlalchemy.dialects.mysql import DATETIME
+
+            return dialect.type_descriptor(DATETIME(fsp=6))
+        return dialect.type_descriptor(DateTime())
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        if value is not None and value.tzinfo is not None:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: Any, dialect: Any) -> Any:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value
+
+
+# JSON columns: one type for all backends (MariaDB stores it as LONGTEXT).
+JSONType = JSON()
+
+
+def uuid_str() -> str:
+    return str(uuid.uuid4())
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def utcnow_precise() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def Id(length: int = 36) -> String:  # noqa: N802 - reads like a type
+    return String(length)
+
+
+class Database:
+    """An engine plus a session factory, one per process."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = url
+        self.engine = make_engine(url, echo=echo)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False, autoflush=True)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Session]:
+        """One transaction: commit on success, roll back on raise.
+
+        On SQLite a writing transaction starts with BEGIN IMMEDIATE so that two writers
+        never deadlock upgrading read locks; readers use a deferred BEGIN.
+        """
+        session = self.sessions()
+        try:
+            if self.dialect == "sqlite":
+                session.connection(execution_options={"sqlite_begin": "IMMEDIATE" if write else "DEFERRED"})
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def make_engine(url: str, *, echo: bool = False) -> Engine:
+    kwargs: dict[str, Any] = {"echo": echo, "future": True}
+    if url.startswith("sqlite"):
+        kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        engine = create_engine(url, **kwargs)
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            # Let SQLAlchemy, not pysqlite, emit BEGIN so IMMEDIATE is honoured.
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn: Any) -> None:
+            mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+            conn.exec_driver_sql(f"BEGIN {mode}")
+
+        return engine
+    if url.startswith("mysql"):
+        kwargs.update(pool_pre_ping=True, pool_recycle=3600, isolation_level="READ COMMITTED")
+        if "charset=" not in url:
+            url += ("&" if "?" in url else "?") + "charset=utf8mb4"
+    else:
+        kwargs.update(pool_pre_ping=True, isolation_level="READ COMMITTED")
+    kwargs.update(pool_size=10, max_overflow=20)
+    return create_engine(url, **kwargs)
+
+
+T = TypeVar("T")
+
+# Errors that mean "another transaction won a race": retried by `retry_on_conflict`.
+RETRYABLE = (exc.IntegrityError, exc.OperationalError)
+
+
+def is_deadlock(err: BaseException) -> bool:
+    text = str(getattr(err, "orig", err)).lower()
+    return any(
+        s in text
+        for s in ("deadlock", "could not serialize", "database is locked", "lock wait timeout")
+    )
+
+
+def retry_on_conflict(
+    fn: Callable[[], T],
+    *,
+    attempts: int = 8,
+    retry_if: Callable[[BaseException], bool] = is_deadlock,
+) -> T:
+    """Run `fn` (one whole transaction) again, with jittered backoff, after a lost race."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except RETRYABLE as err:
+            if attempt == attempts - 1 or not retry_if(err):
+                raise
+            time.sleep(random.uniform(0, 0.01 * (2**attempt)))
+    raise AssertionError("unreachable")

@@ -1,0 +1,42 @@
+"""The identity service as a stackling component."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackling.identity import api, bootstrap, tokens
+from stackling.runtime import CatalogEntry, Component
+
+# Keystone's defaults, reduced to what stackling serves: admin for writes and for
+# reading other people's things; the self-service reads are checked in the handlers.
+_ADMIN = "rule:admin_required"
+POLICIES = {
+    "admin_required": "role:admin",
+    **{f"identity:{action}": _ADMIN for action in (
+        "list_domains", "get_domain", "list_projects", "get_project", "create_project",
+        "update_project", "delete_project", "list_users", "get_user", "create_user",
+        "update_user", "delete_user", "change_password", "list_user_projects", "list_roles",
+        "get_role", "create_role", "delete_role", "list_role_inference_rules",
+        "create_implied_role", "create_grant", "check_grant", "revoke_grant", "list_grants",
+        "list_role_assignments")},
+}
+
+
+def _start(runtime: Any) -> None:
+    keys = runtime.state.setdefault("identity.keys", tokens.KeyRing())
+    runtime.set_authenticator(tokens.authenticator(keys))
+
+
+def _build(runtime: Any) -> Any:
+    _start(runtime)
+    return api.build(runtime)
+
+
+COMPONENT = Component(
+    name="identity",
+    build=_build,
+    policies=POLICIES,
+    catalog=CatalogEntry(type="identity", name="keystone", path="/identity"),
+    bootstrap=[("base", bootstrap.bootstrap_identity)],
+    on_catalog_entry=bootstrap.add_catalog_entry,
+)

@@ -1,0 +1,171 @@
+"""Signed, expiring, revocable tokens.
+
+A token is a Fernet-encrypted compact JSON payload (user, scope, effective role names,
+audit ids, issue and expiry times). Keys live in the database, so every process sharing
+it accepts every other's tokens. Validation is local crypto plus one indexed query for
+revocation events, so a revoked token is refused by every process at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import secrets
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.errors import Unauthorized
+from stackling.identity.models import RevocationEvent, SigningKey
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def format_time(value: dt.datetime) -> str:
+    """Keystone's token time format: six fractional digits and a literal Z."""
+    return value.astimezone(dt.UTC).strftime(TIME_FORMAT)
+
+
+def new_audit_id() -> str:
+    return base64.urlsafe_b64encode(secrets.token_bytes(16)).decode().rstrip("=")[:22]
+
+
+@dataclass
+class TokenData:
+    user_id: str
+    methods: list[str]
+    issued_at: dt.datetime
+    expires_at: dt.datetime
+    audit_ids: list[str]
+    project_id: str | None = None
+    domain_id: str | None = None  # domain scope
+    system: str | None = None  # "all"
+    roles: list[str] = field(default_factory=list)  # effective role names
+    user_domain_id: str | None = None
+    project_domain_id: str | None = None
+    user_name: str | None = None
+    project_name: str | None = None
+
+    def to_payload(self) -> bytes:
+        data = {
+            "u": self.user_id, "m": self.methods, "i": self.issued_at.timestamp(),
+            "e": self.expires_at.timestamp(), "a": self.audit_ids, "p": self.project_id,
+            "d": self.domain_id, "s": self.system, "r": self.roles, "ud": self.user_domain_id,
+            "pd": self.project_domain_id, "un": self.user_name, "pn": self.project_name,
+        }
+        return json.dumps(data, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_payload(cls, raw: bytes) -> TokenData:
+        d = json.loads(raw)
+        return cls(
+            user_id=d["u"], methods=d["m"],
+            issued_at=dt.datetime.fromtimestamp(d["i"], dt.UTC),
+            expires_at=dt.datetime.fromtimestamp(d["e"], dt.UTC),
+            audit_ids=d["a"], project_id=d.get("p"), domain_id=d.get("d"), system=d.get("s"),
+            roles=d.get("r") or [], user_domain_id=d.get("ud"),
+            project_domain_id=d.get("pd"), user_name=d.get("un"), project_name=d.get("pn"),
+        )
+
+    def context(self, token: str, request_id: str) -> RequestContext:
+        return RequestContext(
+            user_id=self.user_id, user_name=self.user_name, user_domain_id=self.user_domain_id,
+            project_id=self.project_id, project_name=self.project_name,
+            project_domain_id=self.project_domain_id, domain_id=self.domain_id,
+            system_scope=self.system, roles=tuple(self.roles), auth_token=token,
+            audit_id=self.audit_ids[0], expires_at=format_time(self.expires_at),
+            request_id=request_id,
+        )
+
+
+class KeyRing:
+    """Process cache of the signing keys; reloaded from the database on a miss."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._fernet: MultiFernet | None = None
+
+    def _load(self, db: Session) -> MultiFernet:
+        keys = list(db.scalars(select(SigningKey.key).order_by(SigningKey.id.desc())))
+        if not keys:
+            raise RuntimeError("no signing keys: the identity bootstrap has not run")
+        fernet = MultiFernet([Fernet(k.encode()) for k in keys])
+        with self._lock:
+            self._fernet = fernet
+        return fernet
+
+    def encrypt(self, db: Session, payload: bytes) -> str:
+        fernet = self._fernet or self._load(db)
+        return fernet.encrypt(payload).decode().rstrip("=")
+
+    def decrypt(self, db: Session, token: str) -> bytes:
+        padded = (token + "=" * (-len(token) % 4)).encode()
+        fernet = self._fernet or self._load(db)
+        try:
+            return fernet.decrypt(padded)
+        except InvalidToken:
+            # Perhaps another process rotated keys: reload once, then give up.
+            return self._load(db).decrypt(padded)
+
+
+def create_signing_key(db: Session) -> None:
+    db.add(SigningKey(key=Fernet.generate_key().decode()))
+
+
+def issue(db: Session, keys: KeyRing, data: TokenData) -> str:
+    return keys.encrypt(db, data.to_payload())
+
+
+def decode(db: Session, keys: KeyRing, token: str, *, allow_expired_window: int = 0) -> TokenData:
+    """The token's data; Unauthorized when forged, expired or revoked."""
+    if not token or len(token) > 2048:
+        raise Unauthorized()
+    try:
+        data = TokenData.from_payload(keys.decrypt(db, token))
+    except (InvalidToken, ValueError, KeyError, TypeError):
+        raise Unauthorized() from None
+    now = dt.datetime.now(dt.UTC)
+    if data.expires_at + dt.timedelta(seconds=allow_expired_window) <= now:
+        raise Unauthorized("The request you have made requires authentication.")
+    if is_revoked(db, data):
+        raise Unauthorized()
+    return data
+
+
+def is_revoked(db: Session, data: TokenData) -> bool:
+    conds = [RevocationEvent.audit_id.in_(data.audit_ids)]
+    user_scope = RevocationEvent.project_id.is_(None)
+    if data.project_id:
+        user_scope = user_scope | (RevocationEvent.project_id == data.project_id)
+    conds.append((RevocationEvent.user_id == data.user_id) & user_scope
+                 & (RevocationEvent.issued_before >= data.issued_at))
+    if data.project_id:
+        conds.append((RevocationEvent.project_id == data.project_id)
+                     & (RevocationEvent.user_id.is_(None))
+                     & (RevocationEvent.issued_before >= data.issued_at))
+    stmt = select(RevocationEvent.id).where(or_(*conds)).limit(1)
+    return db.execute(stmt).first() is not None
+
+
+def revoke(db: Session, *, audit_id: str | None = None, user_id: str | None = None,
+           project_id: str | None = None, expires_at: dt.datetime | None = None) -> None:
+    db.add(RevocationEvent(audit_id=audit_id, user_id=user_id, project_id=project_id,
+                           issued_before=dt.datetime.now(dt.UTC), expires_at=expires_at))
+
+
+def authenticator(keys: KeyRing) -> Any:
+    """The runtime's per-request validator: X-Auth-Token to RequestContext."""
+
+    def authenticate(db: Session, headers: Any, request_id: str) -> RequestContext:
+        token = headers.get("x-auth-token")
+        if not token:
+            raise Unauthorized()
+        return decode(db, keys, token).context(token, request_id)
+
+    return authenticate

@@ -1,0 +1,95 @@
+"""Schema management: migrate to heads, and a cheap check that skips Alembic when current.
+
+Each service has its own Alembic branch (label = service name), so services evolve their
+tables independently; `upgrade heads` applies them all.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sqlalchemy import MetaData, inspect, text
+from sqlalchemy.engine import Engine
+
+VERSIONS = Path(__file__).parent / "versions"
+MODEL_MODULES = [
+    "stackling.runtime",
+    "stackling.identity.models",
+]
+
+_REV_RE = re.compile(r"^revision\s*=\s*['\"]([^'\"]+)['\"]", re.M)
+_DOWN_RE = re.compile(r"^down_revision\s*=\s*(.+)$", re.M)
+
+
+def all_metadata() -> MetaData:
+    import importlib
+
+    from stackling.common.db import Base
+
+    for module in MODEL_MODULES:
+        importlib.import_module(module)
+    return Base.metadata
+
+
+def script_heads() -> set[str]:
+    """Head revisions, read from the version files without importing Alembic."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in VERSIONS.glob("*.py"):
+        source = path.read_text()
+        rev = _REV_RE.search(source)
+        if not rev:
+            continue
+        revisions.add(rev.group(1))
+        down = _DOWN_RE.search(source)
+        if down:
+            parents.update(re.findall(r"['\"]([^'\"]+)['\"]", down.group(1)))
+    return revisions - parents
+
+
+def db_heads(engine: Engine) -> set[str]:
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return set()
+        return {row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))}
+
+
+def alembic_config(url: str):  # type: ignore[no-untyped-def]
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    cfg.set_main_option("version_locations", str(VERSIONS))
+    cfg.set_main_option("path_separator", "os")
+    return cfg
+
+
+def upgrade(engine: Engine) -> bool:
+    """Bring the schema to every branch head; False when it already was."""
+    if db_heads(engine) == script_heads():
+        return False
+    from alembic import command
+
+    cfg = alembic_config(str(engine.url.render_as_string(hide_password=False)))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "heads")
+    return True
+
+
+def revision(url: str, message: str, branch: str) -> None:
+    """Autogenerate a migration on `branch` (a new branch starts from base)."""
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    cfg = alembic_config(url)
+    labels = set()
+    for rev in ScriptDirectory.from_config(cfg).walk_revisions():
+        labels |= set(rev.branch_labels or ())
+    if branch in labels:
+        command.revision(cfg, message=message, autogenerate=True, head=f"{branch}@head")
+    else:
+        command.revision(cfg, message=message, autogenerate=True, head="base",
+                         branch_label=branch)

@@ -1,0 +1,342 @@
+"""Shared fixtures.
+
+- `database_url` / `backend`: a fresh database per backend (SQLite, PostgreSQL, MariaDB),
+  created and dropped by the test run. With CI=true an unreachable server is a failure,
+  never a skip.
+- `cloud`: a real `stackling serve` process per backend (session-scoped) with helpers
+  to drive it through openstacksdk (`cloud.sdk()`) and the `openstack` CLI (`cloud.cli()`).
+- `cloud_factory`: start extra servers (e.g. `--workers 4` for concurrency tests).
+- `api`: an in-process client over the ASGI app on SQLite, for fast API tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+IN_CI = os.environ.get("CI", "").lower() == "true"
+ADMIN_PASSWORD = "admin-secret"
+DEMO_PASSWORD = "demo-secret"
+PG_ADMIN_URL = os.environ.get("STACKLING_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432")
+MY_ADMIN_URL = os.environ.get("STACKLING_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306")
+BACKENDS = ["sqlite", "postgresql", "mariadb"]
+SERVER_ENV = {
+    "STACKLING_ADMIN_PASSWORD": ADMIN_PASSWORD,
+    "STACKLING_DEMO_PASSWORD": DEMO_PASSWORD,
+    # Tests log in thousands of times: the cheapest bcrypt cost Keystone accepts.
+    "STACKLING_IDENTITY__PASSWORD_HASH_ROUNDS": "4",
+}
+
+
+# ------------------------------------------------------------------ databases
+def _server_reachable(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def create_database(backend: str, tmp: Path) -> str:
+    name = f"stackling_test_{uuid.uuid4().hex[:10]}"
+    if backend == "sqlite":
+        tmp.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{tmp / 'stackling.db'}"
+    port = 5432 if backend == "postgresql" else 3306
+    if not _server_reachable(port):
+        if IN_CI:
+            pytest.fail(f"{backend} is not reachable on 127.0.0.1:{port} in CI")
+        pytest.skip(f"{backend} not reachable")
+    if backend == "postgresql":
+        import psycopg
+
+        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres",
+                             autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return f"{PG_ADMIN_URL}/{name}"
+    import pymysql
+
+    conn = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+    conn.close()
+    return f"{MY_ADMIN_URL}/{name}"
+
+
+def drop_database(url: str) -> None:
+    if url.startswith("sqlite"):
+        return
+    name = url.rsplit("/", 1)[1].split("?")[0]
+    if url.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres",
+                             autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        return
+    import pymysql
+
+    conn = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    conn.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    url = create_database(backend, tmp_path / "db")
+    yield url
+    drop_database(url)
+
+
+# ------------------------------------------------------------------ live servers
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cloud:
+    """A running `stackling serve` and the ways a user drives it."""
+
+    def __init__(self, backend: str, database_url: str, data_dir: Path, port: int,
+                 workers: int = 1, extra_env: dict[str, str] | None = None,
+                 config: Path | None = None) -> None:
+        self.backend = backend
+        self.database_url = database_url
+        self.data_dir = data_dir
+        self.port = port
+        self.workers = workers
+        self.url = f"http://127.0.0.1:{port}"
+        self.clouds_yaml = data_dir / "clouds.yaml"
+        self.env = {**os.environ, **SERVER_ENV, **(extra_env or {})}
+        self.config = config
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._sdk: dict[str, Any] = {}
+
+    # -- process
+    def start(self, timeout: float = 60) -> Cloud:
+        cmd = [str(BIN / "stackling"), "serve", "--data-dir", str(self.data_dir), "--port",
+               str(self.port), "--database-url", self.database_url, "--quiet",
+               "--workers", str(self.workers)]
+        if self.config:
+            cmd += ["--config", str(self.config)]
+        log = open(self.data_dir.parent / f"server-{self.port}.log", "ab")  # noqa: SIM115
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=log, cwd=ROOT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"stackling serve exited: {self.log_tail()}")
+            try:
+                if httpx.get(f"{self.url}/identity/v3", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"stackling serve did not answer: {self.log_tail()}")
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc and self.proc.poll() is None:
+            if kill:
+                self.proc.kill()
+            else:
+                self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._sdk.clear()
+
+    def log_tail(self, n: int = 4000) -> str:
+        path = self.data_dir.parent / f"server-{self.port}.log"
+        return path.read_text(errors="replace")[-n:] if path.exists() else ""
+
+    # -- clients
+    def sdk(self, cloud: str = "stackling-admin") -> Any:
+        """An openstacksdk Connection for a cloud in this server's clouds.yaml (cached)."""
+        if cloud not in self._sdk:
+            self._sdk[cloud] = sdk_connection(self.clouds_yaml, cloud)
+        return self._sdk[cloud]
+
+    def token(self, user: str = "admin", project: str | None = None,
+              password: str | None = None) -> str:
+        password = password or {"admin": ADMIN_PASSWORD, "demo": DEMO_PASSWORD}.get(user, "")
+        body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+            "name": user, "domain": {"id": "default"}, "password": password}}},
+            "scope": {"project": {"name": project or user, "domain": {"id": "default"}}}}}
+        r = httpx.post(f"{self.url}/identity/v3/auth/tokens", json=body, timeout=30)
+        assert r.status_code == 201, r.text
+        return r.headers["X-Subject-Token"]
+
+    def http(self, token: str | None = None) -> httpx.Client:
+        headers = {"X-Auth-Token": token} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+    def cli(self, *args: str, cloud: str = "stackling-admin", check: bool = True,
+            env: dict[str, str] | None = None, parse: bool = True) -> Any:
+        """Run the real `openstack` CLI; `-f json` output is parsed."""
+        full_env = {**os.environ, "OS_CLIENT_CONFIG_FILE": str(self.clouds_yaml), **(env or {})}
+        cmd = [str(BIN / "openstack")]
+        if cloud:
+            cmd += ["--os-cloud", cloud]
+        cmd += list(args)
+        proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=120)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+                                 f"{proc.stdout}\n{proc.stderr}\n{self.log_tail(2000)}")
+        if not check:
+            return proc
+        if parse and "json" in args:
+            return json.loads(proc.stdout) if proc.stdout.strip() else None
+        return proc.stdout
+
+    def new_project_member(self, name: str | None = None, role: str = "member") -> dict[str, Any]:
+        """A fresh project with one user holding `role` there; returns names and an sdk."""
+        admin = self.sdk()
+        name = name or f"p-{uuid.uuid4().hex[:8]}"
+        project = admin.identity.create_project(name=name, domain_id="default")
+        user = admin.identity.create_user(name=f"u-{name}", password="pw-secret",
+                                          domain_id="default")
+        role_obj = admin.identity.find_role(role)
+        admin.identity.assign_project_role_to_user(project, user, role_obj)
+        conn = sdk_connection(None, None, auth={
+            "auth_url": f"{self.url}/identity", "username": user.name, "password": "pw-secret",
+            "project_name": name, "user_domain_id": "default", "project_domain_id": "default"})
+        return {"project": project, "user": user, "sdk": conn, "password": "pw-secret"}
+
+
+def sdk_connection(clouds_yaml: Path | None, cloud: str | None,
+                   auth: dict[str, Any] | None = None) -> Any:
+    import openstack
+    from openstack.config import loader
+
+    if auth is not None:
+        return openstack.connect(auth=auth, region_name="RegionOne", identity_api_version="3",
+                                 interface="public", load_yaml_config=False,
+                                 load_envvars=False)
+    config = loader.OpenStackConfig(config_files=[str(clouds_yaml)], load_envvars=False)
+    return openstack.connection.Connection(config=config.get_one(cloud=cloud))
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def cloud(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+          ) -> Iterator[Cloud]:
+    """One real server per backend for the whole session."""
+    backend = request.param
+    base = tmp_path_factory.mktemp(f"cloud-{backend}")
+    url = create_database(backend, base / "db")
+    server = Cloud(backend, url, base / "data", free_port()).start()
+    yield server
+    server.stop()
+    drop_database(url)
+
+
+@pytest.fixture
+def cloud_factory(tmp_path: Path) -> Iterator[Any]:
+    """Start servers on demand: cloud_factory(backend, workers=4, extra_env=..., config=...)."""
+    started: list[tuple[Cloud, str]] = []
+
+    def factory(backend: str, **kwargs: Any) -> Cloud:
+        base = tmp_path / f"cloud-{len(started)}"
+        url = create_database(backend, base / "db")
+        server = Cloud(backend, url, base / "data", free_port(), **kwargs)
+        started.append((server, url))
+        return server.start()
+
+    yield factory
+    for server, url in started:
+        server.stop()
+        drop_database(url)
+
+
+# ------------------------------------------------------------------ in-process API
+class ApiClient:
+    """The ASGI app in-process (Starlette's TestClient) plus token helpers."""
+
+    def __init__(self, client: Any, runtime: Any) -> None:
+        self.client = client
+        self.runtime = runtime
+        self._tokens: dict[tuple[str, str], str] = {}
+
+    def token(self, user: str = "admin", project: str | None = None,
+              password: str | None = None) -> str:
+        key = (user, project or user)
+        if key not in self._tokens:
+            password = password or {"admin": ADMIN_PASSWORD, "demo": DEMO_PASSWORD}.get(user, "")
+            body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+                "name": user, "domain": {"id": "default"}, "password": password}}},
+                "scope": {"project": {"name": project or user, "domain": {"id": "default"}}}}}
+            r = self.client.post("/identity/v3/auth/tokens", json=body)
+            assert r.status_code == 201, r.text
+            self._tokens[key] = r.headers["X-Subject-Token"]
+        return self._tokens[key]
+
+    def request(self, method: str, url: str, *, user: str | None = "admin",
+                token: str | None = None, **kwargs: Any) -> Any:
+        headers = dict(kwargs.pop("headers", {}) or {})
+        if token is None and user is not None:
+            token = self.token(user)
+        if token is not None:
+            headers["X-Auth-Token"] = token
+        return self.client.request(method, url, headers=headers, **kwargs)
+
+    def get(self, url: str, **kw: Any) -> Any:
+        return self.request("GET", url, **kw)
+
+    def post(self, url: str, **kw: Any) -> Any:
+        return self.request("POST", url, **kw)
+
+    def put(self, url: str, **kw: Any) -> Any:
+        return self.request("PUT", url, **kw)
+
+    def patch(self, url: str, **kw: Any) -> Any:
+        return self.request("PATCH", url, **kw)
+
+    def delete(self, url: str, **kw: Any) -> Any:
+        return self.request("DELETE", url, **kw)
+
+
+def make_api(data_dir: Path, **settings: Any) -> Iterator[ApiClient]:
+    from starlette.testclient import TestClient
+
+    from stackling.app import create_app, create_runtime
+    from stackling.config import load_settings
+    from stackling.migrations.schema import upgrade
+
+    for key, value in SERVER_ENV.items():
+        os.environ.setdefault(key, value)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    runtime = create_runtime(load_settings(data_dir=str(data_dir), **settings))
+    upgrade(runtime.db.engine)
+    runtime.run_bootstrap()
+    with TestClient(create_app(runtime), base_url="http://stackling.test") as client:
+        yield ApiClient(client, runtime)
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
+    """A fresh in-process cloud per test module."""
+    data_dir = tmp_path_factory.mktemp("api")
+    yield from make_api(data_dir)
+    shutil.rmtree(data_dir, ignore_errors=True)
