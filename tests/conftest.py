@@ -140,8 +140,8 @@ class Cloud:
                "--workers", str(self.workers)]
         if self.config:
             cmd += ["--config", str(self.config)]
-        log = open(self.data_dir.parent / f"server-{self.port}.log", "ab")  # noqa: SIM115
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.data_dir.parent / f"server-{self.port}.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=log, cwd=ROOT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -8,14 +8,12 @@ file (settings.policy_file) overrides any rule by name.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
 Check = Callable[[Mapping[str, Any], Mapping[str, Any], "Enforcer"], bool]
 
-_TOKEN_RE = re.compile(r"\s*(\(|\)|[^\s()]+)")
 
 
 class PolicySyntaxError(ValueError):
@@ -23,7 +21,18 @@ class PolicySyntaxError(ValueError):
 
 
 def _tokenize(text: str) -> list[str]:
-    return [m.group(1) for m in _TOKEN_RE.finditer(text)]
+    """Split on whitespace, then peel parentheses off each word's ends (so that
+    `%(project_id)s` stays whole while `(role:a` opens a group)."""
+    tokens: list[str] = []
+    for word in text.split():
+        stripped = word.lstrip("(")
+        tokens += ["("] * (len(word) - len(stripped))
+        core = stripped.rstrip(")")
+        closing = len(stripped) - len(core)
+        if core:
+            tokens.append(core)
+        tokens += [")"] * closing
+    return tokens
 
 
 def _atom(tok: str) -> Check:
