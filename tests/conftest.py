@@ -239,6 +239,11 @@ def sdk_connection(clouds_yaml: Path | None, cloud: str | None,
     return openstack.connection.Connection(config=config.get_one(cloud=cloud))
 
 
+# Tests that drive the slow `openstack` CLI run once, against the embedded default:
+# `@sqlite_only` selects the sqlite instance of the session `cloud` fixture (no skips).
+sqlite_only = pytest.mark.parametrize("cloud", ["sqlite"], indirect=True)
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 def cloud(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[Cloud]:

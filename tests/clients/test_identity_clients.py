@@ -7,6 +7,8 @@ import uuid
 
 import pytest
 
+from tests.conftest import sqlite_only
+
 
 def test_sdk_identity_round_trip(cloud):
     admin = cloud.sdk()
@@ -42,16 +44,10 @@ def test_sdk_member_forbidden(cloud):
         demo.identity.create_project(name="nope", domain_id="default")
 
 
-@pytest.fixture(scope="module")
-def sqlite_cloud(cloud):
-    if cloud.backend != "sqlite":
-        pytest.skip("the CLI set runs once, on the embedded default")
-    return cloud
-
-
-def test_cli_identity_story(sqlite_cloud):
+@sqlite_only
+def test_cli_identity_story(cloud):
     """The issue's CLI walk-through, command by command."""
-    c = sqlite_cloud
+    c = cloud
     catalog = c.cli("catalog", "list", "-f", "json")
     assert "identity" in {e["Type"] for e in catalog}
     token = c.cli("token", "issue", "-f", "json")
