@@ -11,7 +11,16 @@ from stackling.common.http import ApiRequest, Service, json_response, no_content
 from stackling.common.listing import to_bool
 from stackling.identity import logic, tokens
 from stackling.identity.logic import SYSTEM_ALL, USER_DOMAIN, USER_PROJECT, USER_SYSTEM
-from stackling.identity.models import Domain, ImpliedRole, Project, Role, User
+from stackling.identity.models import (
+    CatalogService,
+    Domain,
+    Endpoint,
+    ImpliedRole,
+    Project,
+    Region,
+    Role,
+    User,
+)
 
 V3_UPDATED = "2020-04-07T00:00:00Z"
 STRING, BOOL, OBJECT, LIST = "string", "boolean", "object", "array"
@@ -600,6 +609,54 @@ def _assignment_view(rq: ApiRequest, row: dict[str, Any], names: bool) -> dict[s
     return {"role": role, "user": user, "scope": scope, "links": links}
 
 
+# ------------------------------------------------------------------ catalog admin (read)
+def _endpoint_view(rq: ApiRequest, ep: Endpoint) -> dict[str, Any]:
+    return {"id": ep.id, "service_id": ep.service_id, "interface": ep.interface,
+            "region": ep.region_id, "region_id": ep.region_id, "enabled": ep.enabled,
+            "url": ep.url.replace("%(base_url)s", rq.base_url),
+            "links": _links(rq, f"endpoints/{ep.id}")}
+
+
+def _service_view(rq: ApiRequest, svc: CatalogService) -> dict[str, Any]:
+    return {"id": svc.id, "type": svc.type, "name": svc.name, "enabled": svc.enabled,
+            "links": _links(rq, f"services/{svc.id}")}
+
+
+def list_services(rq: ApiRequest) -> Any:
+    _require_admin(rq, "list_services")
+    stmt = select(CatalogService).order_by(CatalogService.type)
+    if rq.query.get("type"):
+        stmt = stmt.where(CatalogService.type == rq.query["type"])
+    return {"services": [_service_view(rq, s) for s in rq.db.scalars(stmt)],
+            "links": _collection_links(rq)}
+
+
+def show_service(rq: ApiRequest) -> Any:
+    _require_admin(rq, "get_service")
+    svc = rq.db.get(CatalogService, rq.path_params["service_id"])
+    if svc is None:
+        raise NotFound(f"Could not find service: {rq.path_params['service_id']}.")
+    return {"service": _service_view(rq, svc)}
+
+
+def list_endpoints(rq: ApiRequest) -> Any:
+    _require_admin(rq, "list_endpoints")
+    stmt = select(Endpoint).order_by(Endpoint.service_id, Endpoint.interface)
+    for key, column in (("service_id", Endpoint.service_id), ("interface", Endpoint.interface),
+                        ("region_id", Endpoint.region_id)):
+        if rq.query.get(key):
+            stmt = stmt.where(column == rq.query[key])
+    return {"endpoints": [_endpoint_view(rq, e) for e in rq.db.scalars(stmt)],
+            "links": _collection_links(rq)}
+
+
+def list_regions(rq: ApiRequest) -> Any:
+    regions = rq.db.scalars(select(Region).order_by(Region.id))
+    return {"regions": [{"id": r.id, "description": r.description, "parent_region_id": None,
+                         "links": _links(rq, f"regions/{r.id}")} for r in regions],
+            "links": _collection_links(rq)}
+
+
 # ------------------------------------------------------------------ the table
 def build(runtime: Any) -> Service:
     s = Service(name="identity", prefix="/identity", family="identity")
@@ -625,6 +682,10 @@ def build(runtime: Any) -> Service:
     s.add("/v3/roles/{prior_role_id}/implies/{implied_role_id}", put=put_implied_role)
     s.add("/v3/role_inferences", get=role_inferences)
     s.add("/v3/role_assignments", get=role_assignments)
+    s.add("/v3/services", get=list_services)
+    s.add("/v3/services/{service_id}", get=show_service)
+    s.add("/v3/endpoints", get=list_endpoints)
+    s.add("/v3/regions", get=list_regions)
     for scope in ("/v3/projects/{project_id}", "/v3/domains/{domain_id}", "/v3/system"):
         s.add(f"{scope}/users/{{user_id}}/roles", get=list_grants)
         s.add(f"{scope}/users/{{user_id}}/roles/{{role_id}}", put=put_grant, get=check_grant,

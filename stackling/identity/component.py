@@ -18,7 +18,7 @@ POLICIES = {
         "update_user", "delete_user", "change_password", "list_user_projects", "list_roles",
         "get_role", "create_role", "delete_role", "list_role_inference_rules",
         "create_implied_role", "create_grant", "check_grant", "revoke_grant", "list_grants",
-        "list_role_assignments")},
+        "list_role_assignments", "list_services", "get_service", "list_endpoints")},
 }
 
 

@@ -204,3 +204,13 @@ def test_method_not_allowed_and_unknown_path(api):
     assert_keystone_error(r, 405)
     assert "GET" in r.headers["allow"]
     assert_keystone_error(api.get("/identity/v3/nothing-here"), 404)
+
+
+def test_catalog_admin_reads(api):
+    services = api.get("/identity/v3/services").json()["services"]
+    identity = [s for s in services if s["type"] == "identity"][0]
+    endpoints = api.get(f"/identity/v3/endpoints?service_id={identity['id']}").json()["endpoints"]
+    assert sorted(e["interface"] for e in endpoints) == ["admin", "internal", "public"]
+    assert endpoints[0]["url"] == "http://stackling.test/identity"
+    assert api.get("/identity/v3/regions").json()["regions"][0]["id"] == "RegionOne"
+    assert api.get("/identity/v3/services", user="demo").status_code == 403
