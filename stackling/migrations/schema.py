@@ -16,6 +16,7 @@ VERSIONS = Path(__file__).parent / "versions"
 MODEL_MODULES = [
     "stackling.runtime",
     "stackling.identity.models",
+    "stackling.placement.models",
 ]
 
 _REV_RE = re.compile(r"^revision\s*=\s*['\"]([^'\"]+)['\"]", re.M)

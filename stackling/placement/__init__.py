@@ -1,0 +1,1 @@
+"""The Placement service: resource providers, inventories, allocations, candidates."""

@@ -1,0 +1,237 @@
+"""Allocations and their consumers.
+
+A write replaces all allocations of each consumer it names, atomically, in the caller's
+transaction:
+
+1. lock every provider it allocates from (`UPDATE ... SET generation = generation + 1`,
+   in id order), so concurrent writers of those providers queue behind us and every
+   read below sees their committed usage;
+2. check and bump consumer generations (`UPDATE ... WHERE generation = ?`);
+3. drop the consumers' old allocations, then check the new ones against inventory
+   (capacity, min/max unit, step size) with usage summed in SQL;
+4. insert, and delete consumers left without allocations.
+
+Any failure raises and the transaction rolls back: nothing is ever over-allocated,
+whatever the number of processes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stackling.common.db import utcnow
+from stackling.placement import errors, providers, resource_classes
+from stackling.placement.models import Allocation, Consumer, Inventory, ResourceProvider
+
+# Upstream's [placement] incomplete_consumer_project_id / _user_id defaults: the owner
+# recorded for allocations written before microversion 1.8 (no project/user in the body).
+INCOMPLETE_CONSUMER_PROJECT_ID = "00000000-0000-0000-0000-000000000000"
+INCOMPLETE_CONSUMER_USER_ID = "00000000-0000-0000-0000-000000000000"
+UNKNOWN_CONSUMER_TYPE = "unknown"
+
+
+class _NoCheck:
+    def __repr__(self) -> str:
+        return "NO_CHECK"
+
+
+NO_CHECK: Any = _NoCheck()  # consumer generation not checked (microversions < 1.28)
+
+
+@dataclass
+class ConsumerWrite:
+    """The new allocations of one consumer: {rp_uuid: {resource_class: amount}}."""
+
+    consumer_uuid: str
+    allocations: dict[str, dict[str, int]]
+    project_id: str = INCOMPLETE_CONSUMER_PROJECT_ID
+    user_id: str = INCOMPLETE_CONSUMER_USER_ID
+    generation: Any = NO_CHECK  # int, None (= must not exist yet) or NO_CHECK
+    consumer_type: str | None = None  # None leaves an existing type alone
+
+
+def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
+    """Replace the allocations of every consumer in `writes`, all or nothing."""
+    rp_uuids = {u for w in writes for u in w.allocations}
+    by_uuid = providers.by_uuids(db, rp_uuids)
+    for rp_uuid in sorted(rp_uuids):
+        if rp_uuid not in by_uuid:
+            raise errors.BadRequest(
+                f"Allocation for resource provider '{rp_uuid}' that does not exist.")
+    classes = {rc for w in writes for res in w.allocations.values() for rc in res}
+    missing = resource_classes.unknown(db, classes)
+    if missing:
+        raise errors.BadRequest(
+            f"Unable to allocate inventory for consumer {writes[0].consumer_uuid}: "
+            f"No such resource class {', '.join(missing)}.")
+
+    providers.lock_providers(db, (p.id for p in by_uuid.values()))
+    generations = {w.consumer_uuid: _ensure_consumer(db, w) for w in
+                   sorted(writes, key=lambda w: w.consumer_uuid)}
+
+    consumer_ids = sorted(generations)
+    old: dict[tuple[int, str], int] = defaultdict(int)
+    for rp_id, rc, used in db.execute(
+            select(Allocation.resource_provider_id, Allocation.resource_class, Allocation.used)
+            .where(Allocation.consumer_id.in_(consumer_ids))):
+        old[(rp_id, rc)] += used
+    db.execute(delete(Allocation).where(Allocation.consumer_id.in_(consumer_ids)))
+
+    rows = []
+    for w in writes:
+        for rp_uuid, resources in w.allocations.items():
+            for rc, amount in resources.items():
+                rows.append({"resource_provider_id": by_uuid[rp_uuid].id, "resource_class": rc,
+                             "consumer_id": w.consumer_uuid, "used": amount})
+    if rows:
+        _check_capacity(db, rows, old, {p.id: p.uuid for p in by_uuid.values()})
+        now = utcnow()
+        db.execute(insert(Allocation), [{**r, "created_at": now} for r in rows])
+
+    for consumer_uuid, expected in generations.items():
+        result = db.execute(update(Consumer)
+                            .where(Consumer.uuid == consumer_uuid, Consumer.generation == expected)
+                            .values(generation=Consumer.generation + 1, updated_at=utcnow())
+                            .execution_options(synchronize_session=False))
+        if result.rowcount != 1:
+            raise errors.ConcurrentUpdate(
+                "Inventory and/or allocations changed while attempting to allocate: "
+                "Another thread concurrently updated the data. Please retry your update")
+    emptied = [w.consumer_uuid for w in writes if not any(w.allocations.values())]
+    if emptied:
+        db.execute(delete(Consumer).where(Consumer.uuid.in_(emptied)))
+    db.expire_all()
+
+
+def _ensure_consumer(db: Session, w: ConsumerWrite) -> int:
+    """Lock or create the consumer row, checking its generation; returns the generation."""
+    consumer = db.get(Consumer, w.consumer_uuid, with_for_update=True, populate_existing=True)
+    if consumer is not None:
+        if w.generation is not NO_CHECK and consumer.generation != w.generation:
+            raise errors.ConcurrentUpdate(
+                f"consumer generation conflict - expected {_gen(consumer.generation)} "
+                f"but got {_gen(w.generation)}")
+        changes: dict[str, Any] = {}
+        if (w.project_id, w.user_id) != (consumer.project_id, consumer.user_id):
+            changes.update(project_id=w.project_id, user_id=w.user_id)
+        if w.consumer_type is not None and w.consumer_type != consumer.consumer_type:
+            changes["consumer_type"] = w.consumer_type
+        if changes:
+            db.execute(update(Consumer).where(Consumer.uuid == w.consumer_uuid).values(**changes)
+                       .execution_options(synchronize_session=False))
+        return consumer.generation
+    if w.generation is not NO_CHECK and w.generation is not None:
+        raise errors.ConcurrentUpdate(
+            f"consumer generation conflict - expected null but got {w.generation}")
+    try:
+        with db.begin_nested():
+            db.add(Consumer(uuid=w.consumer_uuid, project_id=w.project_id, user_id=w.user_id,
+                            generation=0, consumer_type=w.consumer_type))
+            db.flush()
+    except IntegrityError:
+        # Another request created it first: a concurrent write of the same consumer.
+        raise errors.ConcurrentUpdate(
+            f"consumer generation conflict - expected null but got {w.consumer_uuid} "
+            "created concurrently") from None
+    return 0
+
+
+def _gen(value: Any) -> str:
+    return "null" if value is None else str(value)
+
+
+def _check_capacity(db: Session, rows: list[dict[str, Any]], old: dict[tuple[int, str], int],
+                    uuids: dict[int, str]) -> None:
+    rp_ids = sorted({r["resource_provider_id"] for r in rows})
+    classes = sorted({r["resource_class"] for r in rows})
+    inventory = {(inv.resource_provider_id, inv.resource_class): inv for inv in db.scalars(
+        select(Inventory).where(Inventory.resource_provider_id.in_(rp_ids),
+                                Inventory.resource_class.in_(classes)))}
+    used: dict[tuple[int, str], int] = defaultdict(int)
+    for rp_id, rc, total in db.execute(
+            select(Allocation.resource_provider_id, Allocation.resource_class,
+                   func.sum(Allocation.used))
+            .where(Allocation.resource_provider_id.in_(rp_ids),
+                   Allocation.resource_class.in_(classes))
+            .group_by(Allocation.resource_provider_id, Allocation.resource_class)):
+        used[(rp_id, rc)] = int(total or 0)
+    wanted: dict[tuple[int, str], int] = defaultdict(int)
+    for r in rows:
+        key = (r["resource_provider_id"], r["resource_class"])
+        wanted[key] += r["used"]
+        inv = inventory.get(key)
+        names = {"resource_class": key[1], "resource_provider": uuids[key[0]]}
+        if inv is None:
+            raise errors.InvalidAllocation(**names)
+        amount = r["used"]
+        if amount < inv.min_unit or amount > inv.max_unit or amount % inv.step_size:
+            raise errors.ConstraintsViolated(**names)
+    for key, amount in wanted.items():
+        inv = inventory[key]
+        cap = (inv.total - inv.reserved) * inv.allocation_ratio
+        # Over capacity is refused unless it is no worse than what these consumers already
+        # held there (lets a move proceed after `total` shrank), as upstream.
+        if used[key] + amount > cap and amount > old.get(key, 0):
+            raise errors.CapacityExceeded(resource_class=key[1], resource_provider=uuids[key[0]])
+
+
+def delete_for_consumer(db: Session, consumer_uuid: str) -> bool:
+    """Remove all allocations of a consumer (and the consumer); False when it had none."""
+    db.get(Consumer, consumer_uuid, with_for_update=True)
+    result = db.execute(delete(Allocation).where(Allocation.consumer_id == consumer_uuid))
+    db.execute(delete(Consumer).where(Consumer.uuid == consumer_uuid))
+    db.expire_all()
+    return result.rowcount > 0
+
+
+# ------------------------------------------------------------------ reads
+@dataclass
+class ConsumerAllocations:
+    allocations: dict[str, dict[str, Any]]  # rp_uuid -> {"generation", "resources"}
+    project_id: str | None = None
+    user_id: str | None = None
+    generation: int | None = None
+    consumer_type: str | None = None
+
+
+def for_consumer(db: Session, consumer_uuid: str) -> ConsumerAllocations:
+    rows = db.execute(
+        select(ResourceProvider.uuid, ResourceProvider.generation, Allocation.resource_class,
+               Allocation.used)
+        .join(ResourceProvider, ResourceProvider.id == Allocation.resource_provider_id)
+        .where(Allocation.consumer_id == consumer_uuid)
+        .order_by(ResourceProvider.uuid, Allocation.resource_class)).all()
+    if not rows:
+        return ConsumerAllocations(allocations={})
+    result: dict[str, dict[str, Any]] = {}
+    for rp_uuid, generation, rc, used in rows:
+        entry = result.setdefault(rp_uuid, {"generation": generation, "resources": {}})
+        entry["resources"][rc] = used
+    consumer = db.get(Consumer, consumer_uuid, populate_existing=True)
+    if consumer is None:  # allocations without a consumer row: upstream's incomplete one
+        return ConsumerAllocations(result, INCOMPLETE_CONSUMER_PROJECT_ID,
+                                   INCOMPLETE_CONSUMER_USER_ID, 0, None)
+    return ConsumerAllocations(result, consumer.project_id, consumer.user_id,
+                               consumer.generation, consumer.consumer_type)
+
+
+def for_provider(db: Session, rp_id: int) -> dict[str, dict[str, Any]]:
+    """{consumer_uuid: {"resources": {rc: used}, "consumer_generation": g}}."""
+    rows = db.execute(
+        select(Allocation.consumer_id, Allocation.resource_class, Allocation.used,
+               Consumer.generation)
+        .outerjoin(Consumer, Consumer.uuid == Allocation.consumer_id)
+        .where(Allocation.resource_provider_id == rp_id)
+        .order_by(Allocation.consumer_id, Allocation.resource_class))
+    result: dict[str, dict[str, Any]] = {}
+    for consumer_uuid, rc, used, generation in rows:
+        entry = result.setdefault(consumer_uuid, {"resources": {},
+                                                  "consumer_generation": generation})
+        entry["resources"][rc] = used
+    return result

@@ -1,0 +1,193 @@
+"""The in-process Placement interface other services call (compute, network).
+
+Named after Nova's scheduler report client calls; every function runs in the caller's
+session (`db`) over the same logic as the HTTP API. Writes that can fail midway run in a
+savepoint, so a caught error leaves the caller's transaction as it was.
+
+Errors are `stackling.placement.errors` exceptions: `ClaimFailed` (its subclasses
+`CapacityExceeded`, `ConstraintsViolated`, `InvalidAllocation`, `ConcurrentUpdate`) means
+"this claim lost, pick another host"; `ResourceProviderNotFound`, `ResourceClassNotFound`,
+`TraitNotFound`, `BadRequest` and `DuplicateName` are caller mistakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from stackling.placement import (
+    aggregates,
+    allocations,
+    candidates,
+    errors,
+    inventories,
+    providers,
+    traits,
+    usages,
+)
+
+__all__ = [
+    "ensure_resource_provider", "get_resource_provider", "delete_resource_provider",
+    "set_inventory_for_provider", "get_inventory", "update_inventory_for_class",
+    "set_traits_for_provider", "set_aggregates_for_provider", "get_allocation_candidates",
+    "claim_resources", "put_allocations", "move_allocations", "delete_allocation_for_instance",
+    "get_allocations_for_consumer", "get_provider_usages", "errors",
+]
+
+
+# ------------------------------------------------------------------ providers
+def ensure_resource_provider(db: Session, uuid: str, name: str,
+                             parent_provider_uuid: str | None = None) -> dict[str, Any]:
+    """Create the provider if absent; return {uuid, name, generation, parent_provider_uuid,
+    root_provider_uuid}. A different provider already holding `name` is DuplicateName."""
+    rp = providers.find(db, uuid)
+    if rp is None:
+        try:
+            rp = providers.create(db, name, uuid, parent_provider_uuid)
+        except errors.DuplicateName:
+            rp = providers.find(db, uuid)  # created concurrently by someone else
+            if rp is None:
+                raise
+    return rp.as_dict()
+
+
+def get_resource_provider(db: Session, uuid: str) -> dict[str, Any] | None:
+    rp = providers.find(db, uuid)
+    return rp.as_dict() if rp else None
+
+
+def delete_resource_provider(db: Session, uuid: str) -> None:
+    """Delete a provider (no-op if absent); ProviderInUse if it has allocations."""
+    rp = providers.find(db, uuid)
+    if rp is not None:
+        with db.begin_nested():
+            providers.delete_provider(db, rp)
+
+
+# ------------------------------------------------------------------ inventory, traits, aggs
+def set_inventory_for_provider(db: Session, rp_uuid: str,
+                               inventories_by_class: dict[str, dict[str, Any]]) -> None:
+    """Replace the provider's whole inventory. Records take upstream's defaults
+    (reserved 0, min_unit 1, max_unit 2147483647, step_size 1, allocation_ratio 1.0).
+    InventoryInUse when a class with allocations would disappear."""
+    rp = providers.get(db, rp_uuid)
+    current = inventories.of_provider(db, rp.id)
+    wanted = {rc: inventories.with_defaults(rec) for rc, rec in inventories_by_class.items()}
+    if current == wanted:
+        return  # unchanged: no generation bump, as Nova's report client skips the PUT
+    with db.begin_nested():
+        inventories.set_all(db, rp, wanted, None)
+
+
+def get_inventory(db: Session, rp_uuid: str) -> dict[str, dict[str, Any]]:
+    return inventories.of_provider(db, providers.get(db, rp_uuid).id)
+
+
+def update_inventory_for_class(db: Session, rp_uuid: str, resource_class: str,
+                               record: dict[str, Any]) -> None:
+    """Set one class's inventory, creating it if missing (Neutron's segment IPv4 updates)."""
+    rp = providers.get(db, rp_uuid)
+    current = inventories.of_provider(db, rp.id)
+    current[resource_class] = inventories.with_defaults(record)
+    with db.begin_nested():
+        inventories.set_all(db, rp, current, None)
+
+
+def set_traits_for_provider(db: Session, rp_uuid: str, trait_names: Iterable[str]) -> None:
+    rp = providers.get(db, rp_uuid)
+    names = sorted(set(trait_names))
+    if traits.of_provider(db, rp.id) == names:
+        return
+    with db.begin_nested():
+        traits.set_for_provider(db, rp, names, None)
+
+
+def set_aggregates_for_provider(db: Session, rp_uuid: str, aggregate_uuids: Iterable[str]) -> None:
+    rp = providers.get(db, rp_uuid)
+    wanted = sorted(set(aggregate_uuids))
+    if aggregates.of_provider(db, rp.id) == wanted:
+        return
+    with db.begin_nested():
+        aggregates.set_for_provider(db, rp, wanted, None)
+
+
+# ------------------------------------------------------------------ scheduling
+def get_allocation_candidates(db: Session, resources: dict[str, int], *,
+                              required: Iterable[str] = (), forbidden: Iterable[str] = (),
+                              member_of: Iterable[Iterable[str]] = (),
+                              in_tree: str | None = None,
+                              limit: int | None = None) -> list[dict[str, Any]]:
+    """[{"allocations": {rp_uuid: {rc: amount}}}, ...], most free capacity first.
+
+    `member_of` is a list of aggregate lists: each inner list is any-of, the outer AND
+    (Nova's routed-network prefilter passes one list per network)."""
+    group = candidates.RequestGroup(
+        suffix="", resources=dict(resources), required=[{t} for t in required],
+        forbidden=set(forbidden), member_of=[set(aggs) for aggs in member_of], in_tree=in_tree)
+    request = candidates.CandidateRequest(groups={"": group}, limit=limit)
+    candidates.validate(db, request)
+    result = candidates.find(db, request, with_summaries=False)
+    return [{"allocations": c.allocations} for c in result.candidates]
+
+
+def claim_resources(db: Session, consumer_uuid: str, allocations_by_rp: dict[str, dict[str, int]],
+                    project_id: str, user_id: str, consumer_type: str = "INSTANCE") -> None:
+    """Replace the consumer's allocations with `allocations_by_rp` ({rp_uuid: {rc: n}}).
+
+    Runs in the caller's transaction (inside a savepoint): raises ClaimFailed when the
+    providers cannot take it, leaving the caller's transaction untouched."""
+    write = allocations.ConsumerWrite(consumer_uuid, _clean(allocations_by_rp), project_id,
+                                      user_id, consumer_type=consumer_type)
+    with db.begin_nested():
+        allocations.replace_all(db, [write])
+
+
+def put_allocations(db: Session, consumer_uuid: str, allocations_by_rp: dict[str, dict[str, int]],
+                    project_id: str, user_id: str, consumer_generation: int | None,
+                    consumer_type: str = "INSTANCE") -> None:
+    """Like claim_resources, with the consumer generation checked (None = new consumer)."""
+    write = allocations.ConsumerWrite(consumer_uuid, _clean(allocations_by_rp), project_id,
+                                      user_id, generation=consumer_generation,
+                                      consumer_type=consumer_type)
+    with db.begin_nested():
+        allocations.replace_all(db, [write])
+
+
+def move_allocations(db: Session, source_consumer: str, target_consumer: str) -> bool:
+    """Move all allocations of `source_consumer` to `target_consumer` atomically (Nova's
+    move to a migration record). False when the source has none."""
+    source = allocations.for_consumer(db, source_consumer)
+    if not source.allocations:
+        return False
+    moved = {rp: dict(entry["resources"]) for rp, entry in source.allocations.items()}
+    writes = [
+        allocations.ConsumerWrite(target_consumer, moved, source.project_id or "",
+                                  source.user_id or "", consumer_type="MIGRATION"),
+        allocations.ConsumerWrite(source_consumer, {}, source.project_id or "",
+                                  source.user_id or ""),
+    ]
+    with db.begin_nested():
+        allocations.replace_all(db, writes)
+    return True
+
+
+def delete_allocation_for_instance(db: Session, consumer_uuid: str) -> None:
+    """Remove the consumer's allocations; a no-op when it has none."""
+    with db.begin_nested():
+        allocations.delete_for_consumer(db, consumer_uuid)
+
+
+def get_allocations_for_consumer(db: Session, consumer_uuid: str) -> dict[str, Any]:
+    """Nova's shape: {rp_uuid: {"generation": g, "resources": {rc: n}}} ({} when none)."""
+    return allocations.for_consumer(db, consumer_uuid).allocations
+
+
+def get_provider_usages(db: Session, rp_uuid: str) -> dict[str, int]:
+    return usages.of_provider(db, providers.get(db, rp_uuid).id)
+
+
+def _clean(allocations_by_rp: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    return {rp: {rc: int(n) for rc, n in res.items() if n} for rp, res in allocations_by_rp.items()
+            if any(res.values())}
