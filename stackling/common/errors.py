@@ -43,6 +43,7 @@ class ApiError(Exception):
         self.text = message
         self.headers: dict[str, str] = kwargs.pop("headers", None) or {}
         self.extra: dict[str, Any] = {}
+        self.version: Any = None  # the request's microversion, set when rendered
         super().__init__(message)
 
     @property
@@ -144,14 +145,33 @@ def render_compute(err: ApiError, request_id: str) -> tuple[int, dict[str, Any]]
     return err.status, {key: {"code": err.status, "message": err.text}}
 
 
+# webob's explanation per status: placement's `detail` is "<explanation>\n\n <message>  ".
+PLACEMENT_EXPLANATIONS = {
+    400: "The server could not comply with the request since it is either malformed or "
+         "otherwise incorrect.",
+    403: "Access was denied to this resource.",
+    404: "The resource could not be found.",
+    405: "The method specified is not allowed for this resource.",
+    406: "The resource could not be generated that was acceptable to your browser.",
+    409: "There was a conflict when trying to complete your request.",
+    415: "The request media type is not supported by this server.",
+    500: "The server has either erred or is incapable of performing the requested operation.",
+}
+
+
 def render_placement(err: ApiError, request_id: str) -> tuple[int, dict[str, Any]]:
+    explanation = PLACEMENT_EXPLANATIONS.get(err.status, err.title)
+    message = " ".join(err.text.split("\n"))
     body: dict[str, Any] = {
         "status": err.status,
         "title": err.title,
-        "detail": f"{err.title}\n\n{err.text}  ",
+        "detail": f"{explanation}\n\n {message}  ",
         "request_id": request_id,
-        "code": err.code or "placement.undefined_code",
     }
+    # Error codes exist from microversion 1.23 (none when negotiation itself failed).
+    version = err.version
+    if version is not None and tuple(version) >= (1, 23):
+        body["code"] = err.code or "placement.undefined_code"
     body.update(err.extra)
     return err.status, {"errors": [body]}
 

@@ -243,6 +243,10 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
         if handler is None and method == "HEAD":
             handler = route.methods.get("GET")
         try:
+            if service.microversions is not None:
+                # Negotiated first, as upstream's middleware does: 404/405 answers also
+                # carry the version (and placement's error code from 1.23).
+                rq.version = service.microversions.negotiate(dict(request.headers))
             if not route.methods:
                 raise errors.NotFound("The resource could not be found.")
             if handler is None:
@@ -261,7 +265,7 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
 
 def _run(rq: ApiRequest, route: Route, handler: Handler) -> Response:
     service = rq.service
-    if service.microversions is not None:
+    if service.microversions is not None and rq.version is None:
         rq.version = service.microversions.negotiate(dict(rq.request.headers))
     write = rq.method not in READ_METHODS
 
@@ -284,6 +288,7 @@ def _run(rq: ApiRequest, route: Route, handler: Handler) -> Response:
 
 
 def _render_error(rq: ApiRequest, err: errors.ApiError) -> Response:
+    err.version = rq.version
     if isinstance(err, errors.Unauthorized):
         # keystonemiddleware answers 401 in Keystone's form for every service.
         status, body = errors.render_identity(err, rq.request_id)

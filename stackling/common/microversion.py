@@ -61,17 +61,24 @@ class VersionSpec:
             version = Version.parse(requested)
         except ValueError:
             if self.service_type == "placement":
-                err = BadRequest(f"invalid version string: {requested}")
-                err.code = "placement.undefined_code"
-                raise err from None
+                # microversion-parse's middleware: int() of each part, so "1.05" is 1.5.
+                try:
+                    major, minor = (int(p) for p in requested.split(".", 1))
+                except ValueError:
+                    raise BadRequest(f"Invalid microversion: invalid version string: "
+                                     f"{requested}") from None
+                return self._check_range(Version(major, minor), requested)
             raise BadRequest(
                 f"API Version String {requested} is of invalid format. "
                 "Must be of format MajorNum.MinorNum."
             ) from None
+        return self._check_range(version, requested)
+
+    def _check_range(self, version: Version, requested: str) -> Version:
         if not (self.min_version <= version <= self.max_version):
             if self.service_type == "placement":
                 err = NotAcceptable(
-                    f"Unacceptable version header: {requested}"
+                    f"Invalid microversion: Unacceptable version header: {requested}"
                 )
             else:
                 err = NotAcceptable(
