@@ -7,7 +7,7 @@ from typing import Any
 from stackling.common.http import ApiRequest
 from stackling.placement import errors, inventories, schemas
 from stackling.placement.api.resource_providers import get_provider
-from stackling.placement.api.util import empty, extract_json, handler, href, respond
+from stackling.placement.api.util import empty, extract_json, handler, location, respond
 
 
 def _reserved_may_equal_total(rq: ApiRequest) -> bool:
@@ -69,7 +69,7 @@ def create_inventory(rq: ApiRequest) -> Any:
         raise errors.BadRequest(f"Unable to create inventory for resource provider {rp.uuid}: "
                                 f"{exc.text}") from None
     return respond(rq, {**record, "resource_provider_generation": generation}, 201,
-                   headers={"Location": href(rq, f"/resource_providers/{rp.uuid}/inventories/{rc}")})
+                   headers=location(rq, f"/resource_providers/{rp.uuid}/inventories/{rc}"))
 
 
 @handler("placement:resource_providers:inventories:show")

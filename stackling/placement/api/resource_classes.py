@@ -7,7 +7,15 @@ from typing import Any
 
 from stackling.common.http import ApiRequest
 from stackling.placement import errors, resource_classes, schemas
-from stackling.placement.api.util import check_content, empty, extract_json, handler, href, respond
+from stackling.placement.api.util import (
+    check_content,
+    empty,
+    extract_json,
+    handler,
+    href,
+    location,
+    respond,
+)
 
 _CUSTOM_RE = re.compile(schemas.CUSTOM_PATTERN)
 
@@ -28,7 +36,7 @@ def create_class(rq: ApiRequest) -> Any:
     data = extract_json(rq, schemas.POST_RESOURCE_CLASS)
     name = data["name"]
     resource_classes.create(rq.db, name)
-    return empty(201, {"Location": href(rq, f"/resource_classes/{name}")})
+    return empty(201, location(rq, f"/resource_classes/{name}"))
 
 
 @handler("placement:resource_classes:show", since="1.2")
@@ -53,7 +61,7 @@ def update_class(rq: ApiRequest) -> Any:
                                 "not a valid custom resource class name: it must start with "
                                 "CUSTOM_ and use A-Z, 0-9 and _")
     created = resource_classes.ensure(rq.db, name)
-    return empty(201 if created else 204, {"Location": href(rq, f"/resource_classes/{name}")})
+    return empty(201 if created else 204, location(rq, f"/resource_classes/{name}"))
 
 
 @handler("placement:resource_classes:delete", since="1.2")

@@ -7,7 +7,15 @@ from typing import Any
 from stackling.common.http import ApiRequest
 from stackling.placement import errors, providers, resource_classes, schemas, traits
 from stackling.placement.api import query
-from stackling.placement.api.util import empty, extract_json, handler, href, respond, validate_query
+from stackling.placement.api.util import (
+    empty,
+    extract_json,
+    handler,
+    href,
+    location,
+    respond,
+    validate_query,
+)
 
 
 def provider_links(rq: ApiRequest, rp_uuid: str) -> list[dict[str, str]]:
@@ -80,10 +88,10 @@ def create_provider(rq: ApiRequest) -> Any:
     parent = data.get("parent_provider_uuid")
     rp = providers.create(rq.db, data["name"], rp_uuid,
                           providers.normalize_uuid(parent) if parent else None)
-    location = {"Location": href(rq, f"/resource_providers/{rp.uuid}")}
+    where = location(rq, f"/resource_providers/{rp.uuid}")
     if rq.version.matches("1.20"):
-        return respond(rq, provider_view(rq, rp), headers=location, last_modified=rp.updated_at)
-    return empty(201, location)
+        return respond(rq, provider_view(rq, rp), headers=where, last_modified=rp.updated_at)
+    return empty(201, where)
 
 
 @handler("placement:resource_providers:show")

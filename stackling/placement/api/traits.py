@@ -13,7 +13,7 @@ from stackling.placement.api.util import (
     empty,
     extract_json,
     handler,
-    href,
+    location,
     respond,
     validate_query,
 )
@@ -62,7 +62,7 @@ def put_trait(rq: ApiRequest) -> Any:
                                 "255 characters, start with the prefix \"CUSTOM_\" and use "
                                 "following characters: \"A\"-\"Z\", \"0\"-\"9\" and \"_\"")
     created = traits.ensure_custom(rq.db, name)
-    return empty(201 if created else 204, {"Location": href(rq, f"/traits/{name}")})
+    return empty(201 if created else 204, location(rq, f"/traits/{name}"))
 
 
 @handler("placement:traits:delete", since="1.6")

@@ -126,3 +126,9 @@ def empty(status: int = 204, headers: dict[str, str] | None = None) -> Any:
 def href(rq: ApiRequest, path: str) -> str:
     """Links are relative to the host, under the service prefix (upstream's SCRIPT_NAME)."""
     return f"{rq.service.prefix}{path}"
+
+
+def location(rq: ApiRequest, path: str) -> dict[str, str]:
+    """An absolute Location header (webob makes upstream's relative ones absolute, and
+    osc-placement follows it)."""
+    return {"Location": rq.base_url + href(rq, path)}
