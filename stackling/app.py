@@ -19,6 +19,7 @@ from stackling.runtime import Runtime, load_components
 # catalog only once its component is here.
 COMPONENTS = [
     "stackling.identity.component",
+    "stackling.network.component",
     "stackling.placement.component",
 ]
 

@@ -16,6 +16,7 @@ VERSIONS = Path(__file__).parent / "versions"
 MODEL_MODULES = [
     "stackling.runtime",
     "stackling.identity.models",
+    "stackling.network.models",
     "stackling.placement.models",
 ]
 

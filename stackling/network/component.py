@@ -1,0 +1,26 @@
+"""The networking service as a stackling component."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackling.common.http import Service
+from stackling.network import api
+from stackling.network.policy import POLICIES
+from stackling.runtime import CatalogEntry, Component
+
+
+def _build(runtime: Any) -> Service:
+    # Logic functions find the runtime (settings, policy enforcer) through the session,
+    # so in-process callers using the same database get the same rules.
+    runtime.db.sessions.kw.setdefault("info", {})["stackling.runtime"] = runtime
+    return api.build(runtime)
+
+
+COMPONENT = Component(
+    name="network",
+    build=_build,
+    policies=POLICIES,
+    catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
+    bootstrap=[],
+)
