@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import String, and_, case, cast, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from stackling.placement import providers, resource_classes, traits
@@ -117,6 +117,8 @@ class _Search:
     # ---------------------------------------------------------------- driver
     def run(self, *, with_summaries: bool, want_all_resources: bool) -> Result:
         empty = Result([], {})
+        if self._flat_single_group():
+            return self._flat(with_summaries, want_all_resources)
         tree_roots: dict[str, int | None] = {}
         for suffix, g in self.req.groups.items():
             tree_roots[suffix] = None
@@ -155,6 +157,83 @@ class _Search:
             used_rps |= {rp for cand, _ in merged for (rp, _rc) in cand}
             summaries = self._summaries(used_rps, want_all_resources)
         return Result(candidates, summaries)
+
+    # ---------------------------------------------------------------- the common case
+    def _flat_single_group(self) -> bool:
+        """One request group and no trees or sharing providers: each candidate is one
+        provider, so the whole search (fit, order, limit, summaries) is one SQL query."""
+        req = self.req
+        if len(req.groups) != 1 or req.same_subtrees or self.has_trees or self.sharing:
+            return False
+        return bool(next(iter(req.groups.values())).resources)
+
+    def _flat(self, with_summaries: bool, want_all_resources: bool) -> Result:
+        g = next(iter(self.req.groups.values()))
+        tree_root = None
+        if g.in_tree is not None:
+            tree = providers.find(self.db, g.in_tree)
+            if tree is None:
+                return Result([], {})
+            tree_root = tree.root_provider_id
+        inv = aliased(Inventory, name="inv")
+        rp = aliased(RP, name="rp")
+        amounts = dict(sorted(g.resources.items()))
+        usage = providers.usage_subquery(None if want_all_resources else list(amounts))
+        used = func.coalesce(usage.c.used, 0)
+        cap = (inv.total - inv.reserved) * inv.allocation_ratio
+        fits = func.sum(case((or_(*[and_(inv.resource_class == rc,
+                                         providers.fits_clause(inv, usage.c.used, amount))
+                                    for rc, amount in amounts.items()]), 1), else_=0))
+        # Most free capacity first: the sum over requested classes of the free fraction
+        # left after this allocation.
+        score = func.sum(case(*[(and_(inv.resource_class == rc, cap > 0),
+                                 (cap - used - amount) / cap) for rc, amount in amounts.items()],
+                              else_=0.0))
+        cols: list[Any] = [inv.resource_provider_id, rp.uuid]
+        if with_summaries:
+            sep = literal(" ")
+            cols.append(func.aggregate_strings(inv.resource_class + sep + cast(cap, String) + sep
+                                               + cast(used, String), ";"))
+            cols.append(select(func.aggregate_strings(ProviderTrait.trait, ","))
+                        .where(ProviderTrait.resource_provider_id == inv.resource_provider_id)
+                        .scalar_subquery())
+        query = (select(*cols)
+                 .join(rp, rp.id == inv.resource_provider_id)
+                 .outerjoin(usage, and_(usage.c.rp_id == inv.resource_provider_id,
+                                        usage.c.rc == inv.resource_class)))
+        conds = self._provider_conditions(rp, g, exact_traits=True)
+        if tree_root is not None:
+            conds.append(rp.root_provider_id == tree_root)
+        # Without trees every provider is its own root: root_required applies to it.
+        for name in sorted(self.req.root_required):
+            conds.append(rp.id.in_(select(ProviderTrait.resource_provider_id)
+                                   .where(ProviderTrait.trait == name)))
+        if self.req.root_forbidden:
+            conds.append(rp.id.not_in(select(ProviderTrait.resource_provider_id).where(
+                ProviderTrait.trait.in_(sorted(self.req.root_forbidden)))))
+        if not want_all_resources:
+            conds.append(inv.resource_class.in_(list(amounts)))
+        query = (query.where(*conds)
+                 .group_by(inv.resource_provider_id, rp.uuid)
+                 .having(fits == len(amounts))
+                 .order_by(score.desc(), inv.resource_provider_id))
+        if self.req.limit is not None:
+            query = query.limit(self.req.limit)
+        found: list[Candidate] = []
+        summaries: dict[str, ProviderSummary] = {}
+        suffix = g.suffix
+        for row in self.db.execute(query):
+            rp_uuid = row[1]
+            found.append(Candidate({rp_uuid: dict(amounts)}, {suffix: [rp_uuid]}))
+            if with_summaries:
+                resources = {}
+                for item in (row[2] or "").split(";"):
+                    rc, capacity, used_now = item.split(" ")
+                    resources[rc] = {"capacity": int(float(capacity)), "used": int(float(used_now))}
+                summaries[rp_uuid] = ProviderSummary(
+                    rp_uuid, None, rp_uuid, resources,
+                    sorted(row[3].split(",")) if row[3] else [])
+        return Result(found, summaries)
 
     # ---------------------------------------------------------------- filters
     def _roots_with_traits(self) -> set[int] | None:
