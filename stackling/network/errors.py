@@ -74,6 +74,11 @@ class ExternalNetworkInUse(InUse):
                "since it has existing gateway ports.")
 
 
+class InvalidSharedSetting(Conflict):
+    message = ("Unable to reconfigure sharing settings for network %(network)s. Multiple "
+               "tenants are using it.")
+
+
 class NoNetworkAvailable(errors.ServiceUnavailable):
     message = "Unable to create the network. No tenant network is available for allocation."
 

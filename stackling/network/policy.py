@@ -152,10 +152,14 @@ def authorize(db: Session, ctx: RequestContext, action: str,
 
 
 def authorize_attrs(db: Session, ctx: RequestContext, action: str, attrs: Mapping[str, Any],
-                    names: tuple[str, ...] | list[str], target: Mapping[str, Any]) -> None:
-    """Per-attribute write rules (`create_network:shared`) for the attributes given."""
+                    names: tuple[str, ...] | list[str], target: Mapping[str, Any],
+                    defaults: Mapping[str, Any] | None = None) -> None:
+    """Per-attribute write rules (`create_network:shared`) for the attributes given.
+
+    As neutron, an attribute counts only when set to something other than its default."""
     for name in names:
-        if name in attrs:
+        if name in attrs and not (defaults and name in defaults
+                                  and attrs[name] == defaults[name]):
             authorize(db, ctx, f"{action}:{name}", target)
 
 

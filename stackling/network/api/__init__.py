@@ -15,6 +15,9 @@ from stackling.common.http import Service
 RESOURCE_MODULES = [
     "stackling.network.api.discovery",
     "stackling.network.api.extensions",
+    "stackling.network.api.networks",
+    "stackling.network.api.security_groups",
+    "stackling.network.api.tags",
 ]
 
 

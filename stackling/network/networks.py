@@ -1,0 +1,432 @@
+"""Networks: provider segments, external/default/shared flags, MTU, and their views."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import delete, exists, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.db import utcnow
+from stackling.common.listing import ListParams, Page
+from stackling.network import errors, segmentation, standard
+from stackling.network import policy as pol
+from stackling.network.attributes import (
+    DESCRIPTION,
+    NAME,
+    STANDARD,
+    Attr,
+    boolean,
+    integer,
+    list_of,
+    string,
+)
+from stackling.network.models import IPAllocation, Network, Port, Segment, Subnet, SubnetPool
+from stackling.network.netconfig import get_config
+from stackling.network.querying import Listing
+from stackling.network.segmentation import SegmentSpec
+
+PROVIDER = pol.PROVIDER
+# Ports that go away with their network (neutron's AUTO_DELETE_PORT_OWNERS).
+AUTO_DELETE_OWNERS = ("network:dhcp", "network:distributed", "network:floatingip_agent_gateway")
+
+
+def _segments_conv(value: Any) -> list[dict[str, Any]]:
+    from stackling.network.attributes import Invalid
+
+    if not isinstance(value, list):
+        raise Invalid(f"'{value}' is not a list")
+    out = []
+    for seg in value:
+        if not isinstance(seg, dict):
+            raise Invalid(f"'{seg}' is not a dictionary")
+        unknown = set(seg) - set(PROVIDER)
+        if unknown:
+            raise Invalid(f"Unrecognized attribute(s) '{', '.join(sorted(unknown))}'")
+        out.append(_provider_values(seg))
+    return out
+
+
+def _provider_values(seg: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    if "provider:network_type" in seg:
+        out["provider:network_type"] = string(32)(seg["provider:network_type"])
+    if "provider:physical_network" in seg:
+        out["provider:physical_network"] = string(64, nullable=True)(
+            seg["provider:physical_network"])
+    if "provider:segmentation_id" in seg:
+        out["provider:segmentation_id"] = integer(nullable=True)(
+            seg["provider:segmentation_id"])
+    return out
+
+
+ATTRS: dict[str, Attr] = {
+    **STANDARD,
+    "name": NAME,
+    "description": DESCRIPTION,
+    "admin_state_up": Attr(post=True, put=True, default=True, convert=boolean, filter=True,
+                           sort=True),
+    "status": Attr(filter=True, sort=True),
+    "shared": Attr(post=True, put=True, default=False, convert=boolean, filter=True),
+    "subnets": Attr(),
+    "mtu": Attr(post=True, put=True, convert=integer(0), filter=True, sort=True,
+                query=integer()),
+    "port_security_enabled": Attr(post=True, put=True, default=True, convert=boolean,
+                                  filter=True),
+    "router:external": Attr(post=True, put=True, convert=boolean, filter=True),
+    "is_default": Attr(post=True, put=True, convert=boolean, filter=True),
+    "provider:network_type": Attr(post=True, put=True, convert=string(32), filter=True),
+    "provider:physical_network": Attr(post=True, put=True, convert=string(64, nullable=True),
+                                      filter=True),
+    "provider:segmentation_id": Attr(post=True, put=True, convert=integer(nullable=True),
+                                     filter=True, query=integer()),
+    "segments": Attr(post=True, put=True, convert=_segments_conv),
+    "availability_zone_hints": Attr(post=True, convert=list_of(string(255)), sort=True),
+    "availability_zones": Attr(),
+    "ipv4_address_scope": Attr(),
+    "ipv6_address_scope": Attr(),
+    "l2_adjacency": Attr(),
+}
+
+
+DEFAULTS = {"shared": False, "router:external": False, "is_default": False}
+
+
+def _segment_filter(column: Any) -> Any:
+    def clause(values: list[Any]) -> Any:
+        return exists(select(Segment.id).where(Segment.network_id == Network.id,
+                                               column.in_(values)))
+    return clause
+
+
+LISTING = Listing(
+    attrs=ATTRS,
+    columns={"id": Network.id, "name": Network.name, "description": Network.description,
+             "admin_state_up": Network.admin_state_up, "status": Network.status,
+             "shared": Network.shared, "mtu": Network.mtu,
+             "port_security_enabled": Network.port_security_enabled,
+             "router:external": Network.router_external, "is_default": Network.is_default,
+             "project_id": Network.project_id, "tenant_id": Network.project_id,
+             "revision_number": Network.revision_number,
+             "availability_zone_hints": Network.id},
+    id_column=Network.id,
+    special={"provider:network_type": _segment_filter(Segment.network_type),
+             "provider:physical_network": _segment_filter(Segment.physical_network),
+             "provider:segmentation_id": _segment_filter(Segment.segmentation_id)},
+)
+
+
+# ------------------------------------------------------------------ visibility
+def visible_clause(ctx: RequestContext) -> Any:
+    if ctx.is_admin or ctx.is_service:
+        return None
+    return or_(Network.project_id == ctx.project_id, Network.shared.is_(True),
+               Network.router_external.is_(True))
+
+
+def can_see(ctx: RequestContext, net: Network) -> bool:
+    return (ctx.is_admin or ctx.is_service or net.project_id == ctx.project_id
+            or net.shared or net.router_external)
+
+
+def get_visible(db: Session, ctx: RequestContext, network_id: str, *,
+                for_update: bool = False) -> Network:
+    net = db.get(Network, network_id, with_for_update=for_update) if for_update else \
+        db.get(Network, network_id)
+    if net is None or not can_see(ctx, net):
+        raise errors.NetworkNotFound(net_id=network_id)
+    return net
+
+
+def target(net: Network) -> dict[str, Any]:
+    return {"project_id": net.project_id, "tenant_id": net.project_id,
+            "network:tenant_id": net.project_id, "network:project_id": net.project_id}
+
+
+# ------------------------------------------------------------------ views
+def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[dict[str, Any]]:
+    """API dicts for `nets` (a few queries per page, not per network)."""
+    if not nets:
+        return []
+    ids = [n.id for n in nets]
+    subnets: dict[str, list[str]] = {i: [] for i in ids}
+    scopes: dict[str, dict[int, Any]] = {i: {} for i in ids}
+    l2: dict[str, bool] = dict.fromkeys(ids, True)
+    rows = db.execute(select(Subnet.network_id, Subnet.id, Subnet.ip_version,
+                             Subnet.segment_id, SubnetPool.address_scope_id)
+                      .outerjoin(SubnetPool, SubnetPool.id == Subnet.subnetpool_id)
+                      .where(Subnet.network_id.in_(ids)).order_by(Subnet.created_at, Subnet.id))
+    for net_id, subnet_id, version, segment_id, scope in rows:
+        subnets[net_id].append(subnet_id)
+        scopes[net_id].setdefault(version, scope)
+        if segment_id is not None:
+            l2[net_id] = False
+    tags = standard.tags_for(db, ids)
+    hide = pol.ReadFilter(db, ctx, "get_network", (*PROVIDER, "segments"))
+    return [hide.apply(view(n, subnets[n.id], tags[n.id], scopes[n.id], l2[n.id]))
+            for n in nets]
+
+
+def view(net: Network, subnets: list[str], tags: list[str], scopes: dict[int, Any],
+         l2_adjacency: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": net.id, "name": net.name, "tenant_id": net.project_id,
+        "project_id": net.project_id, "admin_state_up": net.admin_state_up,
+        "status": net.status, "shared": net.shared, "subnets": subnets, "mtu": net.mtu,
+        "port_security_enabled": net.port_security_enabled,
+        "router:external": net.router_external, "is_default": net.is_default,
+        "availability_zone_hints": list(net.availability_zone_hints or []),
+        "availability_zones": ["nova"],
+        "ipv4_address_scope": scopes.get(4), "ipv6_address_scope": scopes.get(6),
+        "l2_adjacency": l2_adjacency,
+        **standard.standard_view(net, tags),
+    }
+    segs = [s for s in net.segments if not s.is_dynamic]
+    if len(segs) > 1:
+        out["segments"] = [{"provider:network_type": s.network_type,
+                            "provider:physical_network": s.physical_network,
+                            "provider:segmentation_id": s.segmentation_id} for s in segs]
+    else:
+        seg = segs[0] if segs else None
+        out["provider:network_type"] = seg.network_type if seg else None
+        out["provider:physical_network"] = seg.physical_network if seg else None
+        out["provider:segmentation_id"] = seg.segmentation_id if seg else None
+    return out
+
+
+# ------------------------------------------------------------------ reads
+def list_networks(db: Session, ctx: RequestContext, params: ListParams) -> Page:
+    stmt = select(Network)
+    clause = visible_clause(ctx)
+    if clause is not None:
+        stmt = stmt.where(clause)
+    return LISTING.page(db, stmt, params)
+
+
+# ------------------------------------------------------------------ create
+def _requested_segments(attrs: dict[str, Any]) -> list[SegmentSpec] | None:
+    given = {k: attrs[k] for k in PROVIDER if k in attrs}
+    if "segments" in attrs:
+        if given:
+            raise errors.SegmentsSetInConjunctionWithProviders()
+        specs = [_spec(seg) for seg in attrs["segments"]]
+        if len(set(specs)) != len(specs):
+            raise errors.SegmentsContainDuplicateEntry()
+        return specs or None
+    if not given:
+        return None
+    return [_spec(given)]
+
+
+def _spec(values: dict[str, Any]) -> SegmentSpec:
+    t = values.get("provider:network_type")
+    if not t:
+        raise errors.InvalidInput(error_message="network_type required")
+    return SegmentSpec(t, values.get("provider:physical_network") or None,
+                       values.get("provider:segmentation_id"))
+
+
+def create_network(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Network:
+    tgt = {"project_id": attrs["project_id"]}
+    pol.authorize(db, ctx, "create_network", tgt)
+    pol.authorize_attrs(db, ctx, "create_network", attrs,
+                        ("shared", "router:external", "is_default", "segments", *PROVIDER), tgt,
+                        DEFAULTS)
+    cfg = get_config(db)
+    external = bool(attrs.get("router:external", False))
+    is_default = bool(attrs.get("is_default", False)) and external
+    requested = _requested_segments(attrs)
+    if requested is None:
+        specs = [segmentation.allocate_project_segment(db, attrs["project_id"])]
+    else:
+        specs = [segmentation.reserve(db, s) for s in requested]
+    max_mtu = min(segmentation.mtu(cfg, s.network_type, s.physical_network) for s in specs)
+    mtu = attrs.get("mtu") or max_mtu
+    if mtu > max_mtu:
+        raise errors.InvalidInput(error_message=f"Requested MTU is too big, maximum is {max_mtu}")
+    if mtu < 68:
+        raise errors.InvalidInput(error_message=f"Requested MTU {mtu} is too small, minimum "
+                                                "is 68")
+    if is_default:
+        _check_no_default(db, None)
+    now = utcnow()
+    net = Network(project_id=attrs["project_id"], name=attrs.get("name", ""),
+                  description=attrs.get("description", ""),
+                  admin_state_up=attrs.get("admin_state_up", True),
+                  shared=attrs.get("shared", False), router_external=external,
+                  is_default=is_default, default_marker="default" if is_default else None,
+                  mtu=mtu, port_security_enabled=attrs.get("port_security_enabled", True),
+                  availability_zone_hints=attrs.get("availability_zone_hints", []),
+                  status="ACTIVE", created_at=now, updated_at=now, revision_number=1)
+    net.segments = [Segment(network_type=s.network_type, physical_network=s.physical_network,
+                            segmentation_id=s.segmentation_id, segment_index=i,
+                            created_at=now, updated_at=now)
+                    for i, s in enumerate(specs)]
+    try:
+        with db.begin_nested():
+            db.add(net)
+            db.flush()
+    except IntegrityError:
+        if is_default:
+            _check_no_default(db, None)
+        raise
+    if attrs.get("tags"):
+        standard.set_tags(db, "network", net.id, list(dict.fromkeys(attrs["tags"])))
+    # neutron creates the project's default security group on first network create
+    from stackling.network import security_groups
+
+    security_groups.ensure_default(db, net.project_id)
+    return net
+
+
+def _check_no_default(db: Session, except_id: str | None) -> None:
+    current = db.scalar(select(Network.id).where(Network.default_marker.is_not(None)))
+    if current is not None and current != except_id:
+        raise errors.DefaultExternalNetworkExists(net_id=current)
+
+
+# ------------------------------------------------------------------ update
+def update_network(db: Session, ctx: RequestContext, network_id: str, attrs: dict[str, Any],
+                   if_match: int | None = None) -> Network:
+    net = get_visible(db, ctx, network_id)
+    tgt = target(net)
+    pol.authorize(db, ctx, "update_network", tgt)
+    pol.authorize_attrs(db, ctx, "update_network", attrs,
+                        ("shared", "router:external", "is_default", "segments", *PROVIDER), tgt)
+    standard.check_revision(net, if_match)
+    cfg = get_config(db)
+    if "segments" in attrs:
+        raise errors.InvalidInput(error_message="Updating segments is not supported; use "
+                                                "the segments API")
+    if any(k in attrs for k in PROVIDER):
+        _update_provider(db, net, attrs)
+    changed = False
+    for key, column in (("name", "name"), ("description", "description"),
+                        ("admin_state_up", "admin_state_up"),
+                        ("port_security_enabled", "port_security_enabled")):
+        if key in attrs and getattr(net, column) != attrs[key]:
+            setattr(net, column, attrs[key])
+            changed = True
+    if "shared" in attrs and attrs["shared"] != net.shared:
+        if not attrs["shared"] and _foreign_ports(db, net):
+            raise errors.InvalidSharedSetting(network=net.id)
+        net.shared = attrs["shared"]
+        changed = True
+    if "router:external" in attrs and attrs["router:external"] != net.router_external:
+        if not attrs["router:external"]:
+            if db.scalar(select(Port.id).where(Port.network_id == net.id,
+                                               Port.device_owner == "network:router_gateway")
+                         .limit(1)):
+                raise errors.ExternalNetworkInUse(net_id=net.id)
+            net.is_default = False
+            net.default_marker = None
+        net.router_external = attrs["router:external"]
+        changed = True
+    if "is_default" in attrs:
+        want = bool(attrs["is_default"]) and net.router_external
+        if want != net.is_default:
+            if want:
+                _check_no_default(db, net.id)
+            net.is_default = want
+            net.default_marker = "default" if want else None
+            changed = True
+    if "mtu" in attrs:
+        max_mtu = min((segmentation.mtu(cfg, s.network_type, s.physical_network)
+                       for s in net.segments), default=cfg.global_physnet_mtu)
+        mtu = attrs["mtu"] or max_mtu
+        if mtu > max_mtu:
+            raise errors.InvalidInput(
+                error_message=f"Requested MTU is too big, maximum is {max_mtu}")
+        if mtu < 68 or (mtu < 1280 and db.scalar(select(Subnet.id).where(
+                Subnet.network_id == net.id, Subnet.ip_version == 6).limit(1))):
+            raise errors.InvalidInput(error_message=f"Requested MTU {mtu} is too small")
+        if mtu != net.mtu:
+            net.mtu = mtu
+            changed = True
+    if changed:
+        standard.touch(net)
+    try:
+        with db.begin_nested():
+            db.flush()
+    except IntegrityError:
+        _check_no_default(db, net.id)
+        raise
+    return net
+
+
+def _foreign_ports(db: Session, net: Network) -> bool:
+    return db.scalar(select(Port.id).where(Port.network_id == net.id,
+                                           Port.project_id != net.project_id,
+                                           Port.device_owner.notlike("network:%"))
+                     .limit(1)) is not None
+
+
+def _update_provider(db: Session, net: Network, attrs: dict[str, Any]) -> None:
+    segs = list(net.segments)
+    if len(segs) != 1:
+        raise errors.InvalidInput(error_message="Provider attributes of a multi-segment "
+                                                "network cannot be updated")
+    seg = segs[0]
+    t = attrs.get("provider:network_type", seg.network_type)
+    physnet = attrs.get("provider:physical_network", seg.physical_network)
+    if t != seg.network_type or (physnet or None) != (seg.physical_network or None):
+        raise errors.InvalidInput(error_message="Plugin does not support updating the "
+                                                "following provider network attributes: "
+                                                "provider:network_type, "
+                                                "provider:physical_network")
+    new_id = attrs.get("provider:segmentation_id", seg.segmentation_id)
+    if new_id == seg.segmentation_id:
+        return
+    if t != "vlan":
+        raise errors.InvalidInput(error_message="Plugin does not support updating "
+                                                "provider:segmentation_id of a "
+                                                f"{t} network")
+    if new_id is None:
+        raise errors.InvalidInput(error_message="provider:segmentation_id cannot be unset")
+    if db.scalar(select(Port.id).where(Port.network_id == net.id,
+                                       Port.binding_host_id != "").limit(1)):
+        raise errors.InUse(f"Unable to update network {net.id}: bound ports exist")
+    spec = segmentation.reserve(db, SegmentSpec("vlan", physnet, new_id))
+    segmentation.release(db, SegmentSpec("vlan", physnet, seg.segmentation_id))
+    seg.segmentation_id = spec.segmentation_id
+    standard.touch(seg)
+    standard.touch(net)
+
+
+# ------------------------------------------------------------------ delete
+def delete_network(db: Session, ctx: RequestContext, network_id: str,
+                   if_match: int | None = None) -> None:
+    net = get_visible(db, ctx, network_id)
+    pol.authorize(db, ctx, "delete_network", target(net))
+    standard.check_revision(net, if_match)
+    in_use = db.scalar(select(Port.id).where(Port.network_id == net.id,
+                                             Port.device_owner.not_in(AUTO_DELETE_OWNERS))
+                       .limit(1))
+    if in_use is not None:
+        raise errors.NetworkInUse(net_id=net.id)
+    port_ids = list(db.scalars(select(Port.id).where(Port.network_id == net.id)))
+    subnet_ids = list(db.scalars(select(Subnet.id).where(Subnet.network_id == net.id)))
+    if port_ids:
+        db.execute(delete(IPAllocation).where(IPAllocation.port_id.in_(port_ids)))
+        db.execute(delete(Port).where(Port.id.in_(port_ids)))
+    if subnet_ids:
+        db.execute(delete(Subnet).where(Subnet.id.in_(subnet_ids)))
+    for seg in net.segments:
+        segmentation.release(db, SegmentSpec(seg.network_type, seg.physical_network,
+                                             seg.segmentation_id))
+    standard.delete_tags(db, [net.id, *port_ids, *subnet_ids, *(s.id for s in net.segments)])
+    db.delete(net)
+    db.flush()
+
+
+def bump(db: Session, network_id: str) -> None:
+    db.execute(update(Network).where(Network.id == network_id)
+               .values(revision_number=Network.revision_number + 1, updated_at=utcnow()))
+
+
+standard.register_taggable("networks", standard.Taggable(
+    "network", get_visible,
+    lambda db, ctx, net: pol.authorize(db, ctx, "update_network", target(net))))

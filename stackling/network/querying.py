@@ -1,0 +1,94 @@
+"""List queries for network resources: neutron's filters (repeated keys OR, different
+keys AND, empty string matches empty), tag filters, then `common.listing` for sorting and
+keyset paging."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Select, and_, exists, not_, or_, select
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
+
+from stackling.common.listing import ListParams, Page, paginate, parse_list_params
+from stackling.network import errors
+from stackling.network.attributes import Attr, filter_keys, query_value, sort_keys
+from stackling.network.models import Tag
+
+Clause = Callable[[list[Any]], ColumnElement[Any]]
+
+
+@dataclass
+class Listing:
+    attrs: Mapping[str, Attr]
+    columns: Mapping[str, ColumnElement[Any]]  # attribute -> column (filters and sorts)
+    id_column: ColumnElement[Any]
+    special: Mapping[str, Clause] = field(default_factory=dict)  # custom filters
+    extra_filters: tuple[str, ...] = ()  # filter-only keys outside the attribute map
+
+    def parse(self, query: Any, max_limit: int | None = None) -> ListParams:
+        return parse_list_params(
+            query, filterable=filter_keys(self.attrs, (*self.special, *self.extra_filters)),
+            sortable=sort_keys(self.attrs) & set(self.columns), error=errors.BadRequest,
+            max_limit=max_limit)
+
+    def where(self, stmt: Select[Any], filters: Mapping[str, list[str]]) -> Select[Any]:
+        for key, raw in filters.items():
+            if key in ("tags", "tags-any", "not-tags", "not-tags-any"):
+                stmt = stmt.where(_tag_clause(key, raw, self.id_column))
+                continue
+            values = [query_value(key, self.attrs.get(key), v) for v in raw]
+            if key in self.special:
+                stmt = stmt.where(self.special[key](values))
+            elif key in self.columns:
+                col = self.columns[key]
+                stmt = stmt.where(col == values[0] if len(values) == 1 else col.in_(values))
+        return stmt
+
+    def page(self, db: Session, stmt: Select[Any], params: ListParams) -> Page:
+        stmt = self.where(stmt, params.filters)
+        return paginate(db, stmt, columns=self.columns, id_column=self.id_column,
+                        params=params)
+
+
+def _tag_clause(key: str, raw: list[str], id_column: ColumnElement[Any]) -> ColumnElement[Any]:
+    tags = [t for value in raw for t in value.split(",") if t]
+
+    def has(tag: str) -> ColumnElement[Any]:
+        return exists(select(Tag.tag).where(Tag.resource_id == id_column, Tag.tag == tag))
+
+    any_of = exists(select(Tag.tag).where(Tag.resource_id == id_column, Tag.tag.in_(tags)))
+    if key == "tags":
+        return and_(*[has(t) for t in tags]) if tags else and_(True)
+    if key == "tags-any":
+        return any_of
+    if key == "not-tags":
+        return not_(and_(*[has(t) for t in tags])) if tags else and_(True)
+    return not_(any_of)
+
+
+def params_from(filters: Mapping[str, Any], listing: Listing) -> ListParams:
+    """ListParams from keyword filters (the in-process interface's `**filters`)."""
+    params = ListParams()
+    allowed = filter_keys(listing.attrs, (*listing.special, *listing.extra_filters))
+    for key, value in filters.items():
+        if key == "fields":
+            params.fields = list(value) if isinstance(value, list | tuple) else [value]
+            continue
+        if key not in allowed:
+            raise errors.BadRequest(f"['{key}'] is invalid attribute for filtering")
+        values = value if isinstance(value, list | tuple | set) else [value]
+        params.filters[key] = [_as_query(v) for v in values]
+    return params
+
+
+def _as_query(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def visible_or(*clauses: ColumnElement[Any]) -> ColumnElement[Any]:
+    return or_(*clauses)

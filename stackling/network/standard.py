@@ -1,0 +1,145 @@
+"""Standard attributes shared by every network resource: timestamps, revision numbers
+(with `If-Match: revision_number=N`), and tags (`standard-attr-tag`).
+
+`TAGGABLE` maps a collection to how its objects are found and authorised, so the one
+tags sub-API (`api/tags.py`) serves every resource; other modules register their own
+collections (routers, floating IPs) with `register_taggable`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.db import utcnow
+from stackling.network import errors
+from stackling.network.models import Tag
+
+MAX_TAG_LEN = 255
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def standard_view(obj: Any, tags: list[str]) -> dict[str, Any]:
+    return {"description": obj.description, "created_at": iso(obj.created_at),
+            "updated_at": iso(obj.updated_at), "revision_number": obj.revision_number,
+            "tags": tags}
+
+
+def touch(obj: Any) -> None:
+    """Record a change: bump the revision and the update time."""
+    obj.revision_number = (obj.revision_number or 0) + 1
+    obj.updated_at = utcnow()
+
+
+def check_revision(obj: Any, if_match: int | None) -> None:
+    if if_match is not None and obj.revision_number != if_match:
+        raise errors.RevisionNumberConstraintFailed(expected=if_match,
+                                                   current=obj.revision_number)
+
+
+def parse_if_match(header: str | None) -> int | None:
+    """`If-Match: revision_number=N` -> N; other If-Match values are not ours (None)."""
+    if not header:
+        return None
+    for part in header.split(","):
+        part = part.strip()
+        if part.startswith("revision_number="):
+            value = part.partition("=")[2]
+            if not value.isdigit():
+                raise errors.BadRequest(f"Invalid If-Match header: {header}")
+            return int(value)
+    return None
+
+
+# ------------------------------------------------------------------ tags
+def tags_for(db: Session, ids: Iterable[str]) -> dict[str, list[str]]:
+    ids = list(ids)
+    out: dict[str, list[str]] = {i: [] for i in ids}
+    if not ids:
+        return out
+    for chunk in _chunks(ids, 500):
+        rows = db.execute(select(Tag.resource_id, Tag.tag).where(Tag.resource_id.in_(chunk))
+                          .order_by(Tag.tag))
+        for rid, tag in rows:
+            out[rid].append(tag)
+    return out
+
+
+def _chunks(items: list[str], n: int) -> Iterable[list[str]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+def validate_tags(tags: Any) -> list[str]:
+    if not isinstance(tags, list):
+        raise errors.BadRequest(f"Invalid tags body: '{tags}' is not a list")
+    for tag in tags:
+        validate_tag(tag)
+    return list(dict.fromkeys(tags))
+
+
+def validate_tag(tag: Any) -> str:
+    if not isinstance(tag, str) or not tag or len(tag) > MAX_TAG_LEN:
+        raise errors.BadRequest(f"Invalid input for tag. Reason: '{tag}' is not a valid tag.")
+    return tag
+
+
+def set_tags(db: Session, resource_type: str, resource_id: str, tags: list[str]) -> None:
+    db.execute(delete(Tag).where(Tag.resource_id == resource_id))
+    if tags:
+        db.execute(insert(Tag), [{"resource_id": resource_id, "tag": t,
+                                  "resource_type": resource_type} for t in tags])
+
+
+def add_tag(db: Session, resource_type: str, resource_id: str, tag: str) -> bool:
+    exists = db.scalar(select(Tag.tag).where(Tag.resource_id == resource_id, Tag.tag == tag))
+    if exists is not None:
+        return False
+    with db.begin_nested():
+        db.execute(insert(Tag).values(resource_id=resource_id, tag=tag,
+                                      resource_type=resource_type))
+    return True
+
+
+def remove_tag(db: Session, resource_id: str, tag: str) -> None:
+    result = db.execute(delete(Tag).where(Tag.resource_id == resource_id, Tag.tag == tag))
+    if not result.rowcount:  # type: ignore[attr-defined]
+        raise errors.TagNotFound(tag=tag)
+
+
+def has_tag(db: Session, resource_id: str, tag: str) -> bool:
+    return db.scalar(select(Tag.tag).where(Tag.resource_id == resource_id,
+                                           Tag.tag == tag)) is not None
+
+
+def delete_tags(db: Session, resource_ids: Iterable[str]) -> None:
+    ids = list(resource_ids)
+    for chunk in _chunks(ids, 500):
+        db.execute(delete(Tag).where(Tag.resource_id.in_(chunk)))
+
+
+@dataclass(frozen=True)
+class Taggable:
+    resource_type: str  # "network"
+    # (db, ctx, id) -> the object (raises the resource's NotFound if invisible)
+    load: Callable[[Session, RequestContext, str], Any]
+    # (db, ctx, obj) -> None, raises 403 when the caller may not change it
+    authorize_update: Callable[[Session, RequestContext, Any], None]
+
+
+TAGGABLE: dict[str, Taggable] = {}
+
+
+def register_taggable(collection: str, taggable: Taggable) -> None:
+    TAGGABLE[collection] = taggable
