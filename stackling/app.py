@@ -21,6 +21,8 @@ COMPONENTS = [
     "stackling.identity.component",
     "stackling.network.component",
     "stackling.placement.component",
+    "stackling.compute.component",
+    "stackling.image.component",
 ]
 
 

@@ -18,6 +18,8 @@ MODEL_MODULES = [
     "stackling.identity.models",
     "stackling.network.models",
     "stackling.placement.models",
+    "stackling.compute.models",
+    "stackling.image.models",
 ]
 
 _REV_RE = re.compile(r"^revision\s*=\s*['\"]([^'\"]+)['\"]", re.M)

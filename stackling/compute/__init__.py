@@ -1,0 +1,1 @@
+"""Compute (Nova v2.1 with microversions): servers, flavors, keypairs, hosts, aggregates."""

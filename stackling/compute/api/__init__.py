@@ -1,0 +1,34 @@
+"""The compute route table: every path below /compute, in one place."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from stackling.common.http import Service
+from stackling.compute import microversions
+from stackling.compute.api import admin, flavors, servers, versions
+
+# `/v2.1/{project_id}/...` (optional since 2.18) is served as `/v2.1/...`.
+_PROJECT_IN_PATH = re.compile(r"^/(v2(?:\.1)?)/[0-9a-f]{32}(?=/|$)")
+
+
+def _rewrite(path: str) -> str:
+    path = _PROJECT_IN_PATH.sub(r"/\1", path)
+    if path.startswith("/v2/") and path != "/v2/":
+        path = "/v2.1/" + path[4:]  # the legacy v2 endpoint serves the same API
+    return path
+
+
+def build(runtime: Any) -> Service:
+    s = Service(name="compute", prefix="/compute", family="compute",
+                microversions=microversions.SPEC, rewrite_path=_rewrite)
+    s.add("/", public=True, get=versions.root)
+    s.add("/v2", public=True, get=versions.redirect)
+    s.add("/v2.1", public=True, get=versions.redirect)
+    s.add("/v2/", public=True, get=versions.v20)
+    s.add("/v2.1/", public=True, get=versions.v21)
+    servers.add_routes(s)
+    flavors.add_routes(s)
+    admin.add_routes(s)
+    return s

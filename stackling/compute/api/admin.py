@@ -1,0 +1,292 @@
+"""os-services, os-hypervisors, os-aggregates, os-availability-zone, limits, extensions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from stackling.common.errors import BadRequest, NotFound
+from stackling.common.http import ApiRequest
+from stackling.common.listing import to_bool
+from stackling.compute import aggregates as agg_logic
+from stackling.compute import hosts, schemas, servers, validation, views
+from stackling.compute.api.common import authorize, body, links, version
+from stackling.compute.models import Aggregate, ComputeNode, ComputeService
+
+
+# ------------------------------------------------------------------ os-services
+def _service_view(rq: ApiRequest, s: ComputeService, zones: dict[str, str]) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": s.id, "binary": s.binary, "host": s.host,
+        "zone": zones.get(s.host, hosts.DEFAULT_AZ) if s.binary == "nova-compute" else "internal",
+        "status": "disabled" if s.disabled else "enabled",
+        "state": "up" if hosts.is_up(s) else "down",
+        "updated_at": views.naive(s.updated_at or s.created_at),
+        "disabled_reason": s.disabled_reason}
+    if version(rq).matches("2.11"):
+        view["forced_down"] = s.forced_down
+    return view
+
+
+def services_index(rq: ApiRequest) -> Any:
+    authorize(rq, "os-services:list")
+    rows = hosts.list_services(rq.db, rq.query.get("host"), rq.query.get("binary"))
+    zones = hosts.host_zones(rq.db)
+    return {"services": [_service_view(rq, s, zones) for s in rows]}
+
+
+def services_action(rq: ApiRequest) -> Any:
+    authorize(rq, "os-services:update")
+    action = rq.path_params["action"]
+    if action == "force-down" and not version(rq).matches("2.11"):
+        raise NotFound("The resource could not be found.")
+    if action not in ("enable", "disable", "disable-log-reason", "force-down"):
+        raise NotFound(f"Unknown action {action}")
+    data = body(rq, schemas.SERVICE_ACTION)
+    host, binary = data["host"], data["binary"]
+    if action == "force-down":
+        if "forced_down" not in data:
+            raise BadRequest("Missing forced_down field")
+        forced = to_bool(data["forced_down"])
+        hosts.set_service_status(rq.db, host, binary, forced_down=forced)
+        return {"service": {"host": host, "binary": binary, "forced_down": forced}}
+    if action == "disable-log-reason" and not data.get("disabled_reason"):
+        raise BadRequest("Missing disabled reason field")
+    disabled = action != "enable"
+    s = hosts.set_service_status(rq.db, host, binary, disabled=disabled,
+                                 reason=data.get("disabled_reason"))
+    view: dict[str, Any] = {"host": host, "binary": binary,
+                            "status": "disabled" if disabled else "enabled"}
+    if action == "disable-log-reason":
+        view["disabled_reason"] = s.disabled_reason
+    return {"service": view}
+
+
+# ------------------------------------------------------------------ os-hypervisors
+def _hypervisor(rq: ApiRequest, node: ComputeNode, svc: ComputeService,
+                usage: dict[str, dict[str, int]] | None) -> dict[str, Any]:
+    view: dict[str, Any] = {"id": node.id, "hypervisor_hostname": node.hypervisor_hostname,
+                            "state": "up" if hosts.is_up(svc) else "down",
+                            "status": "disabled" if svc.disabled else "enabled"}
+    if usage is None:
+        return view
+    u = usage.get(node.host, {"vcpus": 0, "ram": 0, "disk": 0, "vms": 0})
+    cpu_info: Any = {"arch": "x86_64", "model": "host-model", "vendor": "stackling",
+                     "topology": {"cores": node.vcpus, "threads": 1, "sockets": 1},
+                     "features": []}
+    if not version(rq).matches("2.28"):
+        cpu_info = json.dumps(cpu_info)
+    ram_used = u["ram"] + hosts.RESERVED_HOST_MEMORY_MB
+    view.update({
+        "vcpus": node.vcpus, "memory_mb": node.memory_mb, "local_gb": node.local_gb,
+        "vcpus_used": u["vcpus"], "memory_mb_used": ram_used, "local_gb_used": u["disk"],
+        "hypervisor_type": "QEMU", "hypervisor_version": 8002000,
+        "free_ram_mb": node.memory_mb - ram_used, "free_disk_gb": node.local_gb - u["disk"],
+        "current_workload": 0, "running_vms": u["vms"], "cpu_info": cpu_info,
+        "disk_available_least": node.local_gb - u["disk"], "host_ip": node.host_ip or "127.0.0.1",
+        "service": {"host": svc.host, "id": svc.id, "disabled_reason": svc.disabled_reason}})
+    return view
+
+
+def _hypervisor_list(rq: ApiRequest, detailed: bool) -> Any:
+    authorize(rq, "os-hypervisors:list-detail" if detailed else "os-hypervisors:list")
+    rows = hosts.list_nodes(rq.db)
+    limit = rq.query.get("limit") if version(rq).matches("2.33") else None
+    marker = rq.query.get("marker") if version(rq).matches("2.33") else None
+    if marker is not None:
+        try:
+            start = next(i for i, (n, _) in enumerate(rows) if n.id == int(marker)) + 1
+        except (StopIteration, ValueError):
+            raise BadRequest(f"marker [{marker}] not found") from None
+        rows = rows[start:]
+    if limit is not None:
+        try:
+            rows = rows[: max(0, int(limit))]
+        except ValueError:
+            raise BadRequest("limit param must be an integer") from None
+    usage = hosts.node_usage(rq.db, [n.host for n, _ in rows]) if detailed else None
+    items = [_hypervisor(rq, n, s, usage) for n, s in rows]
+    out: dict[str, Any] = {"hypervisors": items}
+    if limit is not None and items and len(items) == int(limit):
+        suffix = "/detail" if detailed else ""
+        out["hypervisors_links"] = [{"rel": "next", "href": f"{links(rq).versioned}/"
+                                     f"os-hypervisors{suffix}?limit={limit}&marker={items[-1]['id']}"}]
+    return out
+
+
+def hypervisors_index(rq: ApiRequest) -> Any:
+    return _hypervisor_list(rq, False)
+
+
+def hypervisors_detail(rq: ApiRequest) -> Any:
+    return _hypervisor_list(rq, True)
+
+
+def hypervisors_show(rq: ApiRequest) -> Any:
+    authorize(rq, "os-hypervisors:show")
+    node, svc = hosts.get_node(rq.db, rq.path_params["hypervisor_id"])
+    return {"hypervisor": _hypervisor(rq, node, svc, hosts.node_usage(rq.db, [node.host]))}
+
+
+def hypervisors_statistics(rq: ApiRequest) -> Any:
+    authorize(rq, "os-hypervisors:statistics")
+    rows = hosts.list_nodes(rq.db)
+    usage = hosts.node_usage(rq.db)
+    views_ = [_hypervisor(rq, n, s, usage) for n, s in rows]
+    keys = ("vcpus", "memory_mb", "local_gb", "vcpus_used", "memory_mb_used", "local_gb_used",
+            "free_ram_mb", "free_disk_gb", "current_workload", "running_vms",
+            "disk_available_least")
+    stats = {k: sum(v[k] for v in views_) for k in keys}
+    stats["count"] = len(views_)
+    return {"hypervisor_statistics": stats}
+
+
+# ------------------------------------------------------------------ os-aggregates
+def _aggregate_view(rq: ApiRequest, agg: Aggregate, details: dict[str, Any] | None
+                    ) -> dict[str, Any]:
+    meta = dict(details["metadata"]) if details else {}
+    view: dict[str, Any] = {
+        "id": agg.id, "name": agg.name, "availability_zone": meta.get("availability_zone"),
+        "created_at": views.naive(agg.created_at), "updated_at": views.naive(agg.updated_at),
+        "deleted": False, "deleted_at": None}
+    if details is not None:
+        view["hosts"] = list(details["hosts"])
+        view["metadata"] = meta
+    if version(rq).matches("2.41"):
+        view["uuid"] = agg.uuid
+    return view
+
+
+def _one(rq: ApiRequest, agg: Aggregate) -> dict[str, Any]:
+    return {"aggregate": _aggregate_view(rq, agg, agg_logic.aggregate_details(rq.db, [agg])[agg.id])}
+
+
+def aggregates_index(rq: ApiRequest) -> Any:
+    authorize(rq, "os-aggregates:index")
+    aggs = agg_logic.list_aggregates(rq.db)
+    details = agg_logic.aggregate_details(rq.db, aggs)
+    return {"aggregates": [_aggregate_view(rq, a, details[a.id]) for a in aggs]}
+
+
+def aggregates_create(rq: ApiRequest) -> Any:
+    authorize(rq, "os-aggregates:create")
+    data = body(rq, schemas.AGGREGATE_CREATE)["aggregate"]
+    agg = agg_logic.create_aggregate(rq.db, data["name"], data.get("availability_zone"))
+    view = _aggregate_view(rq, agg, agg_logic.aggregate_details(rq.db, [agg])[agg.id])
+    view.pop("hosts"), view.pop("metadata")
+    return {"aggregate": view}
+
+
+def aggregates_show(rq: ApiRequest) -> Any:
+    authorize(rq, "os-aggregates:show")
+    return _one(rq, agg_logic.get_aggregate(rq.db, rq.path_params["aggregate_id"]))
+
+
+def aggregates_update(rq: ApiRequest) -> Any:
+    authorize(rq, "os-aggregates:update")
+    data = body(rq, schemas.AGGREGATE_UPDATE)["aggregate"]
+    return _one(rq, agg_logic.update_aggregate(rq.db, rq.path_params["aggregate_id"], data))
+
+
+def aggregates_delete(rq: ApiRequest) -> Any:
+    authorize(rq, "os-aggregates:delete")
+    agg_logic.delete_aggregate(rq.db, rq.path_params["aggregate_id"])
+    return 200, None
+
+
+def aggregates_action(rq: ApiRequest) -> Any:
+    data = rq.json()
+    agg_id = rq.path_params["aggregate_id"]
+    if isinstance(data, dict) and "add_host" in data:
+        authorize(rq, "os-aggregates:add_host")
+        validation.validate(schemas.AGGREGATE_ADD_HOST, data)
+        return _one(rq, agg_logic.add_host(rq.db, agg_id, data["add_host"]["host"]))
+    if isinstance(data, dict) and "remove_host" in data:
+        authorize(rq, "os-aggregates:remove_host")
+        validation.validate(schemas.AGGREGATE_REMOVE_HOST, data)
+        return _one(rq, agg_logic.remove_host(rq.db, agg_id, data["remove_host"]["host"]))
+    if isinstance(data, dict) and "set_metadata" in data:
+        authorize(rq, "os-aggregates:set_metadata")
+        validation.validate(schemas.AGGREGATE_SET_METADATA, data)
+        return _one(rq, agg_logic.set_metadata(rq.db, agg_id,
+                                               data["set_metadata"]["metadata"]))
+    raise BadRequest("Invalid request body")
+
+
+# ------------------------------------------------------------------ availability zones
+def _zones(rq: ApiRequest) -> dict[str, list[tuple[ComputeService, ComputeNode]]]:
+    zones = hosts.host_zones(rq.db)
+    out: dict[str, list[tuple[ComputeService, ComputeNode]]] = {}
+    for node, svc in hosts.list_nodes(rq.db):
+        out.setdefault(zones.get(node.host, hosts.DEFAULT_AZ), []).append((svc, node))
+    return out
+
+
+def az_index(rq: ApiRequest) -> Any:
+    authorize(rq, "os-availability-zone:list")
+    info = []
+    for name, members in sorted(_zones(rq).items()):
+        available = any(not s.disabled and hosts.is_up(s) for s, _ in members)
+        info.append({"zoneName": name, "zoneState": {"available": available}, "hosts": None})
+    return {"availabilityZoneInfo": info}
+
+
+def az_detail(rq: ApiRequest) -> Any:
+    authorize(rq, "os-availability-zone:detail")
+    info = []
+    for name, members in sorted(_zones(rq).items()):
+        available = any(not s.disabled and hosts.is_up(s) for s, _ in members)
+        zone_hosts = {s.host: {s.binary: {"available": hosts.is_up(s), "active": not s.disabled,
+                                          "updated_at": views.naive(s.updated_at or s.created_at)}}
+                      for s, _ in members}
+        info.append({"zoneName": name, "zoneState": {"available": available},
+                     "hosts": zone_hosts})
+    return {"availabilityZoneInfo": info}
+
+
+# ------------------------------------------------------------------ limits, extensions
+def limits(rq: ApiRequest) -> Any:
+    authorize(rq, "limits")
+    used = servers.usage(rq.db, rq.ctx.project_id or "")
+    # Instances, cores and RAM are not limited by stackling: -1 is Nova's "unlimited".
+    absolute: dict[str, Any] = {
+        "maxImageMeta": 128, "maxPersonality": 5, "maxPersonalitySize": 10240,
+        "maxSecurityGroupRules": -1, "maxSecurityGroups": -1, "maxServerMeta": 128,
+        "maxServerGroupMembers": 10, "maxServerGroups": 10, "maxTotalCores": -1,
+        "maxTotalFloatingIps": -1, "maxTotalInstances": -1, "maxTotalKeypairs": 100,
+        "maxTotalRAMSize": -1, "totalCoresUsed": used["cores"], "totalFloatingIpsUsed": 0,
+        "totalInstancesUsed": used["instances"], "totalRAMUsed": used["ram"],
+        "totalSecurityGroupsUsed": 0, "totalServerGroupsUsed": 0}
+    if version(rq).matches("2.36"):
+        for key in ("maxSecurityGroupRules", "maxSecurityGroups", "maxTotalFloatingIps",
+                    "totalFloatingIpsUsed", "totalSecurityGroupsUsed"):
+            absolute.pop(key)
+    if version(rq).matches("2.39"):
+        absolute.pop("maxImageMeta")
+    return {"limits": {"absolute": absolute, "rate": []}}
+
+
+def extensions(rq: ApiRequest) -> Any:
+    return {"extensions": []}
+
+
+def images_proxy(rq: ApiRequest) -> Any:
+    """Nova's /images proxy is gone from 2.36; stackling never served it."""
+    raise NotFound("The resource could not be found.")
+
+
+def add_routes(s: Any) -> None:
+    s.add("/v2.1/os-services", get=services_index)
+    s.add("/v2.1/os-services/{action}", put=services_action)
+    s.add("/v2.1/os-hypervisors", get=hypervisors_index)
+    s.add("/v2.1/os-hypervisors/detail", get=hypervisors_detail)
+    s.add("/v2.1/os-hypervisors/statistics", get=hypervisors_statistics)
+    s.add("/v2.1/os-hypervisors/{hypervisor_id}", get=hypervisors_show)
+    s.add("/v2.1/os-aggregates", get=aggregates_index, post=aggregates_create)
+    s.add("/v2.1/os-aggregates/{aggregate_id}", get=aggregates_show, put=aggregates_update,
+          delete=aggregates_delete)
+    s.add("/v2.1/os-aggregates/{aggregate_id}/action", post=aggregates_action)
+    s.add("/v2.1/os-availability-zone", get=az_index)
+    s.add("/v2.1/os-availability-zone/detail", get=az_detail)
+    s.add("/v2.1/limits", get=limits)
+    s.add("/v2.1/extensions", get=extensions)

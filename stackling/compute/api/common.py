@@ -1,0 +1,57 @@
+"""What every compute handler shares: the request body under a schema, links, policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackling.common.errors import ApiError
+from stackling.common.http import ApiRequest
+from stackling.common.microversion import Version
+from stackling.compute import microversions, validation
+from stackling.compute.views import Links
+
+
+class UnsupportedMediaType(ApiError):
+    status = 415
+    message = "Unsupported Content-Type"
+
+
+def version(rq: ApiRequest) -> Version:
+    return rq.version or microversions.MIN
+
+
+def body(rq: ApiRequest, schema: dict[str, Any] | dict[str, dict[str, Any]],
+         *, versioned: bool = False) -> Any:
+    """The JSON body validated against `schema` (a {version: schema} table if versioned)."""
+    ctype = rq.headers.get("content-type", "application/json").split(";")[0].strip()
+    if rq.raw_body.strip() and ctype not in ("application/json", ""):
+        raise UnsupportedMediaType()
+    data = rq.json(malformed="Malformed request body")
+    if versioned:
+        schema = microversions.pick(version(rq), schema)  # type: ignore[arg-type]
+    return validation.validate(schema, data)  # type: ignore[arg-type]
+
+
+def links(rq: ApiRequest) -> Links:
+    return Links(rq.service_url)
+
+
+def authorize(rq: ApiRequest, action: str, target: dict[str, Any] | None = None) -> None:
+    rq.authorize(f"os_compute_api:{action}", target, exc=PolicyRefused(action=action))
+
+
+class PolicyRefused(ApiError):
+    status = 403
+    message = "Policy doesn't allow os_compute_api:%(action)s to be performed."
+
+
+def allowed(rq: ApiRequest, action: str, target: dict[str, Any] | None = None) -> bool:
+    return rq.allowed(f"os_compute_api:{action}", target)
+
+
+def since(rq: ApiRequest, minimum: str) -> None:
+    """Nova answers 404 for an API below the microversion that introduced it."""
+    if not version(rq).matches(minimum):
+        from stackling.common.errors import NotFound
+
+        raise NotFound("The resource could not be found.")

@@ -1,0 +1,275 @@
+"""/servers: create, list, detail, show, update, delete; ips; os-interface."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from stackling.common.errors import BadRequest, NotFound
+from stackling.common.http import ApiRequest
+from stackling.common.listing import to_bool
+from stackling.compute import network_api, schemas, servers, views
+from stackling.compute.api.common import (
+    allowed,
+    authorize,
+    body,
+    links,
+    version,
+)
+from stackling.compute.errors import InstanceInvalidState, InstanceIsLocked
+from stackling.compute.models import Instance
+
+# Nova ignores unknown list filters (before 2.75); these are the ones it honours.
+USER_FILTERS = {"name", "status", "image", "flavor", "ip", "changes-since", "reservation_id",
+                "all_tenants", "limit", "marker", "sort_key", "sort_dir", "tags", "tags-any",
+                "not-tags", "not-tags-any", "locked", "description", "ip6"}
+
+
+def _target(inst: Instance) -> dict[str, Any]:
+    return {"project_id": inst.project_id, "user_id": inst.user_id}
+
+
+def _detail(rq: ApiRequest, inst: Instance, *, full: bool = True) -> dict[str, Any]:
+    return views.server_detail(
+        links(rq), inst, version(rq), is_admin=rq.ctx.is_admin,
+        show_extended_attrs=allowed(rq, "os-extended-server-attributes", _target(inst)),
+        show_host_status=allowed(rq, "servers:show:host_status", _target(inst)), full=full)
+
+
+# ------------------------------------------------------------------ create
+def create(rq: ApiRequest) -> Any:
+    authorize(rq, "servers:create")
+    data = body(rq, schemas.SERVER_CREATE, versioned=True)
+    s = data["server"]
+    req = servers.CreateRequest(
+        name=s["name"], flavor_ref=str(s["flavorRef"]), image_ref=s.get("imageRef", ""),
+        networks=s.get("networks"), min_count=int(s.get("min_count", 1)),
+        max_count=int(s.get("max_count", s.get("min_count", 1))), key_name=s.get("key_name"),
+        availability_zone=s.get("availability_zone"), metadata=s.get("metadata", {}),
+        security_groups=list(dict.fromkeys(g["name"] for g in s.get("security_groups", [])))
+        or ["default"],
+        access_ip_v4=s.get("accessIPv4"), access_ip_v6=s.get("accessIPv6"),
+        config_drive=to_bool(s.get("config_drive", False)),
+        disk_config=s.get("OS-DCF:diskConfig", "MANUAL"), user_data=s.get("user_data"),
+        description=s.get("description"), admin_pass=s.get("adminPass"),
+        return_reservation_id=to_bool(s.get("return_reservation_id", False)),
+        has_bdm=bool(s.get("block_device_mapping_v2") or s.get("block_device_mapping")))
+    if req.networks != network_api.NONE:
+        authorize(rq, "servers:create:attach_network")
+    instances = servers.create_servers(
+        rq.db, rq.ctx, req, forced_host_allowed=allowed(rq, "servers:create:forced_host"))
+    worker = rq.runtime.state.get("compute.builder")
+    if worker is not None:
+        rq.after_commit(worker.wake)
+    if req.return_reservation_id:
+        return 202, {"reservation_id": instances[0].reservation_id}
+    inst = instances[0]
+    server: dict[str, Any] = {"id": inst.uuid, "links": links(rq).pair("servers", inst.uuid),
+                              "OS-DCF:diskConfig": inst.disk_config,
+                              "security_groups": [{"name": g} for g in req.security_groups]}
+    server["adminPass"] = req.admin_pass or secrets.token_urlsafe(9)
+    return 202, {"server": server}, {"Location": server["links"][0]["href"]}
+
+
+# ------------------------------------------------------------------ list / show
+def _list_query(rq: ApiRequest) -> servers.ListQuery:
+    q = rq.query
+    is_admin_listing = False
+    if "all_tenants" in q:
+        try:
+            all_tenants = q.get("all_tenants") == "" or to_bool(q.get("all_tenants"))
+        except ValueError:
+            raise BadRequest(f"Invalid all_tenants value: {q.get('all_tenants')}") from None
+        if all_tenants:
+            authorize(rq, "servers:detail:get_all_tenants")
+            is_admin_listing = True
+    project = None if is_admin_listing else rq.ctx.project_id
+    if is_admin_listing and (q.get("project_id") or q.get("tenant_id")):
+        project = q.get("project_id") or q.get("tenant_id")
+    admin_filters = allowed(rq, "servers:allow_all_filters")
+    query = servers.ListQuery(project_id=project)
+    statuses = q.getlist("status")
+    if statuses:
+        states: list[str] = []
+        for status in statuses:
+            mapped = servers.STATUS_VM_STATES.get(status.upper())
+            if mapped is None:
+                if version(rq).matches("2.38"):
+                    raise BadRequest(f"Invalid status value: {status}")
+                mapped = []
+            states += mapped
+        query.status = states
+    query.name = q.get("name")
+    query.image = q.get("image")
+    query.flavor = q.get("flavor")
+    query.ip = q.get("ip")
+    if admin_filters:
+        query.host = q.get("host")
+    since = q.get("changes-since")
+    if since:
+        import datetime as dt
+
+        try:
+            query.changes_since = dt.datetime.fromisoformat(since.replace("Z", "+00:00"))
+        except ValueError:
+            raise BadRequest(f"Invalid input for query parameters changes-since. Value: "
+                             f"{since}. '{since}' is not a 'date-time'") from None
+        if query.changes_since.tzinfo is None:
+            query.changes_since = query.changes_since.replace(tzinfo=dt.UTC)
+    keys, dirs = q.getlist("sort_key"), q.getlist("sort_dir")
+    for i, key in enumerate(keys):
+        if key not in servers._SORT_COLUMNS:
+            raise BadRequest(f"Invalid input for query parameters sort_key. Value: {key}.")
+        direction = dirs[i] if i < len(dirs) else "desc"
+        if direction not in ("asc", "desc"):
+            raise BadRequest(f"Invalid input for query parameters sort_dir. Value: {direction}.")
+        query.sort_keys.append((key, direction == "asc"))
+    limit = q.get("limit")
+    if limit is not None:
+        try:
+            query.limit = int(limit)
+        except ValueError:
+            raise BadRequest("limit param must be an integer") from None
+        if query.limit < 0:
+            raise BadRequest("limit param must be positive")
+    query.limit = min(query.limit if query.limit is not None else 1000, 1000)
+    query.marker = q.get("marker")
+    return query
+
+
+def _collection(rq: ApiRequest, items: list[dict[str, Any]], query: servers.ListQuery,
+                key: str) -> dict[str, Any]:
+    out: dict[str, Any] = {key: items}
+    if items and query.limit and len(items) == query.limit:
+        params = [(k, v) for k, v in rq.query.multi_items() if k != "marker"]
+        params.append(("marker", items[-1]["id"]))
+        from urllib.parse import urlencode
+
+        suffix = "servers/detail" if key == "servers" and rq.request.url.path.endswith(
+            "/detail") else "servers"
+        out["servers_links"] = [{"rel": "next", "href": f"{links(rq).versioned}/{suffix}?"
+                                 f"{urlencode(params)}"}]
+    return out
+
+
+def index(rq: ApiRequest) -> Any:
+    authorize(rq, "servers:index")
+    query = _list_query(rq)
+    rows = servers.list_instances(rq.db, query)
+    return _collection(rq, [views.server_brief(links(rq), i) for i in rows], query, "servers")
+
+
+def detail(rq: ApiRequest) -> Any:
+    authorize(rq, "servers:detail")
+    query = _list_query(rq)
+    rows = servers.list_instances(rq.db, query)
+    return _collection(rq, [_detail(rq, i) for i in rows], query, "servers")
+
+
+def _get(rq: ApiRequest, *, for_update: bool = False) -> Instance:
+    return servers.get_instance(rq.db, rq.ctx, rq.path_params["server_id"],
+                                for_update=for_update)
+
+
+def show(rq: ApiRequest) -> Any:
+    inst = _get(rq)
+    authorize(rq, "servers:show", _target(inst))
+    return {"server": _detail(rq, inst)}
+
+
+def update(rq: ApiRequest) -> Any:
+    inst = _get(rq)
+    authorize(rq, "servers:update", _target(inst))
+    data = body(rq, schemas.SERVER_UPDATE, versioned=True)
+    inst = servers.update_instance(rq.db, rq.ctx, inst.uuid, data["server"])
+    return {"server": _detail(rq, inst, full=False)}
+
+
+def delete(rq: ApiRequest) -> Any:
+    inst = _get(rq)
+    authorize(rq, "servers:delete", _target(inst))
+    servers.delete_instance(rq.db, rq.ctx, inst.uuid)
+    return None
+
+
+# ------------------------------------------------------------------ ips
+def ips_index(rq: ApiRequest) -> Any:
+    inst = _get(rq)
+    authorize(rq, "ips:index", _target(inst))
+    return {"addresses": views.addresses(inst, extended=False)}
+
+
+def ips_show(rq: ApiRequest) -> Any:
+    inst = _get(rq)
+    authorize(rq, "ips:show", _target(inst))
+    label = rq.path_params["network_label"]
+    addrs = views.addresses(inst, extended=False)
+    if label not in addrs:
+        raise NotFound("Instance is not a member of specified network")
+    return {label: addrs[label]}
+
+
+# ------------------------------------------------------------------ os-interface
+def interfaces_index(rq: ApiRequest) -> Any:
+    inst = _get(rq)
+    authorize(rq, "os-attach-interfaces:list", _target(inst))
+    ports = network_api.list_ports(rq.db, rq.ctx, inst)
+    return {"interfaceAttachments": [views.interface_view(p, version(rq)) for p in ports]}
+
+
+def interfaces_show(rq: ApiRequest) -> Any:
+    inst = _get(rq)
+    authorize(rq, "os-attach-interfaces:show", _target(inst))
+    port_id = rq.path_params["port_id"]
+    port = next((p for p in network_api.list_ports(rq.db, rq.ctx, inst) if p["id"] == port_id),
+                None)
+    if port is None:
+        raise NotFound(f"Instance {inst.uuid} is not attached to port {port_id}")
+    return {"interfaceAttachment": views.interface_view(port, version(rq))}
+
+
+def _check_attach_state(inst: Instance, method: str, is_admin: bool) -> None:
+    if inst.locked and not is_admin:
+        raise InstanceIsLocked(instance_uuid=inst.uuid)
+    if inst.vm_state not in ("active", "paused", "stopped") or inst.task_state is not None:
+        attr, state = ("task_state", inst.task_state) if inst.task_state else (
+            "vm_state", inst.vm_state)
+        raise InstanceInvalidState(method=method, instance_uuid=inst.uuid, attr=attr,
+                                   state=state)
+
+
+def interfaces_create(rq: ApiRequest) -> Any:
+    inst = _get(rq, for_update=True)
+    authorize(rq, "os-attach-interfaces:create", _target(inst))
+    data = body(rq, schemas.INTERFACE_ATTACH, versioned=True) if rq.raw_body.strip() else {}
+    att = (data or {}).get("interfaceAttachment", {})
+    net_id, port_id = att.get("net_id"), att.get("port_id")
+    fixed = att.get("fixed_ips")
+    if net_id and port_id:
+        raise BadRequest("Must not input both network_id and port_id")
+    if fixed and not net_id:
+        raise BadRequest("Must input network_id when request IP address")
+    _check_attach_state(inst, "attach_interface", rq.ctx.is_admin)
+    address = fixed[0]["ip_address"] if fixed else None
+    port = network_api.attach_interface(rq.db, rq.ctx, inst, net_id, port_id, address)
+    return {"interfaceAttachment": views.interface_view(port, version(rq))}
+
+
+def interfaces_delete(rq: ApiRequest) -> Any:
+    inst = _get(rq, for_update=True)
+    authorize(rq, "os-attach-interfaces:delete", _target(inst))
+    _check_attach_state(inst, "detach_interface", rq.ctx.is_admin)
+    network_api.detach_interface(rq.db, inst, rq.path_params["port_id"])
+    return 202, None
+
+
+def add_routes(s: Any) -> None:
+    s.add("/v2.1/servers", get=index, post=create)
+    s.add("/v2.1/servers/detail", get=detail)
+    s.add("/v2.1/servers/{server_id}", get=show, put=update, delete=delete)
+    s.add("/v2.1/servers/{server_id}/ips", get=ips_index)
+    s.add("/v2.1/servers/{server_id}/ips/{network_label}", get=ips_show)
+    s.add("/v2.1/servers/{server_id}/os-interface", get=interfaces_index, post=interfaces_create)
+    s.add("/v2.1/servers/{server_id}/os-interface/{port_id}", get=interfaces_show,
+          delete=interfaces_delete)
+

@@ -1,0 +1,159 @@
+"""The build workflow: a server accepted by the API (a `pending` instance row) is built
+by a background worker in any process that shares the database.
+
+One build is one transaction: claim the row (`SELECT ... FOR UPDATE SKIP LOCKED` on
+PostgreSQL/MariaDB; on SQLite the write transaction is already exclusive and a guarded
+`UPDATE ... WHERE build_state='pending'` claims), schedule and claim in placement,
+create and bind the ports, and mark the server ACTIVE. A failure after the API
+answered rolls the build's savepoint back and records ERROR with a fault. A process
+killed mid-build rolls the whole transaction back: the row is still pending, nothing
+is leaked, and the next worker (this process after restart, or another) builds it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from stackling.common.db import is_deadlock, retry_on_conflict, utcnow_precise
+from stackling.common.errors import ApiError
+from stackling.compute import network_api, scheduler
+from stackling.compute.errors import NoValidHost
+from stackling.compute.models import Instance
+
+LOG = logging.getLogger(__name__)
+POLL_SECONDS = 1.0  # how soon another process's (or a crashed one's) work is noticed
+MAX_ATTEMPTS = 3  # unexpected errors before a build is failed rather than retried
+NETWORK_FAULT = "Build of instance %s aborted: Failed to allocate the network(s), not rescheduling."
+
+
+def _claim(db: Session) -> Instance | None:
+    stmt = select(Instance).where(Instance.build_state == "pending").order_by(
+        Instance.id).limit(1)
+    if db.get_bind().dialect.name == "sqlite":
+        inst = db.scalars(stmt).first()
+        if inst is None:
+            return None
+        claimed = db.execute(update(Instance).where(
+            Instance.id == inst.id, Instance.build_state == "pending").values(
+            build_attempts=Instance.build_attempts + 1).execution_options(
+            synchronize_session=False))
+        return inst if claimed.rowcount == 1 else None
+    return db.scalars(stmt.with_for_update(skip_locked=True)).first()
+
+
+def fault(code: int, message: str, details: str = "") -> dict[str, Any]:
+    return {"code": code, "message": message, "details": details,
+            "created": utcnow_precise().strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def set_error(inst: Instance, flt: dict[str, Any]) -> None:
+    inst.vm_state, inst.task_state, inst.power_state = "error", None, 0
+    inst.build_state = "done"
+    inst.host = inst.node = None
+    inst.network_info = []
+    inst.fault = flt
+    inst.updated_at = utcnow_precise()
+
+
+def build_instance(db: Session, inst: Instance) -> None:
+    """Schedule, claim, allocate networks, go ACTIVE; or ERROR with a fault."""
+    try:
+        with db.begin_nested():
+            node, zone = scheduler.select_destination(db, inst)
+            inst.host, inst.node, inst.availability_zone = node.host, node.hypervisor_hostname, zone
+            try:
+                inst.network_info = network_api.allocate_for_instance(db, inst, node.host, zone)
+            except ApiError as err:
+                raise _NetworkFailed(str(err)) from err
+            now = utcnow_precise()
+            inst.vm_state, inst.task_state, inst.power_state = "active", None, 1
+            inst.launched_at = inst.updated_at = now
+            inst.build_state = "done"
+            db.flush()
+    except NoValidHost as err:
+        set_error(inst, fault(500, err.text))
+    except _NetworkFailed as err:
+        set_error(inst, fault(500, NETWORK_FAULT % inst.uuid, str(err)))
+    except ApiError as err:
+        set_error(inst, fault(err.status, f"Build of instance {inst.uuid} aborted: {err.text}"))
+
+
+class _NetworkFailed(Exception):
+    pass
+
+
+def build_next(runtime: Any) -> bool:
+    """Build one pending server if there is one; False when there was nothing to do."""
+    claimed: list[str] = []
+
+    def attempt() -> bool:
+        claimed.clear()
+        with runtime.db.transaction() as db:
+            inst = _claim(db)
+            if inst is None:
+                return False
+            claimed.append(inst.uuid)
+            build_instance(db, inst)
+            return True
+
+    try:
+        return retry_on_conflict(attempt, retry_if=is_deadlock)
+    except Exception:  # noqa: BLE001 - a bug must not kill the worker or loop forever
+        LOG.exception("build of %s failed unexpectedly", claimed)
+        if claimed:
+            _count_failure(runtime, claimed[0])
+        return bool(claimed)
+
+
+def _count_failure(runtime: Any, uuid: str) -> None:
+    with runtime.db.transaction() as db:
+        inst = db.scalars(select(Instance).where(Instance.uuid == uuid)).first()
+        if inst is None or inst.build_state != "pending":
+            return
+        inst.build_attempts += 1
+        if inst.build_attempts >= MAX_ATTEMPTS:
+            set_error(inst, fault(500, f"Build of instance {uuid} aborted: unexpected error"))
+
+
+class BuildWorker:
+    """Threads in this process that build pending servers; `wake()` after a commit."""
+
+    def __init__(self, runtime: Any, threads: int) -> None:
+        self.runtime = runtime
+        self.count = max(1, threads)
+        self._event = threading.Event()
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for i in range(self.count):
+            t = threading.Thread(target=self._loop, name=f"compute-build-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def wake(self) -> None:
+        self._event.set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._event.set()
+        for t in self._threads:
+            t.join(timeout=10)
+        self._threads.clear()
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                worked = build_next(self.runtime)
+            except Exception:  # noqa: BLE001 - e.g. the database is briefly unreachable
+                LOG.exception("build worker iteration failed")
+                worked = False
+            if worked:
+                continue
+            self._event.wait(POLL_SECONDS)
+            self._event.clear()

@@ -1,0 +1,82 @@
+"""The compute service as a stackling component: routes, Nova's default policies,
+bootstrap (flavors, hosts, their placement providers) and the build workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackling.compute import api, build, flavors, hosts
+from stackling.runtime import CatalogEntry, Component
+
+ADMIN = "rule:context_is_admin"
+READER = "rule:context_is_admin or rule:project_reader_api"
+MEMBER = "rule:context_is_admin or rule:project_member_api"
+OWNER_USER = "rule:context_is_admin or user_id:%(user_id)s"
+
+POLICIES = {
+    "os_compute_api:servers:index": READER,
+    "os_compute_api:servers:detail": READER,
+    "os_compute_api:servers:show": READER,
+    "os_compute_api:servers:create": MEMBER,
+    "os_compute_api:servers:create:attach_network": MEMBER,
+    "os_compute_api:servers:create:forced_host": ADMIN,
+    "os_compute_api:servers:update": MEMBER,
+    "os_compute_api:servers:delete": MEMBER,
+    "os_compute_api:servers:index:get_all_tenants": ADMIN,
+    "os_compute_api:servers:detail:get_all_tenants": ADMIN,
+    "os_compute_api:servers:allow_all_filters": ADMIN,
+    "os_compute_api:servers:show:host_status": ADMIN,
+    "os_compute_api:os-extended-server-attributes": ADMIN,
+    "os_compute_api:ips:index": READER,
+    "os_compute_api:ips:show": READER,
+    "os_compute_api:os-attach-interfaces:list": READER,
+    "os_compute_api:os-attach-interfaces:show": READER,
+    "os_compute_api:os-attach-interfaces:create": MEMBER,
+    "os_compute_api:os-attach-interfaces:delete": MEMBER,
+    "os_compute_api:os-flavor-manage:create": ADMIN,
+    "os_compute_api:os-flavor-manage:delete": ADMIN,
+    "os_compute_api:os-flavor-extra-specs:index": READER,
+    "os_compute_api:os-flavor-extra-specs:show": READER,
+    "os_compute_api:os-flavor-extra-specs:create": ADMIN,
+    "os_compute_api:os-flavor-extra-specs:update": ADMIN,
+    "os_compute_api:os-flavor-extra-specs:delete": ADMIN,
+    "os_compute_api:os-keypairs:index": OWNER_USER,
+    "os_compute_api:os-keypairs:show": OWNER_USER,
+    "os_compute_api:os-keypairs:create": OWNER_USER,
+    "os_compute_api:os-keypairs:delete": OWNER_USER,
+    "os_compute_api:os-services:list": ADMIN,
+    "os_compute_api:os-services:update": ADMIN,
+    "os_compute_api:os-services:delete": ADMIN,
+    **{f"os_compute_api:os-hypervisors:{a}": ADMIN
+       for a in ("list", "list-detail", "show", "statistics", "search", "servers")},
+    **{f"os_compute_api:os-aggregates:{a}": ADMIN
+       for a in ("index", "create", "show", "update", "delete", "add_host", "remove_host",
+                 "set_metadata")},
+    "os_compute_api:os-availability-zone:list": "@",
+    "os_compute_api:os-availability-zone:detail": ADMIN,
+    "os_compute_api:limits": "@",
+}
+
+
+def _start(runtime: Any) -> None:
+    worker = build.BuildWorker(runtime, runtime.settings.compute.build_workers)
+    runtime.state["compute.builder"] = worker
+    worker.start()
+
+
+def _stop(runtime: Any) -> None:
+    worker = runtime.state.pop("compute.builder", None)
+    if worker is not None:
+        worker.stop()
+
+
+COMPONENT = Component(
+    name="compute",
+    build=api.build,
+    policies=POLICIES,
+    catalog=CatalogEntry(type="compute", name="nova", path="/compute/v2.1"),
+    bootstrap=[("flavors", flavors.bootstrap_flavors), ("hosts", hosts.bootstrap_hosts),
+               ("placement", hosts.bootstrap_placement)],
+    start=_start,
+    stop=_stop,
+)

@@ -1,0 +1,200 @@
+"""Compute hosts from configuration: services, compute nodes, availability zones, and their
+placement resource providers; the admin views over them (os-services, os-hypervisors).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from stackling.common.db import utcnow_precise
+from stackling.compute.errors import ComputeHostNotFound, HypervisorNotFound, ServiceNotFound
+from stackling.compute.models import (
+    Aggregate,
+    AggregateHost,
+    AggregateMetadata,
+    ComputeNode,
+    ComputeService,
+    Instance,
+)
+
+DEFAULT_AZ = "nova"
+SERVICE_VERSION = 66  # the compute service version stackling's build worker speaks
+# Nova's initial allocation ratios and reserved host memory (nova.conf defaults).
+CPU_ALLOCATION_RATIO = 4.0
+RAM_ALLOCATION_RATIO = 1.0
+DISK_ALLOCATION_RATIO = 1.0
+RESERVED_HOST_MEMORY_MB = 512
+_NS = uuid.UUID("5a0b6e0e-3c9f-4b55-9d77-6c1d2f0c4e11")
+
+
+def node_uuid(host: str) -> str:
+    """Stable per host name, so every process and every restart agree on it."""
+    return str(uuid.uuid5(_NS, f"compute-node:{host}"))
+
+
+def service_uuid(host: str, binary: str = "nova-compute") -> str:
+    return str(uuid.uuid5(_NS, f"service:{binary}:{host}"))
+
+
+def bootstrap_hosts(db: Session, runtime: Any) -> None:
+    """A nova-compute service and a compute node per configured host; hosts of a
+    non-default AZ join an aggregate of that name carrying the AZ metadata."""
+    for host in runtime.settings.compute.hosts:
+        service = ComputeService(uuid=service_uuid(host.name), host=host.name,
+                                 binary="nova-compute", version=SERVICE_VERSION,
+                                 updated_at=utcnow_precise())
+        db.add(service)
+        db.flush()
+        db.add(ComputeNode(uuid=node_uuid(host.name), service_id=service.id, host=host.name,
+                           hypervisor_hostname=host.name, vcpus=host.vcpus,
+                           memory_mb=host.memory_mb, local_gb=host.disk_gb,
+                           availability_zone=host.availability_zone,
+                           physical_networks=list(host.physical_networks)))
+        if host.availability_zone != DEFAULT_AZ:
+            from stackling.compute import aggregates
+
+            agg = db.scalars(select(Aggregate).where(
+                Aggregate.name == host.availability_zone)).first()
+            if agg is None:
+                agg = aggregates.create_aggregate(db, host.availability_zone,
+                                                  host.availability_zone, mirror=False)
+            db.add(AggregateHost(aggregate_id=agg.id, host=host.name))
+    db.flush()
+
+
+def bootstrap_placement(db: Session, runtime: Any) -> None:
+    """Each compute node as a placement resource provider with its inventory."""
+    from stackling.placement import interface as placement
+
+    nodes = list(db.scalars(select(ComputeNode)))
+    memberships = host_aggregate_uuids(db)
+    for node in nodes:
+        placement.ensure_resource_provider(db, node.uuid, node.hypervisor_hostname)
+        placement.set_inventory_for_provider(db, node.uuid, inventory(node))
+        if memberships.get(node.host):
+            placement.set_aggregates_for_provider(db, node.uuid, memberships[node.host])
+
+
+def inventory(node: ComputeNode) -> dict[str, dict[str, Any]]:
+    return {
+        "VCPU": {"total": node.vcpus, "reserved": 0, "min_unit": 1, "max_unit": node.vcpus,
+                 "step_size": 1, "allocation_ratio": CPU_ALLOCATION_RATIO},
+        "MEMORY_MB": {"total": node.memory_mb, "reserved": RESERVED_HOST_MEMORY_MB,
+                      "min_unit": 1, "max_unit": node.memory_mb, "step_size": 1,
+                      "allocation_ratio": RAM_ALLOCATION_RATIO},
+        "DISK_GB": {"total": node.local_gb, "reserved": 0, "min_unit": 1,
+                    "max_unit": node.local_gb, "step_size": 1,
+                    "allocation_ratio": DISK_ALLOCATION_RATIO},
+    }
+
+
+def host_aggregate_uuids(db: Session, host: str | None = None) -> dict[str, list[str]]:
+    stmt = select(AggregateHost.host, Aggregate.uuid).join(
+        Aggregate, Aggregate.id == AggregateHost.aggregate_id)
+    if host is not None:
+        stmt = stmt.where(AggregateHost.host == host)
+    out: dict[str, list[str]] = {}
+    for h, agg_uuid in db.execute(stmt):
+        out.setdefault(h, []).append(agg_uuid)
+    return out
+
+
+def host_zones(db: Session) -> dict[str, str]:
+    """host -> availability zone (from aggregate metadata; default 'nova')."""
+    rows = db.execute(select(AggregateHost.host, AggregateMetadata.value).join(
+        AggregateMetadata, AggregateMetadata.aggregate_id == AggregateHost.aggregate_id).where(
+        AggregateMetadata.key == "availability_zone"))
+    zones: dict[str, str] = {}
+    for host, zone in rows:
+        zones.setdefault(host, zone)
+    return zones
+
+
+def zone_of(db: Session, host: str) -> str:
+    zone = db.scalars(select(AggregateMetadata.value).join(
+        AggregateHost, AggregateHost.aggregate_id == AggregateMetadata.aggregate_id).where(
+        AggregateHost.host == host, AggregateMetadata.key == "availability_zone")).first()
+    return zone or DEFAULT_AZ
+
+
+# ------------------------------------------------------------------ services
+def list_services(db: Session, host: str | None = None,
+                  binary: str | None = None) -> list[ComputeService]:
+    stmt = select(ComputeService).order_by(ComputeService.id)
+    if host:
+        stmt = stmt.where(ComputeService.host == host)
+    if binary:
+        stmt = stmt.where(ComputeService.binary == binary)
+    return list(db.scalars(stmt))
+
+
+def get_service_by_host_binary(db: Session, host: str, binary: str) -> ComputeService:
+    service = db.scalars(select(ComputeService).where(ComputeService.host == host,
+                                                      ComputeService.binary == binary)).first()
+    if service is None:
+        raise ServiceNotFound(service_id=f"{host}/{binary}")
+    return service
+
+
+def set_service_status(db: Session, host: str, binary: str, *, disabled: bool | None = None,
+                       reason: str | None = None, forced_down: bool | None = None
+                       ) -> ComputeService:
+    if not db.scalars(select(ComputeService.id).where(ComputeService.host == host)).first():
+        raise ComputeHostNotFound(host=host)
+    service = get_service_by_host_binary(db, host, binary)
+    if disabled is not None:
+        service.disabled = disabled
+        service.disabled_reason = reason if disabled else None
+    if forced_down is not None:
+        service.forced_down = forced_down
+    service.updated_at = utcnow_precise()
+    db.flush()
+    return service
+
+
+def is_up(service: ComputeService) -> bool:
+    # No heartbeat to miss: hosts are configuration. Only forced_down makes one "down".
+    return not service.forced_down
+
+
+# ------------------------------------------------------------------ hypervisors
+def list_nodes(db: Session) -> list[tuple[ComputeNode, ComputeService]]:
+    stmt = select(ComputeNode, ComputeService).join(
+        ComputeService, ComputeService.id == ComputeNode.service_id).order_by(ComputeNode.id)
+    return [(n, s) for n, s in db.execute(stmt)]
+
+
+def get_node(db: Session, node_id: str) -> tuple[ComputeNode, ComputeService]:
+    try:
+        numeric = int(node_id)
+    except ValueError:
+        raise HypervisorNotFound(id=node_id) from None
+    row = db.execute(select(ComputeNode, ComputeService).join(
+        ComputeService, ComputeService.id == ComputeNode.service_id).where(
+        ComputeNode.id == numeric)).first()
+    if row is None:
+        raise HypervisorNotFound(id=node_id)
+    return row[0], row[1]
+
+
+def node_usage(db: Session, hosts: list[str] | None = None) -> dict[str, dict[str, int]]:
+    """Per host: vcpus/ram/disk used and running instances, from the instances there."""
+    stmt = select(Instance.host, Instance.flavor).where(Instance.host.is_not(None))
+    if hosts is not None:
+        stmt = stmt.where(Instance.host.in_(hosts))
+    usage: dict[str, dict[str, int]] = {}
+    for host, flavor in db.execute(stmt):
+        u = usage.setdefault(host, {"vcpus": 0, "ram": 0, "disk": 0, "vms": 0})
+        u["vcpus"] += flavor["vcpus"]
+        u["ram"] += flavor["memory_mb"]
+        u["disk"] += flavor["root_gb"] + flavor["ephemeral_gb"]
+        u["vms"] += 1
+    return usage
+
+
+def count_instances_on(db: Session, host: str) -> int:
+    return db.scalar(select(func.count()).select_from(Instance).where(Instance.host == host)) or 0

@@ -1,0 +1,89 @@
+"""Keypairs: imported public keys or generated ed25519 pairs, per user."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stackling.common.listing import ListParams, Page, paginate
+from stackling.compute.errors import InvalidKeypair, KeyPairExists, KeypairNotFound
+from stackling.compute.models import KeyPair
+
+
+def fingerprint(public_key: str) -> str:
+    """Colon-separated MD5 of the key blob, as `ssh-keygen -l -E md5` and Nova print it."""
+    try:
+        key = serialization.load_ssh_public_key(public_key.strip().encode())
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        raise InvalidKeypair(reason="failed to generate fingerprint") from None
+    blob = key.public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    raw = base64.b64decode(blob.split()[1])
+    digest = hashlib.md5(raw, usedforsecurity=False).hexdigest()
+    return ":".join(digest[i:i + 2] for i in range(0, 32, 2))
+
+
+def generate() -> tuple[str, str]:
+    """A new (private OpenSSH PEM, public OpenSSH line) pair."""
+    private = ed25519.Ed25519PrivateKey.generate()
+    private_pem = private.private_bytes(serialization.Encoding.PEM,
+                                        serialization.PrivateFormat.OpenSSH,
+                                        serialization.NoEncryption()).decode()
+    public = private.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                               serialization.PublicFormat.OpenSSH).decode()
+    return private_pem, public + " Generated-by-Nova"
+
+
+def create_keypair(db: Session, user_id: str, name: str, public_key: str | None,
+                   key_type: str = "ssh") -> tuple[KeyPair, str | None]:
+    private = None
+    if public_key is None:
+        if key_type == "x509":
+            raise InvalidKeypair(reason="x509 keypairs must be imported")
+        private, public_key = generate()
+    if key_type == "ssh":
+        fp = fingerprint(public_key)
+    else:
+        fp = hashlib.sha1(public_key.encode(), usedforsecurity=False).hexdigest()
+        fp = ":".join(fp[i:i + 2] for i in range(0, len(fp), 2))
+    keypair = KeyPair(name=name, user_id=user_id, type=key_type, public_key=public_key,
+                      fingerprint=fp)
+    try:
+        with db.begin_nested():
+            db.add(keypair)
+    except IntegrityError:
+        raise KeyPairExists(key_name=name) from None
+    return keypair, private
+
+
+def get_keypair(db: Session, user_id: str, name: str) -> KeyPair:
+    keypair = db.scalars(select(KeyPair).where(KeyPair.user_id == user_id,
+                                               KeyPair.name == name)).first()
+    if keypair is None:
+        raise KeypairNotFound(name=name, user_id=user_id)
+    return keypair
+
+
+def list_keypairs(db: Session, user_id: str, params: ListParams) -> Page:
+    stmt = select(KeyPair).where(KeyPair.user_id == user_id)
+    if params.marker:
+        marker = db.scalars(select(KeyPair.id).where(KeyPair.user_id == user_id,
+                                                     KeyPair.name == params.marker)).first()
+        if marker is None:
+            raise KeypairNotFound(name=params.marker, user_id=user_id)
+        params.marker = marker  # type: ignore[assignment]
+    return paginate(db, stmt, columns={"name": KeyPair.name}, id_column=KeyPair.id,
+                    params=ListParams(sorts=[("name", True)], limit=params.limit,
+                                      marker=params.marker))
+
+
+def delete_keypair(db: Session, user_id: str, name: str) -> None:
+    db.delete(get_keypair(db, user_id, name))
+    db.flush()
+

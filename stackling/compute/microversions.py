@@ -1,0 +1,75 @@
+"""The compute microversions stackling serves, as data (append only; the last row is the max).
+
+Every behaviour change between 2.1 and the max is reproduced; see views.py and
+schemas.py for where each row shows.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from stackling.common.microversion import Version, VersionSpec
+
+HISTORY = (
+    ("2.1", "base API"),
+    ("2.2", "keypairs: type field; x509 keypairs"),
+    ("2.3", "servers: more OS-EXT-SRV-ATTR fields (admin); volumes_attached delete_on_termination"),
+    ("2.4", "fixed IP reserve/unreserve (not served)"),
+    ("2.5", "os-migrateLive: block_migration (not served)"),
+    ("2.6", "remote consoles (not served)"),
+    ("2.7", "flavor access checks (private flavors)"),
+    ("2.8", "mks console (not served)"),
+    ("2.9", "servers: locked"),
+    ("2.10", "keypairs: user_id for admins"),
+    ("2.11", "os-services: forced_down"),
+    ("2.12", "os-virtual-interfaces net_id (not served)"),
+    ("2.13", "server groups: project_id/user_id (not served)"),
+    ("2.14", "evacuate: onSharedStorage removed (not served)"),
+    ("2.15", "server groups: soft policies (not served)"),
+    ("2.16", "servers: host_status (admin)"),
+    ("2.17", "trigger_crash_dump (not served)"),
+    ("2.18", "project id optional in URLs"),
+    ("2.19", "servers: description"),
+    ("2.20", "volume attach on shelved servers (not served)"),
+    ("2.21", "instance actions of deleted servers (not served)"),
+    ("2.22", "force live migration completion (not served)"),
+    ("2.23", "migrations: id and type (not served)"),
+    ("2.24", "abort live migration (not served)"),
+    ("2.25", "live migration block_migration auto (not served)"),
+    ("2.26", "servers: tags"),
+    ("2.27", "OpenStack-API-Version header"),
+    ("2.28", "hypervisors: cpu_info as an object"),
+    ("2.29", "evacuate force (not served)"),
+    ("2.30", "live migrate force (not served)"),
+    ("2.31", "serial console URLs (not served)"),
+    ("2.32", "servers create: tag on networks"),
+    ("2.33", "hypervisors: paging"),
+    ("2.34", "async live-migration checks (not served)"),
+    ("2.35", "keypairs: paging"),
+    ("2.36", "proxy APIs removed: /images 404; limits without network quotas"),
+    ("2.37", "servers create: networks required, accepts 'auto' | 'none'"),
+    ("2.38", "servers list: an unknown status is a 400"),
+    ("2.39", "limits: maxImageMeta removed"),
+    ("2.40", "simple tenant usage paging (not served)"),
+    ("2.41", "aggregates: uuid"),
+    ("2.42", "servers create: tag on networks allowed again"),
+)
+
+MIN = Version.parse(HISTORY[0][0])
+MAX = Version.parse(HISTORY[-1][0])
+SPEC = VersionSpec("compute", MIN, MAX, legacy_header="x-openstack-nova-api-version")
+
+T = TypeVar("T")
+
+
+def pick(version: Version, table: dict[str, T]) -> T:
+    """The entry of `table` ({"2.1": a, "2.37": b}) for the highest key <= version."""
+    best: T | None = None
+    best_key = Version(0, 0)
+    for key, value in table.items():
+        k = Version.parse(key)
+        if k <= version and k >= best_key:
+            best, best_key = value, k
+    if best is None:
+        raise KeyError(str(version))
+    return best

@@ -1,0 +1,297 @@
+"""Nova's side of networking (nova/network/neutron.py): validate the requested networks
+in the API, allocate ports at build, release them at delete, attach and detach interfaces.
+
+Calls go to the network service in process (`stackling.network.interface`), with the
+user's context where Nova uses the user's token (visibility) and an elevated one where
+Nova uses its admin client (port binding).
+
+A requested network is a dict {network_id, port_id, address, tag}; the whole request is
+the string "auto" or "none" (2.37+), or a list, or None (no `networks` before 2.37).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.errors import ApiError
+from stackling.compute import errors
+
+AUTO, NONE = "auto", "none"
+
+
+def _net() -> Any:
+    from stackling.network import interface
+
+    return interface
+
+
+def instance_context(instance: Any) -> RequestContext:
+    """The booting user's context, rebuilt for the build worker."""
+    return RequestContext(user_id=instance.user_id, project_id=instance.project_id,
+                          roles=tuple(instance.roles or ("member", "reader")))
+
+
+def _is(err: ApiError, *names: str) -> bool:
+    return type(err).__name__ in names or err.type_name in names
+
+
+# ------------------------------------------------------------------ network lookup
+def get_available_networks(db: Session, ctx: RequestContext, project_id: str,
+                           net_ids: list[str] | None = None,
+                           auto_allocate: bool = False) -> list[dict[str, Any]]:
+    """Explicit ids (as visible to the caller), or the project's own non-shared networks
+    plus the shared ones; external networks are never picked implicitly."""
+    net = _net()
+    if net_ids:
+        return net.list_networks(db, ctx, id=list(dict.fromkeys(net_ids)))
+    own: dict[str, Any] = {"project_id": project_id, "shared": False}
+    shared: dict[str, Any] = {"shared": True}
+    if auto_allocate:
+        own["admin_state_up"] = shared["admin_state_up"] = True
+    nets = net.list_networks(db, ctx, **own) + net.list_networks(db, ctx, **shared)
+    return [n for n in nets if not n.get("router:external")]
+
+
+def _auto_allocate_dry_run(db: Session, ctx: RequestContext, project_id: str) -> None:
+    try:
+        _net().get_auto_allocated_topology(db, ctx, project_id, dry_run=True)
+    except ApiError as err:
+        if err.status == 409 or err.status == 404:
+            raise errors.UnableToAutoAllocateNetwork(project_id=project_id) from None
+        raise
+
+
+# ------------------------------------------------------------------ API-time validation
+def validate_networks(db: Session, ctx: RequestContext, requested: Any,
+                      num_instances: int) -> None:
+    """The checks Nova makes before answering 202 (see the digest's table 3.3)."""
+    if requested == NONE:
+        return
+    net = _net()
+    if requested is None or requested == AUTO:
+        nets = get_available_networks(db, ctx, ctx.project_id or "",
+                                      auto_allocate=requested == AUTO)
+        if len(nets) > 1:
+            raise errors.NetworkAmbiguous()
+        if not nets and requested == AUTO:
+            _auto_allocate_dry_run(db, ctx, ctx.project_id or "")
+        return
+    net_ids: list[str] = []
+    for req in requested:
+        if req.get("port_id"):
+            try:
+                port = net.get_port(db, ctx, req["port_id"])
+            except ApiError as err:
+                if _is(err, "PortNotFound") or err.status == 404:
+                    raise errors.PortNotFound(port_id=req["port_id"]) from None
+                raise
+            if port.get("device_id"):
+                raise errors.PortInUse(port_id=req["port_id"])
+            if port.get("ip_allocation") not in ("deferred", "none") and not port.get("fixed_ips"):
+                raise errors.PortRequiresFixedIP(port_id=req["port_id"])
+            req["network_id"] = port["network_id"]
+            continue
+        net_ids.append(req["network_id"])
+        if req.get("address"):
+            used = net.list_ports(db, ctx.elevated(), network_id=req["network_id"],
+                                  fixed_ips=[f"ip_address={req['address']}"])
+            if used:
+                raise errors.FixedIpAlreadyInUse(address=req["address"],
+                                                 instance_uuid=used[0].get("device_id", ""))
+    if net_ids:
+        nets = get_available_networks(db, ctx, ctx.project_id or "", net_ids)
+        for n in nets:
+            if not n.get("subnets"):
+                raise errors.NetworkRequiresSubnet(network_uuid=n["id"])
+        missing = [i for i in dict.fromkeys(net_ids) if i not in {n["id"] for n in nets}]
+        if missing:
+            raise errors.NetworkNotFound(network_id=", ".join(missing))
+
+
+def resolve_security_groups(db: Session, ctx: RequestContext, names: list[str]) -> list[str]:
+    """Names or ids to ids (the project's groups); unknown ones are Nova's 400."""
+    if not names or names == ["default"]:
+        return []
+    groups = _net().list_security_groups(db, ctx, project_id=ctx.project_id)
+    ids = []
+    for name in names:
+        match = [g["id"] for g in groups if name in (g["id"], g["name"])]
+        if not match:
+            raise errors.ValidationError(
+                detail=f"Security group {name} not found for project {ctx.project_id}.")
+        if len(match) > 1:
+            raise errors.NoUniqueMatch(
+                detail=f"Multiple security_group matches found for name '{name}', use an "
+                       "ID to be more specific.")
+        ids.append(match[0])
+    return ids
+
+
+# ------------------------------------------------------------------ build-time allocation
+def _vif(port: dict[str, Any], label: str, preexisting: bool,
+         tag: str | None = None) -> dict[str, Any]:
+    ips = [{"address": ip["ip_address"], "subnet_id": ip.get("subnet_id"),
+            "version": ipaddress.ip_address(ip["ip_address"]).version}
+           for ip in port.get("fixed_ips") or []]
+    return {"port_id": port["id"], "network_id": port["network_id"], "label": label,
+            "mac": port.get("mac_address"), "ips": ips, "preexisting": preexisting,
+            "tag": tag, "port_state": port.get("status")}
+
+
+def _binding(instance: Any, host: str, az: str) -> dict[str, Any]:
+    return {"device_id": instance.uuid, "device_owner": f"compute:{az}",
+            "binding:host_id": host}
+
+
+def allocate_for_instance(db: Session, instance: Any, host: str,
+                          az: str) -> list[dict[str, Any]]:
+    """Create or bind the instance's ports on `host`; returns the network info cache.
+
+    Raises Nova's errors (PortInUse, NetworkAmbiguous, UnableToAutoAllocateNetwork...)
+    or the network service's; the caller turns any of them into a failed build.
+    """
+    requested = instance.requested_networks
+    if requested == NONE:
+        return []
+    net = _net()
+    ctx = instance_context(instance)
+    admin = ctx.elevated()
+    requests = [] if requested in (None, AUTO) else [dict(r) for r in requested]
+    ports: dict[str, dict[str, Any]] = {}
+    for req in requests:
+        if req.get("port_id"):
+            port = net.get_port(db, ctx, req["port_id"])
+            if port.get("project_id") != instance.project_id and not ctx.is_admin:
+                raise errors.PortNotUsable(port_id=req["port_id"], instance=instance.uuid)
+            if port.get("device_id"):
+                raise errors.PortInUse(port_id=req["port_id"])
+            ports[req["port_id"]] = port
+            req["network_id"] = port["network_id"]
+    net_ids = [r["network_id"] for r in requests if r.get("network_id")]
+    nets = get_available_networks(db, ctx, instance.project_id, net_ids,
+                                  auto_allocate=requested == AUTO)
+    if not nets and requested == AUTO:
+        try:
+            topology = net.get_auto_allocated_topology(db, ctx, instance.project_id)
+            nets = [net.get_network(db, ctx, topology["id"])]
+        except ApiError:
+            raise errors.UnableToAutoAllocateNetwork(project_id=instance.project_id) from None
+    by_id = {n["id"]: n for n in nets}
+    if requested in (None, AUTO):
+        if not nets:
+            return []  # nothing requested, nothing visible: a server without NICs
+        if len(nets) > 1:
+            raise errors.NetworkAmbiguous()
+        requests = [{"network_id": nets[0]["id"]}]
+    missing = [i for i in dict.fromkeys(net_ids) if i not in by_id]
+    if missing:
+        raise errors.NetworkNotFound(network_id=", ".join(missing))
+    sg_ids = resolve_security_groups(db, ctx, list(instance.security_groups or []))
+    info = []
+    for req in requests:
+        label = by_id[req["network_id"]].get("name") or req["network_id"]
+        if req.get("port_id"):
+            port = net.update_port(db, admin, req["port_id"], _binding(instance, host, az))
+            info.append(_vif(port, label, True, req.get("tag")))
+            continue
+        body: dict[str, Any] = {"network_id": req["network_id"], "admin_state_up": True,
+                                "project_id": instance.project_id,
+                                **_binding(instance, host, az)}
+        if req.get("address"):
+            body["fixed_ips"] = [{"ip_address": req["address"]}]
+        if sg_ids:
+            body["security_groups"] = sg_ids
+        port = net.create_port(db, admin, body)
+        info.append(_vif(port, label, False, req.get("tag")))
+    return info
+
+
+def deallocate_for_instance(db: Session, instance: Any) -> None:
+    """Delete the ports compute created; unbind the ones the user brought."""
+    if instance.requested_networks == NONE:
+        return
+    for vif in instance.network_info or []:
+        release_port(db, vif)
+
+
+def release_port(db: Session, vif: dict[str, Any]) -> None:
+    net = _net()
+    admin = RequestContext(roles=("admin", "service"), is_service=True)
+    try:
+        if vif.get("preexisting"):
+            net.update_port(db, admin, vif["port_id"], {"device_id": "", "device_owner": "",
+                                                        "binding:host_id": ""})
+        else:
+            net.delete_port(db, admin, vif["port_id"])
+    except ApiError as err:
+        if err.status != 404:
+            raise
+
+
+# ------------------------------------------------------------------ interfaces
+def list_ports(db: Session, ctx: RequestContext, instance: Any) -> list[dict[str, Any]]:
+    return _net().list_ports(db, ctx.elevated(), device_id=instance.uuid)
+
+
+def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: str | None,
+                     port_id: str | None, address: str | None) -> dict[str, Any]:
+    """Synchronously add a NIC; returns the port. Errors are Nova's for os-interface."""
+    net = _net()
+    user = instance_context(instance) if ctx.is_admin else ctx
+    if port_id:
+        try:
+            port = net.get_port(db, user, port_id)
+        except ApiError as err:
+            if err.status == 404:
+                raise errors.PortNotFoundAttach(port_id=port_id) from None
+            raise
+        if port.get("device_id"):
+            raise errors.PortInUse(port_id=port_id)
+        requests = [{"port_id": port_id, "network_id": port["network_id"]}]
+    else:
+        if net_id is None:
+            nets = get_available_networks(db, user, instance.project_id)
+            if not nets:
+                raise errors.InterfaceAttachFailedNoNetwork(project_id=instance.project_id)
+            if len(nets) > 1:
+                raise errors.NetworkAmbiguousAttach()
+            net_id = nets[0]["id"]
+        elif not get_available_networks(db, user, instance.project_id, [net_id]):
+            raise errors.NetworkNotFoundAttach(network_id=net_id)
+        requests = [{"network_id": net_id, "address": address}]
+    nets = get_available_networks(db, user, instance.project_id, [requests[0]["network_id"]])
+    label = (nets[0].get("name") if nets else None) or requests[0]["network_id"]
+    admin = user.elevated()
+    binding = _binding(instance, instance.host or "", instance.availability_zone or "nova")
+    try:
+        if port_id:
+            port = net.update_port(db, admin, port_id, binding)
+            vif = _vif(port, label, True)
+        else:
+            body: dict[str, Any] = {"network_id": net_id, "admin_state_up": True,
+                                    "project_id": instance.project_id, **binding}
+            if address:
+                body["fixed_ips"] = [{"ip_address": address}]
+            port = net.create_port(db, admin, body)
+            vif = _vif(port, label, False)
+    except ApiError as err:
+        if _is(err, "IpAddressInUse", "IpAddressAlreadyAllocated"):
+            raise errors.FixedIpAlreadyInUse(address=address, instance_uuid="") from None
+        if _is(err, "IpAddressGenerationFailure"):
+            raise errors.NoMoreFixedIps(net=net_id) from None
+        raise
+    instance.network_info = [*(instance.network_info or []), vif]
+    return port
+
+
+def detach_interface(db: Session, instance: Any, port_id: str) -> None:
+    vifs = list(instance.network_info or [])
+    vif = next((v for v in vifs if v["port_id"] == port_id), None)
+    if vif is None:
+        raise errors.PortNotFoundForInstance(port_id=port_id, instance=instance.uuid)
+    release_port(db, vif)
+    instance.network_info = [v for v in vifs if v["port_id"] != port_id]

@@ -1,0 +1,87 @@
+"""The scheduler: placement allocation candidates for the flavor, narrowed to the
+requested availability zone and to enabled, up compute services, then a claim.
+
+Claims run in the build's transaction; a lost race (another build took the capacity
+or bumped the provider generation) moves on to the next candidate.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from stackling.common.errors import ApiError
+from stackling.compute import hosts
+from stackling.compute.errors import NoValidHost
+from stackling.compute.models import (
+    Aggregate,
+    AggregateMetadata,
+    ComputeNode,
+    ComputeService,
+)
+
+MAX_CANDIDATES = 1000  # Nova's [scheduler] max_placement_results
+
+
+def resources_for(flavor: dict[str, Any]) -> dict[str, int]:
+    """What a flavor asks of placement (nova.scheduler.utils.resources_from_flavor)."""
+    disk = flavor["root_gb"] + flavor["ephemeral_gb"] + (flavor["swap"] + 1023) // 1024
+    resources = {"VCPU": flavor["vcpus"], "MEMORY_MB": flavor["memory_mb"]}
+    if disk:
+        resources["DISK_GB"] = disk
+    return resources
+
+
+def _az_aggregates(db: Session, zone: str) -> list[str]:
+    return list(db.scalars(select(Aggregate.uuid).join(
+        AggregateMetadata, AggregateMetadata.aggregate_id == Aggregate.id).where(
+        AggregateMetadata.key == "availability_zone", AggregateMetadata.value == zone)))
+
+
+def select_destination(db: Session, instance: Any) -> tuple[ComputeNode, str]:
+    """Pick a host for the instance and claim its resources there: (node, zone)."""
+    from stackling.placement import interface as placement
+
+    zone = instance.requested_az
+    member_of: list[list[str]] = []
+    if zone and zone != hosts.DEFAULT_AZ:
+        aggs = _az_aggregates(db, zone)
+        if not aggs:
+            raise NoValidHost(reason="")
+        member_of = [aggs]
+    candidates = placement.get_allocation_candidates(
+        db, resources_for(instance.flavor), member_of=member_of, limit=MAX_CANDIDATES)
+    if not candidates:
+        raise NoValidHost(reason="")
+    rp_uuids = {rp for c in candidates for rp in c["allocations"]}
+    usable = {n.uuid: n for n, s in db.execute(
+        select(ComputeNode, ComputeService).join(
+            ComputeService, ComputeService.id == ComputeNode.service_id).where(
+            ComputeNode.uuid.in_(rp_uuids)))
+        if not s.disabled and hosts.is_up(s)}
+    zones = hosts.host_zones(db)
+    if zone == hosts.DEFAULT_AZ:
+        usable = {u: n for u, n in usable.items() if n.host not in zones}
+    choices = [c for c in candidates if set(c["allocations"]) <= set(usable)]
+    if not choices:
+        raise NoValidHost(reason="There are not enough hosts available.")
+    random.shuffle(choices)  # spread, and keep concurrent builds off one provider
+    for candidate in choices:
+        try:
+            with db.begin_nested():
+                placement.claim_resources(db, instance.uuid, candidate["allocations"],
+                                          instance.project_id, instance.user_id)
+        except ApiError:
+            continue  # capacity or generation race lost: try the next candidate
+        node = next(usable[rp] for rp in candidate["allocations"] if rp in usable)
+        return node, zones.get(node.host, hosts.DEFAULT_AZ)
+    raise NoValidHost(reason="There are not enough hosts available.")
+
+
+def release(db: Session, instance_uuid: str) -> None:
+    from stackling.placement import interface as placement
+
+    placement.delete_allocation_for_instance(db, instance_uuid)

@@ -1,0 +1,239 @@
+"""Request-body schemas, one dict per shape; a new microversion is a copy plus a change."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+NAME = {"type": "string", "minLength": 1, "maxLength": 255, "format": "name"}
+DESCRIPTION = {"type": ["string", "null"], "minLength": 0, "maxLength": 255,
+               "pattern": r"^[^\x00-\x1f\x7f]*$"}
+POSITIVE_INT = {"type": ["integer", "string"], "pattern": "^[0-9]*$", "minimum": 1, "minLength": 1}
+NON_NEGATIVE_INT = {"type": ["integer", "string"], "pattern": "^[0-9]*$", "minimum": 0,
+                    "minLength": 1}
+BOOLEAN = {"type": ["boolean", "string"],
+           "enum": [True, "True", "TRUE", "true", "1", "ON", "On", "on", "YES", "Yes", "yes",
+                    False, "False", "FALSE", "false", "0", "OFF", "Off", "off", "NO", "No", "no"]}
+IP_ADDRESS = {"type": "string", "oneOf": [{"format": "ipv4"}, {"format": "ipv6"}]}
+METADATA = {"type": "object",
+            "patternProperties": {"^[a-zA-Z0-9-_:. ]{1,255}$": {"type": "string",
+                                                                "maxLength": 255}},
+            "additionalProperties": False}
+TAG = {"type": "string", "maxLength": 60, "pattern": "^[^,/]*$"}
+
+# ------------------------------------------------------------------ servers
+_NETWORK_ITEM_2_1 = {
+    "type": "object",
+    "properties": {
+        "fixed_ip": IP_ADDRESS,
+        "port": {"oneOf": [{"type": "string", "format": "uuid"}, {"type": "null"}]},
+        "uuid": {"type": "string"},
+    },
+    "additionalProperties": False,
+}
+_NETWORK_ITEM_2_32 = copy.deepcopy(_NETWORK_ITEM_2_1)
+_NETWORK_ITEM_2_32["properties"]["tag"] = TAG
+# 2.37 made uuids strict and (by an upstream slip, fixed in 2.42) dropped `tag`.
+_NETWORK_ITEM_2_37 = copy.deepcopy(_NETWORK_ITEM_2_1)
+_NETWORK_ITEM_2_37["properties"]["uuid"] = {"type": "string", "format": "uuid"}
+_NETWORK_ITEM_2_42 = copy.deepcopy(_NETWORK_ITEM_2_37)
+_NETWORK_ITEM_2_42["properties"]["tag"] = TAG
+
+_BDM = {"type": "array", "items": {"type": "object"}}
+
+_SERVER_2_1: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "server": {
+            "type": "object",
+            "properties": {
+                "name": NAME,
+                "imageRef": {"type": "string"},
+                "flavorRef": {"type": ["string", "integer"], "minLength": 1},
+                "adminPass": {"type": "string"},
+                "metadata": METADATA,
+                "networks": {"type": "array", "items": _NETWORK_ITEM_2_1},
+                "OS-DCF:diskConfig": {"type": "string", "enum": ["AUTO", "MANUAL"]},
+                "accessIPv4": {"type": "string", "format": "ipv4"},
+                "accessIPv6": {"type": "string", "format": "ipv6"},
+                "personality": {"type": "array", "items": {"type": "object"}},
+                "availability_zone": {"type": "string", "minLength": 1, "maxLength": 255},
+                "block_device_mapping": _BDM,
+                "block_device_mapping_v2": _BDM,
+                "config_drive": BOOLEAN,
+                "key_name": {"type": "string", "minLength": 1, "maxLength": 255},
+                "min_count": POSITIVE_INT,
+                "max_count": POSITIVE_INT,
+                "return_reservation_id": BOOLEAN,
+                "security_groups": {
+                    "type": "array",
+                    "items": {"type": "object",
+                              "properties": {"name": {"type": "string", "minLength": 1,
+                                                      "maxLength": 255}},
+                              "additionalProperties": False}},
+                "user_data": {"type": "string", "format": "base64", "maxLength": 65535},
+            },
+            "required": ["name", "flavorRef"],
+            "additionalProperties": False,
+        },
+        "os:scheduler_hints": {"type": "object"},
+        "OS-SCH-HNT:scheduler_hints": {"type": "object"},
+    },
+    "required": ["server"],
+    "additionalProperties": False,
+}
+
+
+def _server_variant(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    schema = copy.deepcopy(base)
+    server = schema["properties"]["server"]
+    for key, value in changes.items():
+        if key == "required":
+            server["required"] = value
+        else:
+            server["properties"][key] = value
+    return schema
+
+
+_SERVER_2_19 = _server_variant(_SERVER_2_1, description=DESCRIPTION)
+_SERVER_2_32 = _server_variant(_SERVER_2_19,
+                               networks={"type": "array", "items": _NETWORK_ITEM_2_32})
+_SERVER_2_37 = _server_variant(
+    _SERVER_2_32,
+    networks={"oneOf": [{"type": "array", "items": _NETWORK_ITEM_2_37},
+                        {"type": "string", "enum": ["none", "auto"]}]},
+    required=["name", "flavorRef", "networks"])
+_SERVER_2_42 = _server_variant(
+    _SERVER_2_37,
+    networks={"oneOf": [{"type": "array", "items": _NETWORK_ITEM_2_42},
+                        {"type": "string", "enum": ["none", "auto"]}]})
+
+SERVER_CREATE = {"2.1": _SERVER_2_1, "2.19": _SERVER_2_19, "2.32": _SERVER_2_32,
+                 "2.37": _SERVER_2_37, "2.42": _SERVER_2_42}
+
+_UPDATE_2_1 = {
+    "type": "object",
+    "properties": {"server": {
+        "type": "object",
+        "properties": {"name": NAME,
+                       "accessIPv4": {"type": "string", "format": "ipv4"},
+                       "accessIPv6": {"type": "string", "format": "ipv6"},
+                       "OS-DCF:diskConfig": {"type": "string", "enum": ["AUTO", "MANUAL"]}},
+        "additionalProperties": False}},
+    "required": ["server"],
+    "additionalProperties": False,
+}
+_UPDATE_2_19 = copy.deepcopy(_UPDATE_2_1)
+_UPDATE_2_19["properties"]["server"]["properties"]["description"] = DESCRIPTION
+SERVER_UPDATE = {"2.1": _UPDATE_2_1, "2.19": _UPDATE_2_19}
+
+# ------------------------------------------------------------------ flavors, keypairs
+FLAVOR_CREATE = {
+    "type": "object",
+    "properties": {"flavor": {
+        "type": "object",
+        "properties": {
+            "name": NAME,
+            "id": {"type": ["string", "null"], "minLength": 1, "maxLength": 255,
+                   "pattern": r"^(?! )[a-zA-Z0-9. _-]+(?<! )$"},
+            "ram": {"type": ["integer", "string"], "pattern": "^[0-9]+$", "minimum": 1},
+            "vcpus": {"type": ["integer", "string"], "pattern": "^[0-9]+$", "minimum": 1},
+            "disk": NON_NEGATIVE_INT,
+            "OS-FLV-EXT-DATA:ephemeral": NON_NEGATIVE_INT,
+            "swap": NON_NEGATIVE_INT,
+            "rxtx_factor": {"type": ["number", "string"], "minimum": 0},
+            "os-flavor-access:is_public": BOOLEAN,
+        },
+        "required": ["name", "ram", "vcpus", "disk"],
+        "additionalProperties": False}},
+    "required": ["flavor"],
+    "additionalProperties": False,
+}
+
+EXTRA_SPECS = {"type": "object", "properties": {"extra_specs": {
+    "type": "object",
+    "patternProperties": {"^[a-zA-Z0-9-_:. ]{1,255}$": {"type": ["string", "number", "boolean"]}},
+    "additionalProperties": False}},
+    "required": ["extra_specs"], "additionalProperties": False}
+
+_KEYPAIR_2_1 = {
+    "type": "object",
+    "properties": {"keypair": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 255,
+                                "pattern": r"^[a-zA-Z0-9 _-]+$"},
+                       "public_key": {"type": "string"}},
+        "required": ["name"],
+        "additionalProperties": False}},
+    "required": ["keypair"],
+    "additionalProperties": False,
+}
+_KEYPAIR_2_2 = copy.deepcopy(_KEYPAIR_2_1)
+_KEYPAIR_2_2["properties"]["keypair"]["properties"]["type"] = {"type": "string",
+                                                              "enum": ["ssh", "x509"]}
+_KEYPAIR_2_10 = copy.deepcopy(_KEYPAIR_2_2)
+_KEYPAIR_2_10["properties"]["keypair"]["properties"]["user_id"] = {"type": "string"}
+KEYPAIR_CREATE = {"2.1": _KEYPAIR_2_1, "2.2": _KEYPAIR_2_2, "2.10": _KEYPAIR_2_10}
+
+# ------------------------------------------------------------------ aggregates, services
+_AZ = {"type": ["string", "null"], "minLength": 1, "maxLength": 255}
+AGGREGATE_CREATE = {
+    "type": "object",
+    "properties": {"aggregate": {
+        "type": "object",
+        "properties": {"name": NAME, "availability_zone": _AZ},
+        "required": ["name"], "additionalProperties": False}},
+    "required": ["aggregate"], "additionalProperties": False,
+}
+AGGREGATE_UPDATE = {
+    "type": "object",
+    "properties": {"aggregate": {
+        "type": "object",
+        "properties": {"name": NAME, "availability_zone": _AZ},
+        "additionalProperties": False, "anyOf": [{"required": ["name"]},
+                                                 {"required": ["availability_zone"]}]}},
+    "required": ["aggregate"], "additionalProperties": False,
+}
+_HOST = {"type": "object", "properties": {"host": {"type": "string", "minLength": 1,
+                                                   "maxLength": 255}},
+         "required": ["host"], "additionalProperties": False}
+AGGREGATE_ADD_HOST = {"type": "object", "properties": {"add_host": _HOST},
+                      "required": ["add_host"], "additionalProperties": False}
+AGGREGATE_REMOVE_HOST = {"type": "object", "properties": {"remove_host": _HOST},
+                         "required": ["remove_host"], "additionalProperties": False}
+AGGREGATE_SET_METADATA = {
+    "type": "object",
+    "properties": {"set_metadata": {
+        "type": "object",
+        "properties": {"metadata": {
+            "type": "object",
+            "patternProperties": {"^[a-zA-Z0-9-_:. ]{1,255}$": {
+                "type": ["string", "null"], "maxLength": 255}},
+            "additionalProperties": False}},
+        "required": ["metadata"], "additionalProperties": False}},
+    "required": ["set_metadata"], "additionalProperties": False,
+}
+
+SERVICE_ACTION = {"type": "object",
+                  "properties": {"host": {"type": "string"}, "binary": {"type": "string"},
+                                 "disabled_reason": {"type": "string", "maxLength": 255},
+                                 "forced_down": BOOLEAN},
+                  "required": ["host", "binary"], "additionalProperties": False}
+
+# ------------------------------------------------------------------ interfaces
+_INTERFACE_2_1 = {
+    "type": "object",
+    "properties": {"interfaceAttachment": {
+        "type": "object",
+        "properties": {
+            "net_id": {"type": "string", "format": "uuid"},
+            "port_id": {"type": "string", "format": "uuid"},
+            "fixed_ips": {"type": "array", "minItems": 1, "maxItems": 1,
+                          "items": {"type": "object",
+                                    "properties": {"ip_address": IP_ADDRESS},
+                                    "required": ["ip_address"],
+                                    "additionalProperties": False}}},
+        "additionalProperties": False}},
+    "additionalProperties": False,
+}
+INTERFACE_ATTACH = {"2.1": _INTERFACE_2_1}

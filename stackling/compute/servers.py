@@ -1,0 +1,347 @@
+"""Servers: create (the API-time checks, then pending rows the build worker picks up),
+list, show, update, delete."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.db import utcnow_precise
+from stackling.common.errors import ApiError, BadRequest, Forbidden
+from stackling.compute import flavors as flavors_logic
+from stackling.compute import hosts, network_api, scheduler
+from stackling.compute.errors import (
+    FlavorDiskTooSmall,
+    FlavorMemoryTooSmall,
+    FlavorNotFound,
+    ImageNotActive,
+    ImageNotFound,
+    InstanceIsLocked,
+    InstanceNotFound,
+    KeypairNotFound,
+)
+from stackling.compute.models import ComputeNode, Instance
+from stackling.compute.validation import is_uuid_like
+
+# status -> vm_states it covers (nova.api.openstack.common._STATE_MAP, reversed)
+STATUS_VM_STATES = {
+    "ACTIVE": ["active"], "BUILD": ["building"], "ERROR": ["error"], "SHUTOFF": ["stopped"],
+    "DELETED": ["deleted"], "SOFT_DELETED": ["soft-delete"], "PAUSED": ["paused"],
+    "SUSPENDED": ["suspended"], "RESCUE": ["rescued"], "VERIFY_RESIZE": ["resized"],
+    "SHELVED": ["shelved"], "SHELVED_OFFLOADED": ["shelved_offloaded"],
+    "REBOOT": ["active"], "HARD_REBOOT": ["active"], "PASSWORD": ["active"],
+    "REBUILD": ["active", "stopped", "error"], "MIGRATING": ["active"],
+    "RESIZE": ["active", "stopped"], "REVERT_RESIZE": ["resized"], "UNKNOWN": [],
+}
+
+
+@dataclass
+class CreateRequest:
+    """A validated create body, in the terms the logic needs."""
+
+    name: str
+    flavor_ref: str
+    image_ref: str
+    networks: Any  # None | "auto" | "none" | list[{network_id, port_id, address, tag}]
+    min_count: int = 1
+    max_count: int = 1
+    key_name: str | None = None
+    availability_zone: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    security_groups: list[str] = field(default_factory=lambda: ["default"])
+    access_ip_v4: str | None = None
+    access_ip_v6: str | None = None
+    config_drive: bool = False
+    disk_config: str = "MANUAL"
+    user_data: str | None = None
+    description: str | None = None
+    admin_pass: str | None = None
+    return_reservation_id: bool = False
+    has_bdm: bool = False
+
+
+def _href_id(ref: Any) -> str:
+    text = str(ref)
+    return text.rstrip("/").rsplit("/", 1)[-1] if "/" in text else text
+
+
+def parse_networks(networks: Any) -> Any:
+    """Nova's _get_requested_networks: the request's networks as NetworkRequests."""
+    if networks is None or isinstance(networks, str):
+        return networks
+    out = []
+    seen_ports: set[str] = set()
+    for item in networks:
+        address, port, tag = item.get("fixed_ip"), item.get("port"), item.get("tag")
+        if port:
+            if address is not None:
+                raise BadRequest(f"Specified Fixed IP '{address}' cannot be used with port "
+                                 f"'{port}': the two cannot be specified together.")
+            if port in seen_ports:
+                raise BadRequest(f"Port ID '{port}' was specified twice: you cannot attach a "
+                                 "port multiple times.")
+            seen_ports.add(port)
+            out.append({"network_id": None, "port_id": port, "address": None, "tag": tag})
+            continue
+        if "uuid" not in item:
+            raise BadRequest("Bad network format: missing 'uuid'")
+        if not is_uuid_like(item["uuid"]):
+            raise BadRequest("Bad networks format: network uuid is not in proper format "
+                             f"({item['uuid']})")
+        out.append({"network_id": item["uuid"], "port_id": None, "address": address, "tag": tag})
+    return out
+
+
+def _check_image(db: Session, ctx: RequestContext, image_ref: str,
+                 flavor: Any) -> str:
+    from stackling.image import logic as images
+
+    image_id = _href_id(image_ref)
+    try:
+        image = images.get_image(db, ctx, image_id)
+    except ApiError:
+        raise ImageNotFound(image_id=image_id) from None
+    if image.status != "active":
+        raise ImageNotActive(image_id=image_id)
+    if flavor.memory_mb < (image.min_ram or 0):
+        raise FlavorMemoryTooSmall()
+    if flavor.root_gb and flavor.root_gb < (image.min_disk or 0):
+        raise FlavorDiskTooSmall()
+    if flavor.root_gb and (image.size or 0) > flavor.root_gb * 1024 ** 3:
+        raise BadRequest(f"Flavor's disk is too small for requested image. Flavor disk is "
+                         f"{flavor.root_gb * 1024 ** 3} bytes, image is {image.size} bytes.")
+    return image.id
+
+
+def _check_az(db: Session, ctx: RequestContext, zone: str | None,
+              forced_host_allowed: bool) -> str | None:
+    if not zone:
+        return None
+    name, _, host = zone.partition(":")
+    if host:
+        if not forced_host_allowed:
+            raise Forbidden("Policy doesn't allow os_compute_api:servers:create:forced_host "
+                            "to be performed.")
+        if not db.scalars(select(ComputeNode.id).where(ComputeNode.host == host)).first():
+            raise BadRequest(f"Compute host {host} could not be found.")
+    zones = set(hosts.host_zones(db).values()) | {hosts.DEFAULT_AZ}
+    if name and name not in zones:
+        raise BadRequest("The requested availability zone is not available")
+    return name or None
+
+
+def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
+                   forced_host_allowed: bool = False) -> list[Instance]:
+    """Everything Nova checks before its 202, then one pending instance per count."""
+    try:
+        flavor = flavors_logic.get_flavor(db, ctx, _href_id(req.flavor_ref))
+    except FlavorNotFound:
+        raise BadRequest("Invalid flavorRef provided.") from None
+    if flavor.disabled:
+        raise BadRequest("Invalid flavorRef provided.")
+    if req.image_ref:
+        image_id = _check_image(db, ctx, req.image_ref, flavor)
+    elif req.has_bdm:
+        raise BadRequest("Block Device Mapping is Invalid: booting from volume is not "
+                         "supported by this cloud.")
+    else:
+        raise BadRequest("Missing imageRef attribute")
+    if req.min_count > req.max_count:
+        raise BadRequest("min_count must be <= max_count")
+    key_data = None
+    if req.key_name is not None:
+        from stackling.compute import keypairs
+
+        try:
+            key_data = keypairs.get_keypair(db, ctx.user_id or "", req.key_name).public_key
+        except KeypairNotFound:
+            raise BadRequest("Invalid key_name provided.") from None
+    requested = parse_networks(req.networks)
+    if isinstance(requested, list) and req.max_count > 1:
+        if any(r["address"] for r in requested):
+            raise BadRequest("max_count cannot be greater than 1 if an fixed_ip is specified.")
+        if any(r["port_id"] for r in requested):
+            raise BadRequest("Unable to launch multiple instances with a single configured port "
+                             "ID. Please launch your instance one by one with different ports.")
+    zone = _check_az(db, ctx, req.availability_zone, forced_host_allowed)
+    if requested != network_api.NONE:
+        network_api.resolve_security_groups(db, ctx, req.security_groups)
+    network_api.validate_networks(db, ctx, requested, req.max_count)
+    reservation = "r-" + secrets.token_hex(4)
+    now = utcnow_precise()
+    out = []
+    for index in range(req.max_count):
+        inst_uuid = str(uuid.uuid4())
+        name = req.name if req.max_count == 1 else f"{req.name}-{index + 1}"
+        inst = Instance(
+            uuid=inst_uuid, display_name=name, description=req.description,
+            project_id=ctx.project_id, user_id=ctx.user_id, roles=list(ctx.roles),
+            flavor=flavors_logic.flavor_snapshot(flavor), image_ref=image_id,
+            key_name=req.key_name, key_data=key_data, vm_state="building",
+            task_state="scheduling", power_state=0, requested_az=zone,
+            availability_zone=zone, metadata_=dict(req.metadata),
+            access_ip_v4=req.access_ip_v4, access_ip_v6=req.access_ip_v6,
+            config_drive="True" if req.config_drive else "", disk_config=req.disk_config,
+            user_data=req.user_data, reservation_id=reservation, launch_index=index,
+            hostname=_hostname(name), security_groups=list(req.security_groups),
+            requested_networks=requested, network_info=[], tags=[], build_state="pending",
+            created_at=now, updated_at=now)
+        db.add(inst)
+        out.append(inst)
+    db.flush()
+    return out
+
+
+def _hostname(name: str) -> str:
+    host = re.sub(r"[^\w.-]+", "", name.replace(" ", "-").replace("_", "-")).lower()
+    return host.strip(".-")[:63] or "server"
+
+
+# ------------------------------------------------------------------ read
+def get_instance(db: Session, ctx: RequestContext, server_id: str, *,
+                 for_update: bool = False) -> Instance:
+    """The instance, if the caller's project owns it (admins see all); else 404."""
+    stmt = select(Instance).where(Instance.uuid == server_id)
+    if not ctx.is_admin:
+        stmt = stmt.where(Instance.project_id == ctx.project_id)
+    if for_update:
+        stmt = stmt.with_for_update()
+    inst = db.scalars(stmt).first()
+    if inst is None:
+        raise InstanceNotFound(instance_id=server_id)
+    return inst
+
+
+@dataclass
+class ListQuery:
+    project_id: str | None  # None: all projects (admin all_tenants)
+    status: list[str] | None = None
+    name: str | None = None
+    image: str | None = None
+    flavor: str | None = None
+    host: str | None = None
+    ip: str | None = None
+    changes_since: Any = None
+    sort_keys: list[tuple[str, bool]] = field(default_factory=list)
+    limit: int | None = None
+    marker: str | None = None
+
+
+_SORT_COLUMNS = {"created_at": Instance.created_at, "display_name": Instance.display_name,
+                 "uuid": Instance.uuid, "updated_at": Instance.updated_at,
+                 "vm_state": Instance.vm_state, "task_state": Instance.task_state,
+                 "host": Instance.host, "launched_at": Instance.launched_at,
+                 "availability_zone": Instance.availability_zone, "id": Instance.id}
+
+
+def list_instances(db: Session, q: ListQuery) -> list[Instance]:
+    stmt = select(Instance)
+    if q.project_id is not None:
+        stmt = stmt.where(Instance.project_id == q.project_id)
+    if q.status is not None:
+        stmt = stmt.where(Instance.vm_state.in_(q.status))
+    if q.image:
+        stmt = stmt.where(Instance.image_ref == _href_id(q.image))
+    if q.host:
+        stmt = stmt.where(Instance.host == q.host)
+    if q.changes_since is not None:
+        stmt = stmt.where(Instance.updated_at >= q.changes_since)
+    sorts = q.sort_keys or [("created_at", False), ("id", False)]
+    order = [(_SORT_COLUMNS[k], asc) for k, asc in sorts]
+    if all(c is not Instance.id for c, _ in order):
+        order.append((Instance.id, False))
+    stmt = stmt.order_by(*[c.asc() if asc else c.desc() for c, asc in order])
+    needs_python = bool(q.name or q.flavor or q.ip)
+    if q.marker is not None:
+        marker = db.scalars(select(Instance).where(Instance.uuid == q.marker)).first()
+        if marker is None or (q.project_id is not None and marker.project_id != q.project_id):
+            raise BadRequest(f"marker [{q.marker}] not found")
+        stmt = stmt.where(_after(order, marker))
+    if q.limit is not None and not needs_python:
+        stmt = stmt.limit(q.limit)
+    rows = list(db.scalars(stmt))
+    if needs_python:
+        rows = [i for i in rows if _matches(i, q)]
+        if q.limit is not None:
+            rows = rows[: q.limit]
+    return rows
+
+
+def _after(order: list[tuple[Any, bool]], marker: Instance) -> Any:
+    from sqlalchemy import and_, or_
+
+    values = {c.key: getattr(marker, c.key if c.key != "metadata" else "metadata_")
+              for c, _ in order}
+    clauses = []
+    for i, (col, asc) in enumerate(order):
+        eq = [order[j][0] == values[order[j][0].key] for j in range(i)]
+        value = values[col.key]
+        if value is None:
+            continue
+        cmp = col > value if asc else col < value
+        clauses.append(and_(*eq, cmp) if eq else cmp)
+    return or_(*clauses)
+
+
+def _matches(inst: Instance, q: ListQuery) -> bool:
+    if q.name:
+        try:
+            if not re.search(q.name, inst.display_name):
+                return False
+        except re.error:
+            return q.name in inst.display_name
+    if q.flavor and inst.flavor.get("flavorid") != _href_id(q.flavor):
+        return False
+    if q.ip:
+        addrs = [ip["address"] for vif in inst.network_info or [] for ip in vif["ips"]]
+        try:
+            if not any(re.search(q.ip, a) for a in addrs):
+                return False
+        except re.error:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------ write
+def update_instance(db: Session, ctx: RequestContext, server_id: str,
+                    values: dict[str, Any]) -> Instance:
+    inst = get_instance(db, ctx, server_id)
+    mapping = {"name": "display_name", "description": "description",
+               "accessIPv4": "access_ip_v4", "accessIPv6": "access_ip_v6",
+               "OS-DCF:diskConfig": "disk_config"}
+    for key, attr in mapping.items():
+        if key in values:
+            setattr(inst, attr, values[key])
+    if "name" in values:
+        inst.hostname = _hostname(values["name"])
+    inst.updated_at = utcnow_precise()
+    db.flush()
+    return inst
+
+
+def delete_instance(db: Session, ctx: RequestContext, server_id: str) -> None:
+    """Release everything the server holds (ports, placement allocation), then forget it.
+
+    The row lock waits out a build in flight, so a delete never races a half build.
+    """
+    inst = get_instance(db, ctx, server_id, for_update=True)
+    if inst.locked and not ctx.is_admin:
+        raise InstanceIsLocked(instance_uuid=inst.uuid)
+    network_api.deallocate_for_instance(db, inst)
+    if inst.build_state == "done" and inst.host:
+        scheduler.release(db, inst.uuid)
+    db.delete(inst)
+    db.flush()
+
+
+def usage(db: Session, project_id: str) -> dict[str, int]:
+    rows = list(db.scalars(select(Instance.flavor).where(Instance.project_id == project_id)))
+    return {"instances": len(rows), "cores": sum(f["vcpus"] for f in rows),
+            "ram": sum(f["memory_mb"] for f in rows)}

@@ -1,0 +1,158 @@
+"""Response bodies, per microversion (Nova's view builders)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from stackling.common.microversion import Version
+from stackling.compute.models import Flavor, Instance
+
+# status from (vm_state, task_state), as nova.api.openstack.common.status_from_state
+_STATE_MAP: dict[str, dict[Any, str]] = {
+    "active": {"default": "ACTIVE", "rebooting": "REBOOT", "rebooting_hard": "HARD_REBOOT",
+               "updating_password": "PASSWORD", "rebuilding": "REBUILD",
+               "migrating": "MIGRATING", "resize_prep": "RESIZE", "resize_migrating": "RESIZE",
+               "resize_migrated": "RESIZE", "resize_finish": "RESIZE"},
+    "building": {"default": "BUILD"},
+    "stopped": {"default": "SHUTOFF", "resize_prep": "RESIZE", "rebuilding": "REBUILD"},
+    "resized": {"default": "VERIFY_RESIZE", "resize_reverting": "REVERT_RESIZE"},
+    "paused": {"default": "PAUSED"}, "suspended": {"default": "SUSPENDED"},
+    "rescued": {"default": "RESCUE"}, "error": {"default": "ERROR", "rebuilding": "REBUILD"},
+    "deleted": {"default": "DELETED"}, "soft-delete": {"default": "SOFT_DELETED"},
+    "shelved": {"default": "SHELVED"}, "shelved_offloaded": {"default": "SHELVED_OFFLOADED"},
+}
+PROGRESS_STATUSES = ("ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING")
+
+
+def status_of(inst: Instance) -> str:
+    states = _STATE_MAP.get(inst.vm_state, {"default": "UNKNOWN"})
+    return states.get(inst.task_state, states["default"])
+
+
+def iso_z(value: Any) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
+
+
+def naive(value: Any) -> str | None:
+    """Nova's naive timestamps (OS-SRV-USG, services, aggregates): microseconds, no zone."""
+    return value.replace(tzinfo=None).isoformat(timespec="microseconds") if value else None
+
+
+class Links:
+    """Self and bookmark links under the compute endpoint."""
+
+    def __init__(self, service_url: str) -> None:
+        self.versioned = f"{service_url}/v2.1"
+        self.bookmark = service_url
+
+    def pair(self, collection: str, ident: str) -> list[dict[str, str]]:
+        return [{"rel": "self", "href": f"{self.versioned}/{collection}/{ident}"},
+                {"rel": "bookmark", "href": f"{self.bookmark}/{collection}/{ident}"}]
+
+    def bookmark_only(self, collection: str, ident: str) -> list[dict[str, str]]:
+        return [{"rel": "bookmark", "href": f"{self.bookmark}/{collection}/{ident}"}]
+
+
+# ------------------------------------------------------------------ flavors
+def flavor_brief(links: Links, f: Flavor, version: Version) -> dict[str, Any]:
+    return {"id": f.flavorid, "name": f.name, "links": links.pair("flavors", f.flavorid)}
+
+
+def flavor_detail(links: Links, f: Flavor, version: Version) -> dict[str, Any]:
+    return {"id": f.flavorid, "name": f.name, "ram": f.memory_mb, "disk": f.root_gb,
+            "vcpus": f.vcpus, "swap": f.swap or "", "OS-FLV-EXT-DATA:ephemeral": f.ephemeral_gb,
+            "OS-FLV-DISABLED:disabled": f.disabled, "os-flavor-access:is_public": f.is_public,
+            "rxtx_factor": f.rxtx_factor, "links": links.pair("flavors", f.flavorid)}
+
+
+# ------------------------------------------------------------------ servers
+def addresses(inst: Instance, extended: bool = True) -> dict[str, list[dict[str, Any]]]:
+    """{label: [ip, ...]} from the network info cache; empty while building."""
+    if inst.vm_state == "building":
+        return {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for vif in inst.network_info or []:
+        items = out.setdefault(vif["label"], [])
+        for ip in vif["ips"]:
+            item: dict[str, Any] = {"version": ip["version"], "addr": ip["address"]}
+            if extended:
+                item["OS-EXT-IPS:type"] = "fixed"
+                item["OS-EXT-IPS-MAC:mac_addr"] = vif["mac"]
+            items.append(item)
+    return out
+
+
+def server_brief(links: Links, inst: Instance) -> dict[str, Any]:
+    return {"id": inst.uuid, "name": inst.display_name, "links": links.pair("servers", inst.uuid)}
+
+
+def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: bool,
+                  show_extended_attrs: bool, show_host_status: bool,
+                  full: bool = True) -> dict[str, Any]:
+    """The detail/show body; `full=False` is the pre-2.75 update response."""
+    status = status_of(inst)
+    host_id = (hashlib.sha224((inst.project_id + inst.host).encode()).hexdigest()
+               if inst.host else "")
+    image: Any = {"id": inst.image_ref, "links": links.bookmark_only("images", inst.image_ref)} \
+        if inst.image_ref else ""
+    flavor_id = inst.flavor["flavorid"]
+    server: dict[str, Any] = {
+        "id": inst.uuid, "name": inst.display_name, "status": status,
+        "tenant_id": inst.project_id, "user_id": inst.user_id,
+        "metadata": dict(inst.metadata_ or {}), "hostId": host_id, "image": image,
+        "flavor": {"id": flavor_id, "links": links.bookmark_only("flavors", flavor_id)},
+        "created": iso_z(inst.created_at), "updated": iso_z(inst.updated_at or inst.created_at),
+        "addresses": addresses(inst, extended=full),
+        "accessIPv4": inst.access_ip_v4 or "", "accessIPv6": inst.access_ip_v6 or "",
+        "links": links.pair("servers", inst.uuid), "OS-DCF:diskConfig": inst.disk_config,
+    }
+    if status in PROGRESS_STATUSES:
+        server["progress"] = 0
+    if full:
+        server["OS-EXT-AZ:availability_zone"] = inst.availability_zone or ""
+        server["config_drive"] = inst.config_drive
+        server["key_name"] = inst.key_name
+        server["OS-SRV-USG:launched_at"] = naive(inst.launched_at)
+        server["OS-SRV-USG:terminated_at"] = None
+        if show_extended_attrs:
+            server["OS-EXT-SRV-ATTR:host"] = inst.host
+            server["OS-EXT-SRV-ATTR:instance_name"] = f"instance-{inst.id:08x}"
+            server["OS-EXT-SRV-ATTR:hypervisor_hostname"] = inst.node
+            if version.matches("2.3"):
+                server["OS-EXT-SRV-ATTR:reservation_id"] = inst.reservation_id
+                server["OS-EXT-SRV-ATTR:launch_index"] = inst.launch_index
+                server["OS-EXT-SRV-ATTR:hostname"] = inst.hostname
+                server["OS-EXT-SRV-ATTR:kernel_id"] = ""
+                server["OS-EXT-SRV-ATTR:ramdisk_id"] = ""
+                server["OS-EXT-SRV-ATTR:root_device_name"] = "/dev/vda" if inst.host else None
+                server["OS-EXT-SRV-ATTR:user_data"] = inst.user_data
+        server["OS-EXT-STS:task_state"] = inst.task_state
+        server["OS-EXT-STS:vm_state"] = inst.vm_state
+        server["OS-EXT-STS:power_state"] = inst.power_state
+        server["os-extended-volumes:volumes_attached"] = []
+        if inst.network_info:
+            groups = inst.security_groups or ["default"]
+            server["security_groups"] = [{"name": g} for g in groups]
+        if version.matches("2.16") and show_host_status:
+            server["host_status"] = "UP" if inst.host else ""
+    if inst.fault and status in ("ERROR", "DELETED"):
+        fault = {"code": inst.fault["code"], "created": inst.fault["created"],
+                 "message": inst.fault["message"]}
+        if is_admin or inst.fault["code"] != 500:
+            fault["details"] = inst.fault.get("details", "")
+        server["fault"] = fault
+    if version.matches("2.9"):
+        server["locked"] = bool(inst.locked)
+    if version.matches("2.19"):
+        server["description"] = inst.description
+    if version.matches("2.26"):
+        server["tags"] = list(inst.tags or [])
+    return server
+
+
+def interface_view(port: dict[str, Any], version: Version) -> dict[str, Any]:
+    return {"port_id": port["id"], "net_id": port["network_id"],
+            "mac_addr": port.get("mac_address"), "port_state": port.get("status"),
+            "fixed_ips": [{"ip_address": ip["ip_address"], "subnet_id": ip.get("subnet_id")}
+                          for ip in port.get("fixed_ips") or []]}

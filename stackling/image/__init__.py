@@ -1,0 +1,1 @@
+"""Image (Glance v2, minimal): the images that servers boot from."""

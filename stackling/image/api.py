@@ -1,0 +1,155 @@
+"""Glance v2 routes (minimal): version discovery, images CRUD, JSON-patch, data upload."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from starlette.responses import Response
+
+from stackling.common.errors import ApiError, BadRequest, NotFound
+from stackling.common.http import ApiRequest, Service, json_response, no_content
+from stackling.common.listing import parse_list_params
+from stackling.image import logic
+from stackling.image.models import Image
+
+PATCH_TYPE = "application/openstack-images-v2.1-json-patch"
+CURRENT = "v2.9"
+
+
+class UnsupportedMediaType(ApiError):
+    status = 415
+    message = "Unsupported Content-Type"
+
+
+def _time(value: Any) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def image_view(image: Image) -> dict[str, Any]:
+    view: dict[str, Any] = dict(image.properties or {})
+    view.update({
+        "id": image.id, "name": image.name, "status": image.status,
+        "visibility": image.visibility, "protected": image.protected,
+        "os_hidden": image.os_hidden, "checksum": image.checksum,
+        "os_hash_algo": image.os_hash_algo, "os_hash_value": image.os_hash_value,
+        "owner": image.owner, "size": image.size, "virtual_size": image.virtual_size,
+        "min_ram": image.min_ram, "min_disk": image.min_disk,
+        "disk_format": image.disk_format, "container_format": image.container_format,
+        "created_at": _time(image.created_at), "updated_at": _time(image.updated_at),
+        "tags": list(image.tags or []), "self": f"/v2/images/{image.id}",
+        "file": f"/v2/images/{image.id}/file", "schema": "/v2/schemas/image",
+    })
+    return view
+
+
+def _data_dir(rq: ApiRequest) -> Path:
+    return Path(rq.settings.data_dir) / "images"
+
+
+# ------------------------------------------------------------------ discovery
+def _versions(rq: ApiRequest) -> dict[str, Any]:
+    href = f"{rq.service_url}/v2/"
+    minors = [CURRENT] + [f"v2.{n}" for n in range(int(CURRENT[3:]) - 1, -1, -1)]
+    return {"versions": [{"id": v, "status": "CURRENT" if v == CURRENT else "SUPPORTED",
+                          "links": [{"rel": "self", "href": href}]} for v in minors]}
+
+
+def versions(rq: ApiRequest) -> Any:
+    return json_response(_versions(rq), 300)
+
+
+def versions_list(rq: ApiRequest) -> Any:
+    return _versions(rq)
+
+
+# ------------------------------------------------------------------ images
+def list_images(rq: ApiRequest) -> Any:
+    params = parse_list_params(rq.query, filterable=None, sortable=("created_at", "name",
+                                                                     "updated_at", "size",
+                                                                     "status"),
+                               ignored=("sort",))
+    if params.limit is None:
+        params.limit = 25
+    filters = {k: v[-1] for k, v in params.filters.items()}
+    try:
+        page = logic.list_images(rq.db, rq.ctx, filters, params)
+    except logic.ImageNotFound:
+        raise BadRequest(f"marker {params.marker} could not be found.") from None
+    body: dict[str, Any] = {"images": [image_view(i) for i in page.rows],
+                            "first": "/v2/images", "schema": "/v2/schemas/images"}
+    if page.has_more and page.rows:
+        query = [(k, v) for k, v in rq.query.multi_items() if k != "marker"]
+        query.append(("marker", page.rows[-1].id))
+        body["next"] = "/v2/images?" + "&".join(f"{k}={v}" for k, v in query)
+    return body
+
+
+def _body(rq: ApiRequest) -> Any:
+    try:
+        return json.loads(rq.raw_body or b"{}")
+    except ValueError:
+        raise BadRequest("Malformed JSON in request body.") from None
+
+
+def create_image(rq: ApiRequest) -> Any:
+    body = _body(rq)
+    if not isinstance(body, dict):
+        raise BadRequest("Malformed JSON in request body.")
+    image = logic.create_image(rq.db, rq.ctx, body)
+    return 201, image_view(image), {"Location": f"{rq.service_url}/v2/images/{image.id}"}
+
+
+def show_image(rq: ApiRequest) -> Any:
+    return image_view(logic.get_image(rq.db, rq.ctx, rq.path_params["image_id"]))
+
+
+def update_image(rq: ApiRequest) -> Any:
+    ctype = rq.headers.get("content-type", "").split(";")[0].strip()
+    if ctype != PATCH_TYPE:
+        raise UnsupportedMediaType(headers={"Accept-Patch": PATCH_TYPE})
+    changes = _body(rq)
+    if not isinstance(changes, list):
+        raise BadRequest("Request body must be a JSON array of operation objects.")
+    return image_view(logic.patch_image(rq.db, rq.ctx, rq.path_params["image_id"], changes))
+
+
+def delete_image(rq: ApiRequest) -> Any:
+    logic.delete_image(rq.db, rq.ctx, rq.path_params["image_id"], _data_dir(rq))
+    return no_content()
+
+
+def upload_file(rq: ApiRequest) -> Any:
+    logic.upload_image(rq.db, rq.ctx, rq.path_params["image_id"], rq.raw_body, _data_dir(rq))
+    return no_content()
+
+
+def download_file(rq: ApiRequest) -> Any:
+    data = logic.image_data(rq.db, rq.ctx, rq.path_params["image_id"], _data_dir(rq))
+    if data is None:
+        return no_content()
+    return Response(data, media_type="application/octet-stream")
+
+
+def schema_image(rq: ApiRequest) -> Any:
+    return {"name": "image", "properties": {k: {} for k in (
+        "id", "name", "status", "visibility", "protected", "checksum", "owner", "size",
+        "min_ram", "min_disk", "disk_format", "container_format", "created_at",
+        "updated_at", "tags", "self", "file", "schema")}, "additionalProperties": {
+        "type": "string"}}
+
+
+def not_found(rq: ApiRequest) -> Any:
+    raise NotFound()
+
+
+def build(runtime: Any) -> Service:
+    s = Service(name="image", prefix="/image", family="image")
+    s.add("/", public=True, get=versions)
+    s.add("/versions", public=True, get=versions_list)
+    s.add("/v2/images", get=list_images, post=create_image)
+    s.add("/v2/images/{image_id}", get=show_image, patch=update_image, delete=delete_image)
+    s.add("/v2/images/{image_id}/file", put=upload_file, get=download_file)
+    s.add("/v2/schemas/image", get=schema_image)
+    return s

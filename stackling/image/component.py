@@ -1,0 +1,13 @@
+"""The image service (Glance v2, minimal) as a stackling component."""
+
+from __future__ import annotations
+
+from stackling.image import api, bootstrap
+from stackling.runtime import CatalogEntry, Component
+
+COMPONENT = Component(
+    name="image",
+    build=api.build,
+    catalog=CatalogEntry(type="image", name="glance", path="/image"),
+    bootstrap=[("cirros", bootstrap.bootstrap_images)],
+)

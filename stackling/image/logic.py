@@ -1,0 +1,193 @@
+"""Glance v2 image records: plain functions over a session and a request context."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.db import utcnow
+from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound
+from stackling.common.listing import ListParams, Page, paginate
+from stackling.image.models import Image
+
+# Columns an API body may set; anything else is a free-form property.
+BASE_ATTRS = ("name", "visibility", "disk_format", "container_format", "min_disk", "min_ram",
+              "protected", "os_hidden", "tags")
+READ_ONLY = ("status", "checksum", "os_hash_algo", "os_hash_value", "size", "virtual_size",
+             "owner", "created_at", "updated_at", "self", "file", "schema", "direct_url",
+             "locations")
+DISK_FORMATS = ("ami", "ari", "aki", "vhd", "vhdx", "vmdk", "raw", "qcow2", "vdi", "iso", "ploop")
+CONTAINER_FORMATS = ("ami", "ari", "aki", "bare", "ovf", "ova", "docker", "compressed")
+VISIBILITIES = ("public", "private", "shared", "community")
+
+
+class ImageNotFound(NotFound):
+    message = "No image found with ID %(image_id)s"
+
+
+def _visible(ctx: RequestContext) -> Any:
+    if ctx.is_admin:
+        return True
+    return or_(Image.visibility.in_(("public", "community")), Image.owner == ctx.project_id)
+
+
+def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
+    image = db.get(Image, image_id)
+    if image is None or image.status == "deleted" or (
+            not ctx.is_admin and image.visibility not in ("public", "community")
+            and image.owner != ctx.project_id):
+        raise ImageNotFound(image_id=image_id)
+    return image
+
+
+def list_images(db: Session, ctx: RequestContext, filters: dict[str, str],
+                params: ListParams) -> Page:
+    stmt = select(Image).where(Image.status != "deleted")
+    visibility = filters.pop("visibility", None)
+    if visibility == "all":
+        visibility = None
+    if visibility is not None:
+        if visibility not in VISIBILITIES:
+            raise BadRequest(f"Invalid visibility value: {visibility}")
+        stmt = stmt.where(Image.visibility == visibility)
+    else:
+        stmt = stmt.where(Image.visibility != "community")
+    if not ctx.is_admin:
+        stmt = stmt.where(_visible(ctx))
+    for key in ("name", "status", "owner", "disk_format", "container_format"):
+        if key in filters:
+            stmt = stmt.where(getattr(Image, key) == filters.pop(key))
+    if "protected" in filters:
+        stmt = stmt.where(Image.protected == (filters.pop("protected").lower() == "true"))
+    if params.marker:
+        get_image(db, ctx, params.marker)  # an unknown marker is Glance's 400 below
+    columns = {"created_at": Image.created_at, "name": Image.name, "updated_at": Image.updated_at,
+               "size": Image.size, "status": Image.status}
+    page = paginate(db, stmt, columns=columns, id_column=Image.id, params=params)
+    # Free-form property filters (e.g. ?os_distro=cirros) compare as strings.
+    if filters:
+        page.rows = [i for i in page.rows
+                     if all(str((i.properties or {}).get(k)) == v for k, v in filters.items())]
+    return page
+
+
+def _check_formats(values: dict[str, Any]) -> None:
+    if values.get("disk_format") not in (None, *DISK_FORMATS):
+        raise BadRequest(f"Invalid value '{values['disk_format']}' for parameter 'disk_format'")
+    if values.get("container_format") not in (None, *CONTAINER_FORMATS):
+        raise BadRequest(f"Invalid value '{values['container_format']}' for parameter "
+                         "'container_format'")
+    if values.get("visibility") not in (None, *VISIBILITIES):
+        raise BadRequest(f"Invalid value '{values['visibility']}' for parameter 'visibility'")
+    for key in ("min_disk", "min_ram"):
+        if key in values and (not isinstance(values[key], int) or isinstance(values[key], bool)
+                              or values[key] < 0):
+            raise BadRequest(f"Invalid value for {key}")
+
+
+def create_image(db: Session, ctx: RequestContext, body: dict[str, Any]) -> Image:
+    body = dict(body)
+    for key in READ_ONLY:
+        if key in body:
+            raise Forbidden(f"Attribute '{key}' is read-only.")
+    image_id = body.pop("id", None) or str(uuid.uuid4())
+    if db.get(Image, image_id) is not None:
+        raise Conflict(f"Image with identifier {image_id} already exists!")
+    values = {k: body.pop(k) for k in BASE_ATTRS if k in body}
+    _check_formats(values)
+    if values.get("visibility") in ("public", "community") and not ctx.is_admin \
+            and values["visibility"] == "public":
+        raise Forbidden("You are not authorized to complete publicize_image action.")
+    image = Image(id=image_id, owner=ctx.project_id, status="queued", properties=body,
+                  **{"visibility": "shared", "min_disk": 0, "min_ram": 0, "tags": [],
+                     **values})
+    db.add(image)
+    db.flush()
+    return image
+
+
+def patch_image(db: Session, ctx: RequestContext, image_id: str,
+                changes: list[dict[str, Any]]) -> Image:
+    """Apply a JSON patch (add/replace/remove of top-level attributes)."""
+    image = get_image(db, ctx, image_id)
+    if not ctx.is_admin and image.owner != ctx.project_id:
+        raise Forbidden("You are not permitted to modify this image.")
+    props = dict(image.properties or {})
+    for change in changes:
+        if not isinstance(change, dict) or "op" not in change or "path" not in change:
+            raise BadRequest("Unable to find `op` in JSON Schema change. It must be one of the "
+                             "following: add, remove, replace.")
+        op, path = change["op"], str(change["path"])
+        key = path.lstrip("/")
+        if op not in ("add", "replace", "remove") or not key or "/" in key:
+            raise BadRequest(f"Invalid JSON pointer for this resource: '{path}'")
+        if key in READ_ONLY or key == "id":
+            raise Forbidden(f"Attribute '{key}' is read-only.")
+        if op == "remove":
+            if key in BASE_ATTRS:
+                raise Forbidden(f"Attribute '{key}' is reserved.")
+            if key not in props:
+                raise Conflict(f"Property {key} does not exist.")
+            props.pop(key)
+            continue
+        if "value" not in change:
+            raise BadRequest("'value' is a required property")
+        if key in BASE_ATTRS:
+            _check_formats({key: change["value"]})
+            if key == "visibility" and change["value"] == "public" and not ctx.is_admin:
+                raise Forbidden("You are not authorized to complete publicize_image action.")
+            setattr(image, key, change["value"])
+        else:
+            if op == "replace" and key not in props:
+                raise Conflict(f"Property {key} does not exist.")
+            props[key] = change["value"]
+    image.properties = props
+    image.updated_at = utcnow()
+    db.flush()
+    return image
+
+
+def delete_image(db: Session, ctx: RequestContext, image_id: str, data_dir: Path) -> None:
+    image = get_image(db, ctx, image_id)
+    if not ctx.is_admin and image.owner != ctx.project_id:
+        raise Forbidden("You are not permitted to delete this image.")
+    if image.protected:
+        raise Forbidden(f"Image {image_id} is protected and cannot be deleted.")
+    db.delete(image)
+    db.flush()
+    (data_dir / image_id).unlink(missing_ok=True)
+
+
+def upload_image(db: Session, ctx: RequestContext, image_id: str, data: bytes,
+                 data_dir: Path) -> None:
+    image = get_image(db, ctx, image_id)
+    if not ctx.is_admin and image.owner != ctx.project_id:
+        raise Forbidden("You are not permitted to upload data to this image.")
+    if image.status != "queued":
+        raise Conflict(f"Image status transition from {image.status} to saving is not allowed")
+    if not image.disk_format or not image.container_format:
+        raise BadRequest("Properties disk_format, container_format must be set prior to "
+                         "saving data.")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    tmp = data_dir / f".{image_id}.tmp"
+    tmp.write_bytes(data)
+    tmp.replace(data_dir / image_id)
+    image.size = len(data)
+    image.checksum = hashlib.md5(data, usedforsecurity=False).hexdigest()
+    image.os_hash_algo = "sha512"
+    image.os_hash_value = hashlib.sha512(data).hexdigest()
+    image.status = "active"
+    image.updated_at = utcnow()
+    db.flush()
+
+
+def image_data(db: Session, ctx: RequestContext, image_id: str, data_dir: Path) -> bytes | None:
+    get_image(db, ctx, image_id)
+    path = data_dir / image_id
+    return path.read_bytes() if path.exists() else None

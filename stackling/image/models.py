@@ -1,0 +1,35 @@
+"""Image tables: one row per image, free-form properties as JSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import BigInteger, Boolean, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from stackling.common.db import Base, JSONType, UTCDateTime, utcnow
+
+
+class Image(Base):
+    __tablename__ = "image_image"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(255), nullable=True, index=True)
+    status: Mapped[str] = mapped_column(String(30), default="queued")
+    visibility: Mapped[str] = mapped_column(String(20), default="shared")
+    owner: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    disk_format: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    container_format: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    min_disk: Mapped[int] = mapped_column(Integer, default=0)
+    min_ram: Mapped[int] = mapped_column(Integer, default=0)
+    size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    virtual_size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    checksum: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    os_hash_algo: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    os_hash_value: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    protected: Mapped[bool] = mapped_column(Boolean, default=False)
+    os_hidden: Mapped[bool] = mapped_column(Boolean, default=False)
+    tags: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    properties: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

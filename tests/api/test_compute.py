@@ -1,0 +1,257 @@
+"""Compute (Nova v2.1) over the in-process app: discovery, microversions, flavors,
+keypairs, hosts and aggregates, and servers that need no network."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from stackling.compute import microversions
+
+MAX = str(microversions.MAX)
+CIRROS = "6f1c5b3a-9d2e-4c8b-a1f0-3e7d2c9b8a41"
+
+
+def mv(version: str) -> dict[str, str]:
+    return {"OpenStack-API-Version": f"compute {version}"}
+
+
+def wait_status(api, server_id, user="demo", statuses=("ACTIVE", "ERROR"), timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = api.get(f"/compute/v2.1/servers/{server_id}", user=user, headers=mv(MAX))
+        if r.status_code == 200 and r.json()["server"]["status"] in statuses:
+            return r.json()["server"]
+        time.sleep(0.02)
+    raise AssertionError(f"server {server_id} never reached {statuses}")
+
+
+def boot(api, user="demo", version=MAX, **server):
+    body = {"name": "vm", "flavorRef": "1", "imageRef": CIRROS, **server}
+    return api.post("/compute/v2.1/servers", user=user, headers=mv(version),
+                    json={"server": body})
+
+
+def test_version_documents(api):
+    r = api.get("/compute/", user=None)
+    versions = r.json()["versions"]
+    assert r.status_code == 200 and [v["id"] for v in versions] == ["v2.0", "v2.1"]
+    assert versions[1]["version"] == MAX and versions[1]["min_version"] == "2.1"
+    assert set(versions[1]) == {"id", "status", "version", "min_version", "updated", "links"}
+    r = api.get("/compute/v2.1/", user=None).json()["version"]
+    assert r["id"] == "v2.1" and r["media-types"][0]["base"] == "application/json"
+    assert api.get("/compute/v2/", user=None).json()["version"]["id"] == "v2.0"
+    r = api.get("/compute/v2.1", user=None, follow_redirects=False)
+    assert r.status_code == 302 and r.headers["location"].endswith("/compute/v2.1/")
+
+
+def test_microversion_headers(api):
+    r = api.get("/compute/v2.1/flavors", headers=mv("2.37"))
+    assert r.headers["OpenStack-API-Version"] == "compute 2.37"
+    assert r.headers["X-OpenStack-Nova-API-Version"] == "2.37"
+    assert "OpenStack-API-Version" in r.headers["Vary"]
+    assert r.headers["x-openstack-request-id"].startswith("req-")
+    assert r.headers["x-compute-request-id"] == r.headers["x-openstack-request-id"]
+    r = api.get("/compute/v2.1/flavors", headers={"X-OpenStack-Nova-API-Version": "latest"})
+    assert r.headers["X-OpenStack-Nova-API-Version"] == MAX
+    assert api.get("/compute/v2.1/flavors").headers["X-OpenStack-Nova-API-Version"] == "2.1"
+    r = api.get("/compute/v2.1/flavors", headers=mv("2.999"))
+    assert r.status_code == 406
+    assert f"Minimum is 2.1 and maximum is {MAX}." in r.json()["computeFault"]["message"]
+    assert api.get("/compute/v2.1/flavors", headers=mv("2.x")).status_code == 400
+    # a project id in the path is optional
+    project = api.get("/identity/v3/auth/projects").json()["projects"][0]["id"]
+    assert api.get(f"/compute/v2.1/{project}/flavors").status_code == 200
+
+
+def test_flavors(api):
+    r = api.get("/compute/v2.1/flavors/detail", user="demo").json()["flavors"]
+    sizes = {f["name"]: (f["ram"], f["vcpus"], f["disk"]) for f in r}
+    assert sizes == {"m1.tiny": (512, 1, 1), "m1.small": (2048, 1, 20),
+                     "m1.medium": (4096, 2, 40), "m1.large": (8192, 4, 80),
+                     "m1.xlarge": (16384, 8, 160)}
+    tiny = api.get("/compute/v2.1/flavors/1", user="demo").json()["flavor"]
+    assert tiny["swap"] == "" and tiny["OS-FLV-EXT-DATA:ephemeral"] == 0
+    missing = api.get("/compute/v2.1/flavors/m1.tiny", user="demo")
+    assert missing.status_code == 404 and "itemNotFound" in missing.json()
+    body = {"flavor": {"name": "custom", "ram": 256, "vcpus": 1, "disk": 0, "id": "c1"}}
+    assert api.post("/compute/v2.1/flavors", user="demo", json=body).status_code == 403
+    r = api.post("/compute/v2.1/flavors", json=body)
+    assert r.status_code == 200 and r.json()["flavor"]["id"] == "c1"
+    assert api.post("/compute/v2.1/flavors", json=body).status_code == 409
+    r = api.post("/compute/v2.1/flavors/c1/os-extra_specs",
+                 json={"extra_specs": {"hw:cpu_policy": "shared"}})
+    assert r.json() == {"extra_specs": {"hw:cpu_policy": "shared"}}
+    assert api.get("/compute/v2.1/flavors/c1/os-extra_specs/hw:cpu_policy").json() == {
+        "hw:cpu_policy": "shared"}
+    page = api.get("/compute/v2.1/flavors?limit=2").json()
+    assert len(page["flavors"]) == 2 and "marker=2" in page["flavors_links"][0]["href"]
+    assert api.delete("/compute/v2.1/flavors/c1").status_code == 202
+    bad = api.post("/compute/v2.1/flavors", json={"flavor": {"name": "x", "ram": 1}})
+    assert bad.status_code == 400 and "'vcpus' is a required property" in bad.text
+
+
+def test_keypairs(api):
+    r = api.post("/compute/v2.1/os-keypairs", user="demo", headers=mv("2.2"),
+                 json={"keypair": {"name": "gen"}})
+    assert r.status_code == 201, r.text
+    kp = r.json()["keypair"]
+    assert kp["private_key"].startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
+    assert kp["public_key"].startswith("ssh-ed25519 ") and kp["type"] == "ssh"
+    assert len(kp["fingerprint"].split(":")) == 16
+    imported = api.post("/compute/v2.1/os-keypairs", user="demo",
+                        json={"keypair": {"name": "imp", "public_key": kp["public_key"]}})
+    assert imported.status_code == 200 and "private_key" not in imported.json()["keypair"]
+    assert imported.json()["keypair"]["fingerprint"] == kp["fingerprint"]
+    dup = api.post("/compute/v2.1/os-keypairs", user="demo", json={"keypair": {"name": "imp"}})
+    assert dup.status_code == 409
+    bad = api.post("/compute/v2.1/os-keypairs", user="demo",
+                   json={"keypair": {"name": "bad", "public_key": "ssh-rsa nope"}})
+    assert bad.status_code == 400
+    names = [k["keypair"]["name"] for k in api.get("/compute/v2.1/os-keypairs",
+                                                    user="demo").json()["keypairs"]]
+    assert names == ["gen", "imp"]
+    assert api.get("/compute/v2.1/os-keypairs").json()["keypairs"] == []  # admin's own
+    shown = api.get("/compute/v2.1/os-keypairs/gen", user="demo").json()["keypair"]
+    assert shown["user_id"] and shown["deleted"] is False
+    assert api.delete("/compute/v2.1/os-keypairs/imp", user="demo",
+                      headers=mv("2.2")).status_code == 204
+    assert api.get("/compute/v2.1/os-keypairs/imp", user="demo").status_code == 404
+
+
+def test_services_hypervisors_az(api):
+    assert api.get("/compute/v2.1/os-services", user="demo").status_code == 403
+    services = api.get("/compute/v2.1/os-services", headers=mv("2.11")).json()["services"]
+    assert {s["host"] for s in services} == {"compute-r1-1", "compute-r1-2", "compute-r2-1",
+                                             "compute-r2-2"}
+    assert all(s["binary"] == "nova-compute" and s["state"] == "up" and
+               s["forced_down"] is False for s in services)
+    assert "forced_down" not in api.get("/compute/v2.1/os-services").json()["services"][0]
+    r = api.put("/compute/v2.1/os-services/disable-log-reason",
+                json={"host": "compute-r2-2", "binary": "nova-compute",
+                      "disabled_reason": "maintenance"})
+    assert r.json()["service"] == {"host": "compute-r2-2", "binary": "nova-compute",
+                                   "status": "disabled", "disabled_reason": "maintenance"}
+    api.put("/compute/v2.1/os-services/enable",
+            json={"host": "compute-r2-2", "binary": "nova-compute"})
+    hyp = api.get("/compute/v2.1/os-hypervisors/detail", headers=mv("2.28")).json()
+    first = hyp["hypervisors"][0]
+    assert first["vcpus"] == 8 and isinstance(first["cpu_info"], dict)
+    assert isinstance(api.get("/compute/v2.1/os-hypervisors/detail").json()[
+        "hypervisors"][0]["cpu_info"], str)
+    one = api.get(f"/compute/v2.1/os-hypervisors/{first['id']}").json()["hypervisor"]
+    assert one["hypervisor_hostname"] == first["hypervisor_hostname"]
+    assert api.get("/compute/v2.1/os-hypervisors/999").status_code == 404
+    page = api.get("/compute/v2.1/os-hypervisors?limit=2", headers=mv("2.33")).json()
+    assert len(page["hypervisors"]) == 2 and page["hypervisors_links"]
+    zones = api.get("/compute/v2.1/os-availability-zone", user="demo").json()
+    assert zones == {"availabilityZoneInfo": [{"zoneName": "nova",
+                                               "zoneState": {"available": True},
+                                               "hosts": None}]}
+    assert api.get("/compute/v2.1/os-availability-zone/detail", user="demo").status_code == 403
+    detail = api.get("/compute/v2.1/os-availability-zone/detail").json()
+    assert len(detail["availabilityZoneInfo"][0]["hosts"]) == 4
+
+
+def test_aggregates_mirror_placement(api):
+    r = api.post("/compute/v2.1/os-aggregates", headers=mv("2.41"),
+                 json={"aggregate": {"name": "rack2", "availability_zone": None}})
+    assert r.status_code == 200, r.text
+    agg = r.json()["aggregate"]
+    assert "hosts" not in agg and "metadata" not in agg and agg["uuid"]
+    url = f"/compute/v2.1/os-aggregates/{agg['id']}"
+    r = api.post(f"{url}/action", json={"add_host": {"host": "compute-r2-1"}})
+    assert r.json()["aggregate"]["hosts"] == ["compute-r2-1"]
+    assert api.post(f"{url}/action", json={"add_host": {"host": "compute-r2-1"}}
+                    ).status_code == 409
+    assert api.post(f"{url}/action", json={"add_host": {"host": "nope"}}).status_code == 404
+    from stackling.compute.hosts import node_uuid
+    from stackling.placement import interface as placement
+
+    with api.runtime.db.transaction() as db:
+        from stackling.placement import aggregates, providers
+
+        rp = providers.get(db, node_uuid("compute-r2-1"))
+        assert aggregates.of_provider(db, rp.id) == [agg["uuid"]]
+        assert placement.get_resource_provider(db, node_uuid("compute-r2-1"))
+    r = api.post(f"{url}/action", json={"set_metadata": {"metadata": {"ssd": "true",
+                                                                      "gone": None}}})
+    assert r.json()["aggregate"]["metadata"] == {"ssd": "true"}
+    assert api.delete(url).status_code == 400  # still has a host
+    api.post(f"{url}/action", json={"remove_host": {"host": "compute-r2-1"}})
+    assert api.post(f"{url}/action", json={"remove_host": {"host": "compute-r2-1"}}
+                    ).status_code == 404
+    assert api.delete(url).status_code == 200
+    assert api.get(url).status_code == 404
+    assert api.get("/compute/v2.1/os-aggregates", user="demo").status_code == 403
+
+
+def test_limits(api):
+    absolute = api.get("/compute/v2.1/limits", user="demo").json()["limits"]["absolute"]
+    assert absolute["maxServerMeta"] == 128 and "maxImageMeta" in absolute
+    latest = api.get("/compute/v2.1/limits", user="demo", headers=mv(MAX)).json()
+    assert "maxImageMeta" not in latest["limits"]["absolute"]
+    assert "maxSecurityGroups" not in latest["limits"]["absolute"]
+
+
+def test_server_without_network_and_isolation(api):
+    r = boot(api, networks="none")
+    assert r.status_code == 202, r.text
+    created = r.json()["server"]
+    assert set(created) == {"id", "links", "OS-DCF:diskConfig", "security_groups", "adminPass"}
+    assert r.headers["location"] == created["links"][0]["href"]
+    server = wait_status(api, created["id"])
+    assert server["status"] == "ACTIVE" and server["addresses"] == {}
+    assert "OS-EXT-SRV-ATTR:host" not in server  # admin-only
+    admin_view = api.get(f"/compute/v2.1/servers/{created['id']}").json()["server"]
+    assert admin_view["OS-EXT-SRV-ATTR:host"].startswith("compute-")
+    assert api.get(f"/compute/v2.1/servers/{created['id']}/ips", user="demo").json() == {
+        "addresses": {}}
+    # Another project's member sees nothing: 404, not 403.
+    r = api.get(f"/compute/v2.1/servers/{created['id']}", user="admin", headers=mv(MAX))
+    assert r.status_code == 200
+    listed = api.get("/compute/v2.1/servers", user="demo").json()["servers"]
+    assert created["id"] in {s["id"] for s in listed}
+    assert created["id"] not in {s["id"] for s in api.get("/compute/v2.1/servers").json()[
+        "servers"]}
+    everyone = api.get("/compute/v2.1/servers/detail?all_tenants=1").json()["servers"]
+    assert created["id"] in {s["id"] for s in everyone}
+    assert api.get("/compute/v2.1/servers?all_tenants=1", user="demo").status_code == 403
+    r = api.put(f"/compute/v2.1/servers/{created['id']}", user="demo", headers=mv("2.19"),
+                json={"server": {"name": "renamed", "description": "d"}})
+    assert r.status_code == 200 and r.json()["server"]["name"] == "renamed"
+    assert api.delete(f"/compute/v2.1/servers/{created['id']}", user="demo").status_code == 204
+    assert api.get(f"/compute/v2.1/servers/{created['id']}", user="demo").status_code == 404
+
+
+def test_server_list_filters_and_paging(api):
+    ids = [boot(api, name=f"page-{i}", networks="none").json()["server"]["id"] for i in range(3)]
+    for sid in ids:
+        wait_status(api, sid)
+    page = api.get("/compute/v2.1/servers?limit=2&name=^page-", user="demo").json()
+    assert len(page["servers"]) == 2 and page["servers_links"][0]["rel"] == "next"
+    assert api.get("/compute/v2.1/servers?status=BOGUS", user="demo", headers=mv("2.38")
+                   ).status_code == 400
+    assert api.get("/compute/v2.1/servers?status=BOGUS", user="demo", headers=mv("2.37")
+                   ).json()["servers"] == []
+    active = api.get("/compute/v2.1/servers?status=ACTIVE&name=^page-", user="demo").json()
+    assert {s["id"] for s in active["servers"]} == set(ids)
+    assert api.get("/compute/v2.1/servers?marker=nope", user="demo").status_code == 400
+    for sid in ids:
+        api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
+
+
+@pytest.mark.parametrize("server,message", [
+    ({"flavorRef": "99"}, "Invalid flavorRef provided."),
+    ({"imageRef": "6f1c5b3a-0000-4c8b-a1f0-3e7d2c9b8a41"}, "could not be found"),
+    ({"key_name": "nope"}, "Invalid key_name provided."),
+    ({"availability_zone": "nowhere"}, "availability zone is not available"),
+    ({"name": " padded "}, "invalid 'name'"),
+    ({"min_count": 3, "max_count": 2}, "min_count must be <= max_count"),
+    ({"bogus": 1}, "Additional properties are not allowed ('bogus' was unexpected)"),
+])
+def test_create_bad_requests(api, server, message):
+    r = boot(api, networks="none", **server)
+    assert r.status_code == 400, r.text
+    assert message in r.json()["badRequest"]["message"]
