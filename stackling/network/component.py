@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import Service
-from stackling.network import api
+from stackling.network import api, bootstrap
 from stackling.network.policy import POLICIES
 from stackling.runtime import CatalogEntry, Component
 
@@ -22,5 +22,5 @@ COMPONENT = Component(
     build=_build,
     policies=POLICIES,
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
-    bootstrap=[],
+    bootstrap=[("base", bootstrap.bootstrap_network)],
 )

@@ -150,6 +150,12 @@ class OutOfBoundsAllocationPool(BadRequest):
     message = "The allocation pool %(pool)s spans beyond the subnet cidr %(subnet_cidr)s."
 
 
+class SubnetsNotAllAssociatedWithSegments(BadRequest):
+    error_type = "SubnetsNotAllAssociatedWithSegments"
+    message = ("Subnets hosted on the same network must be allocated from the same segment "
+               "or all subnets must be unassociated (network %(network_id)s)")
+
+
 # ------------------------------------------------------------------ subnet pools
 class SubnetPoolNotFound(NotFound):
     message = "Subnet pool %(subnetpool_id)s could not be found."

@@ -16,6 +16,9 @@ RESOURCE_MODULES = [
     "stackling.network.api.discovery",
     "stackling.network.api.extensions",
     "stackling.network.api.networks",
+    "stackling.network.api.subnets",
+    "stackling.network.api.subnetpools",
+    "stackling.network.api.ports",
     "stackling.network.api.security_groups",
     "stackling.network.api.tags",
 ]

@@ -1,0 +1,566 @@
+"""Ports: MAC addresses, fixed IPs (through `ipam`), security groups, port security,
+allowed address pairs and the port binding (`binding:*`, set by compute).
+
+A port is DOWN until bound; setting `binding:host_id` binds it (vif_type `ovs`) and
+makes it ACTIVE, clearing it unbinds. MACs are unique per network (constraint); a
+generated MAC that collides is regenerated, a requested one is a 409 MacAddressInUse.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import netaddr
+from sqlalchemy import delete, insert, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.db import utcnow, uuid_str
+from stackling.common.listing import ListParams, Page
+from stackling.network import errors, ipam, networks, security_groups, standard
+from stackling.network import policy as pol
+from stackling.network.attributes import (
+    DESCRIPTION,
+    NAME,
+    REQUIRED,
+    STANDARD,
+    Attr,
+    any_dict,
+    boolean,
+    cidr_or_ip,
+    dict_of,
+    ip_address,
+    list_of,
+    mac_address,
+    mac_or_none,
+    one_of,
+    string,
+    uuid_value,
+)
+from stackling.network.models import (
+    AllowedAddressPair,
+    IPAllocation,
+    Network,
+    Port,
+    PortSecurityGroup,
+    SecurityGroup,
+    Subnet,
+)
+from stackling.network.netconfig import get_config
+from stackling.network.querying import Listing
+
+VNIC_TYPES = ("normal", "direct", "macvtap", "baremetal", "direct-physical",
+              "virtio-forwarder", "smart-nic", "vdpa", "accelerator-direct",
+              "accelerator-direct-physical", "remote-managed")
+ROUTER_OWNERS = ("network:router_interface", "network:router_interface_distributed",
+                 "network:ha_router_replicated_interface", "network:router_gateway",
+                 "network:router_centralized_snat")
+# Ports only the L3 code may delete (neutron: "delete via the router API").
+L3_OWNERS = ("network:router_interface", "network:router_interface_distributed",
+             "network:ha_router_replicated_interface", "network:router_gateway",
+             "network:floatingip")
+MAC_ATTEMPTS = 16
+
+
+def _fixed_ips(value: Any) -> list[dict[str, str]]:
+    return list_of(dict_of({"subnet_id": (uuid_value, False),
+                            "ip_address": (ip_address, False)}))(value)
+
+
+def _pairs(value: Any) -> list[dict[str, str]]:
+    pairs = list_of(dict_of({"ip_address": (cidr_or_ip, True),
+                             "mac_address": (mac_address, False)}),
+                    nullable_as_empty=True)(value)
+    return pairs
+
+
+def _sg_ids(value: Any) -> list[str]:
+    if value is None:
+        return []
+    ids = list_of(uuid_value)(value)
+    return list(dict.fromkeys(ids))
+
+
+ATTRS: dict[str, Attr] = {
+    **STANDARD,
+    "name": NAME,
+    "description": DESCRIPTION,
+    "network_id": Attr(post=True, default=REQUIRED, convert=uuid_value, filter=True,
+                       sort=True),
+    "admin_state_up": Attr(post=True, put=True, default=True, convert=boolean, filter=True,
+                           sort=True),
+    "mac_address": Attr(post=True, put=True, convert=mac_or_none, filter=True, sort=True),
+    "fixed_ips": Attr(post=True, put=True, convert=_fixed_ips, filter=True),
+    "device_id": Attr(post=True, put=True, default="", convert=string(255), filter=True,
+                      sort=True),
+    "device_owner": Attr(post=True, put=True, default="", convert=string(255), filter=True,
+                         sort=True),
+    "status": Attr(filter=True, sort=True),
+    "security_groups": Attr(post=True, put=True, convert=_sg_ids, filter=True),
+    "port_security_enabled": Attr(post=True, put=True, convert=boolean, filter=True),
+    "allowed_address_pairs": Attr(post=True, put=True, convert=_pairs),
+    "binding:host_id": Attr(post=True, put=True, convert=string(255, nullable=True),
+                            filter=True),
+    "binding:vnic_type": Attr(post=True, put=True, default="normal",
+                              convert=one_of(*VNIC_TYPES), filter=True),
+    "binding:profile": Attr(post=True, put=True, convert=any_dict),
+    "binding:vif_type": Attr(filter=True),
+    "binding:vif_details": Attr(),
+    "ip_allocation": Attr(filter=True, sort=True),
+}
+BINDING_READ = pol.BINDING_READ
+
+
+def _fixed_ips_filter(values: list[Any]) -> Any:
+    clauses = []
+    for value in values:
+        k, sep, v = str(value).partition("=")
+        if not sep:
+            raise errors.BadRequest(f"Invalid fixed_ips filter: {value}")
+        if k == "ip_address":
+            clauses.append(IPAllocation.ip_address == v)
+        elif k == "subnet_id":
+            clauses.append(IPAllocation.subnet_id == v)
+        elif k == "ip_address_substr":
+            clauses.append(IPAllocation.ip_address.contains(v, autoescape=True))
+        else:
+            raise errors.BadRequest(f"Invalid fixed_ips filter: {value}")
+    return Port.id.in_(select(IPAllocation.port_id).where(or_(*clauses)))
+
+
+LISTING = Listing(
+    attrs=ATTRS,
+    columns={"id": Port.id, "name": Port.name, "description": Port.description,
+             "network_id": Port.network_id, "admin_state_up": Port.admin_state_up,
+             "mac_address": Port.mac_address, "device_id": Port.device_id,
+             "device_owner": Port.device_owner, "status": Port.status,
+             "port_security_enabled": Port.port_security_enabled,
+             "binding:host_id": Port.binding_host_id,
+             "binding:vnic_type": Port.binding_vnic_type,
+             "binding:vif_type": Port.binding_vif_type,
+             "ip_allocation": Port.ip_allocation, "project_id": Port.project_id,
+             "tenant_id": Port.project_id, "revision_number": Port.revision_number},
+    id_column=Port.id,
+    special={"fixed_ips": _fixed_ips_filter,
+             "security_groups": lambda values: Port.id.in_(
+                 select(PortSecurityGroup.port_id).where(
+                     PortSecurityGroup.security_group_id.in_(values)))},
+)
+
+
+# ------------------------------------------------------------------ visibility and views
+def _visible(ctx: RequestContext) -> Any:
+    if ctx.is_admin or ctx.is_service:
+        return None
+    return or_(Port.project_id == ctx.project_id, Port.network_id.in_(
+        select(Network.id).where(Network.project_id == ctx.project_id)))
+
+
+def get_visible(db: Session, ctx: RequestContext, port_id: str) -> Port:
+    port = db.get(Port, port_id)
+    if port is None:
+        raise errors.PortNotFound(port_id=port_id)
+    if not (ctx.is_admin or ctx.is_service or port.project_id == ctx.project_id):
+        net = db.get(Network, port.network_id)
+        if net is None or net.project_id != ctx.project_id:
+            raise errors.PortNotFound(port_id=port_id)
+    return port
+
+
+def list_ports(db: Session, ctx: RequestContext, params: ListParams) -> Page:
+    stmt = select(Port)
+    clause = _visible(ctx)
+    if clause is not None:
+        stmt = stmt.where(clause)
+    return LISTING.page(db, stmt, params)
+
+
+def render(db: Session, ctx: RequestContext, ports: Sequence[Port],
+           tags: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+    if not ports:
+        return []
+    if tags is None:
+        tags = standard.tags_for(db, [p.id for p in ports])
+    hide = pol.ReadFilter(db, ctx, "get_port", BINDING_READ)
+    return [hide.apply(view(p, tags.get(p.id, []))) for p in ports]
+
+
+def view(p: Port, tags: list[str]) -> dict[str, Any]:
+    return {
+        "id": p.id, "name": p.name, "network_id": p.network_id, "tenant_id": p.project_id,
+        "project_id": p.project_id, "mac_address": p.mac_address,
+        "admin_state_up": p.admin_state_up, "status": p.status, "device_id": p.device_id,
+        "device_owner": p.device_owner,
+        "fixed_ips": [{"subnet_id": a.subnet_id, "ip_address": a.ip_address}
+                      for a in p.fixed_ips],
+        "allowed_address_pairs": [{"ip_address": a.ip_address, "mac_address": a.mac_address}
+                                  for a in p.allowed_address_pairs],
+        "security_groups": [b.security_group_id for b in p.security_group_bindings],
+        "port_security_enabled": p.port_security_enabled,
+        "binding:host_id": p.binding_host_id, "binding:profile": p.binding_profile or {},
+        "binding:vif_type": p.binding_vif_type,
+        "binding:vif_details": p.binding_vif_details or {},
+        "binding:vnic_type": p.binding_vnic_type, "ip_allocation": p.ip_allocation,
+        **standard.standard_view(p, tags),
+    }
+
+
+# ------------------------------------------------------------------ helpers
+def _random_mac(base: str) -> str:
+    octets = base.split(":")
+    out = [o if i < 3 or o != "00" else f"{random.randint(0, 255):02x}"
+           for i, o in enumerate(octets)]
+    return ":".join(out)
+
+
+def _target(net: Network, project_id: str, device_owner: str = "") -> dict[str, Any]:
+    return {**networks.target(net), "project_id": project_id, "tenant_id": project_id,
+            "device_owner": device_owner}
+
+
+def _bind(port: Port, host: str | None) -> None:
+    port.binding_host_id = host or ""
+    if port.binding_host_id:
+        port.binding_vif_type = "ovs"
+        port.binding_vif_details = {"connectivity": "l2", "port_filter": True,
+                                    "ovs_hybrid_plug": False, "datapath_type": "system",
+                                    "bridge_name": "br-int"}
+        port.status = "ACTIVE"
+    else:
+        port.binding_vif_type = "unbound"
+        port.binding_vif_details = {}
+        port.status = "DOWN"
+
+
+def _security_groups(db: Session, ctx: RequestContext, project_id: str,
+                     ids: list[str]) -> list[str]:
+    if not ids:
+        return []
+    found = {sg_id: owner for sg_id, owner in db.execute(
+        select(SecurityGroup.id, SecurityGroup.project_id).where(SecurityGroup.id.in_(ids)))}
+    admin = ctx.is_admin or ctx.is_service
+    missing = [i for i in ids if i not in found or not (admin or found[i] == project_id)]
+    if missing:
+        raise errors.SecurityGroupNotFound(id=", ".join(missing))
+    return ids
+
+
+def _set_security_groups(db: Session, port: Port, ids: list[str]) -> None:
+    port.security_group_bindings = [PortSecurityGroup(port_id=port.id, security_group_id=i)
+                                    for i in ids]
+
+
+def _set_pairs(port: Port, pairs: list[dict[str, str]]) -> None:
+    seen = set()
+    rows = []
+    for pair in pairs:
+        mac = pair.get("mac_address") or port.mac_address
+        key = (pair["ip_address"], mac)
+        if key in seen:
+            raise errors.DuplicateAddressPairInRequest(mac_address=mac,
+                                                       ip_address=pair["ip_address"])
+        seen.add(key)
+        rows.append(AllowedAddressPair(port_id=port.id, ip_address=pair["ip_address"],
+                                       mac_address=mac))
+    port.allowed_address_pairs = rows
+
+
+class _Subnets:
+    """The network's subnets, loaded once per request."""
+
+    def __init__(self, db: Session, network_id: str) -> None:
+        self.all = list(db.scalars(select(Subnet).where(Subnet.network_id == network_id)
+                                   .order_by(Subnet.created_at, Subnet.id)))
+        self.by_id = {s.id: s for s in self.all}
+
+    def containing(self, ip: str) -> Subnet | None:
+        addr = netaddr.IPAddress(ip)
+        for s in self.all:
+            if addr in netaddr.IPNetwork(s.cidr):
+                return s
+        return None
+
+    def for_owner(self, device_owner: str) -> list[Subnet]:
+        """Candidate subnets for automatic allocation (service types first)."""
+        typed = [s for s in self.all if s.service_types and device_owner in s.service_types]
+        plain = [s for s in self.all if not s.service_types]
+        if device_owner == "network:dhcp":
+            plain = [s for s in self.all if s.enable_dhcp and s not in typed]
+        return typed + plain
+
+
+def _allocate(db: Session, port: Port, subnets: _Subnets, requested: list[dict[str, str]] | None,
+              keep: dict[tuple[str, str], int] | None = None) -> None:
+    """Give the port its fixed IPs: `requested` (None = automatic). `keep` holds the
+    (subnet_id, ip) pairs the port already has and keeps (on update)."""
+    is_router = port.device_owner in ROUTER_OWNERS
+    ordinal = max(keep.values(), default=-1) + 1 if keep else 0
+    keep = keep or {}
+    if requested is None:
+        candidates = subnets.for_owner(port.device_owner)
+        if subnets.all and not candidates:
+            raise errors.IpAddressGenerationFailureNoMatchingSubnet(
+                network_id=port.network_id, service_type=port.device_owner)
+        v4 = [s for s in candidates if s.ip_version == 4]
+        v6_stateful = [s for s in candidates if s.ip_version == 6 and not ipam.is_slaac(s)]
+        v6_slaac = [s for s in candidates if ipam.is_slaac(s)]
+        for group in (v4, v6_stateful):
+            if not group:
+                continue
+            for subnet in group:
+                if ipam.allocate_any(db, subnet, port.id, ordinal, port.device_owner):
+                    ordinal += 1
+                    break
+            else:
+                raise errors.IpAddressGenerationFailure(net_id=port.network_id)
+        if not is_router:
+            for subnet in v6_slaac:
+                ipam.allocate_specific(db, subnet, ipam.eui64(subnet, port.mac_address),
+                                       port.id, ordinal)
+                ordinal += 1
+        return
+    for entry in requested:
+        subnet_id, ip = entry.get("subnet_id"), entry.get("ip_address")
+        if (subnet_id, ip) in keep:
+            continue
+        if subnet_id is not None:
+            subnet = subnets.by_id.get(subnet_id)
+            if subnet is None:
+                raise errors.InvalidInput(
+                    error_message=f"Failed to create port on network {port.network_id}, "
+                                  f"because fixed_ips included invalid subnet {subnet_id}")
+        elif ip is not None:
+            subnet = subnets.containing(ip)
+            if subnet is None:
+                raise errors.InvalidIpForNetwork(ip_address=ip)
+        else:
+            raise errors.InvalidInput(error_message="IP allocation requires subnet_id or "
+                                                    "ip_address")
+        if ipam.is_slaac(subnet) and not is_router:
+            eui = ipam.eui64(subnet, port.mac_address)
+            if ip is not None and ip != eui:
+                raise errors.InvalidInput(
+                    error_message=f"IPv6 address {ip} cannot be directly assigned to a port "
+                                  f"on subnet {subnet.id} with {subnet.ipv6_address_mode} "
+                                  "address mode")
+            ip = eui
+        if ip is not None:
+            ipam.allocate_specific(db, subnet, ip, port.id, ordinal)
+        elif ipam.allocate_any(db, subnet, port.id, ordinal, port.device_owner) is None:
+            raise errors.IpAddressGenerationFailure(net_id=port.network_id)
+        ordinal += 1
+
+
+def _check_fixed_ip_policy(db: Session, ctx: RequestContext, action: str, net: Network,
+                           fixed_ips: list[dict[str, str]], tgt: dict[str, Any]) -> None:
+    if any("ip_address" in f for f in fixed_ips):
+        pol.authorize(db, ctx, f"{action}:fixed_ips:ip_address", tgt)
+    if any("subnet_id" in f for f in fixed_ips) and not net.shared:
+        pol.authorize(db, ctx, f"{action}:fixed_ips:subnet_id", tgt)
+
+
+# ------------------------------------------------------------------ create
+def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Port:
+    net = networks.get_visible(db, ctx, attrs["network_id"])
+    project_id = attrs["project_id"]
+    owner = attrs.get("device_owner", "")
+    tgt = _target(net, project_id, owner)
+    pol.authorize(db, ctx, "create_port", tgt)
+    admin = ctx.is_admin or ctx.is_service
+    if not (admin or net.shared or net.project_id == project_id):
+        # visible (external) but not shared: only its owner or an admin may plug into it
+        raise errors.PolicyNotAuthorized(action="create_port:network_id")
+    if owner.startswith("network:"):
+        pol.authorize(db, ctx, "create_port:device_owner", tgt)
+    pol.authorize_attrs(db, ctx, "create_port", attrs,
+                        ("mac_address", "binding:host_id", "binding:profile",
+                         "allowed_address_pairs", "port_security_enabled"), tgt,
+                        {"allowed_address_pairs": [], "binding:profile": {},
+                         "binding:host_id": "", "port_security_enabled":
+                             net.port_security_enabled})
+    fixed = attrs.get("fixed_ips")
+    if fixed:
+        _check_fixed_ip_policy(db, ctx, "create_port", net, fixed, tgt)
+    port_security = attrs.get("port_security_enabled", net.port_security_enabled)
+    sg_ids = attrs.get("security_groups")
+    if sg_ids and not port_security:
+        raise errors.PortSecurityAndIPRequiredForSecurityGroups()
+    if sg_ids is None:
+        sg_ids = []
+        if port_security and not owner.startswith("network:"):
+            default = security_groups.ensure_default(db, project_id)
+            sg_ids = [default] if default else []
+    else:
+        sg_ids = _security_groups(db, ctx, project_id, sg_ids)
+    pairs = attrs.get("allowed_address_pairs") or []
+    if pairs and not port_security:
+        raise errors.AddressPairAndPortSecurityRequired()
+    now = utcnow()
+    port = Port(id=uuid_str(), project_id=project_id, network_id=net.id,
+                name=attrs.get("name", ""), description=attrs.get("description", ""),
+                admin_state_up=attrs.get("admin_state_up", True), device_id=attrs.get(
+                    "device_id", ""), device_owner=owner, port_security_enabled=port_security,
+                binding_vnic_type=attrs.get("binding:vnic_type", "normal"),
+                binding_profile=attrs.get("binding:profile") or {},
+                ip_allocation="none" if fixed == [] else "immediate",
+                created_at=now, updated_at=now, revision_number=1)
+    _bind(port, attrs.get("binding:host_id"))
+    _insert_port(db, net, port, attrs.get("mac_address"))
+    subnets = _Subnets(db, net.id)
+    _allocate(db, port, subnets, fixed)
+    if sg_ids:
+        db.execute(insert(PortSecurityGroup), [{"port_id": port.id, "security_group_id": i}
+                                               for i in sg_ids])
+    if pairs:
+        _set_pairs(port, pairs)
+    if attrs.get("tags"):
+        standard.set_tags(db, "port", port.id, list(dict.fromkeys(attrs["tags"])))
+    db.flush()
+    db.refresh(port, ["fixed_ips", "security_group_bindings"])
+    return port
+
+
+def _insert_port(db: Session, net: Network, port: Port, mac: str | None) -> None:
+    base = get_config(db).base_mac
+    for _ in range(MAC_ATTEMPTS):
+        port.mac_address = mac or _random_mac(base)
+        try:
+            with db.begin_nested():
+                db.add(port)
+                db.flush()
+            return
+        except IntegrityError:
+            # the savepoint rollback made `port` transient again: retry with a new MAC
+            if mac is not None:
+                raise errors.MacAddressInUse(net_id=net.id, mac=mac) from None
+    raise errors.MacAddressInUse(net_id=net.id, mac=port.mac_address)
+
+
+# ------------------------------------------------------------------ update
+def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str, Any],
+                if_match: int | None = None) -> Port:
+    port = get_visible(db, ctx, port_id)
+    net = db.get_one(Network, port.network_id)
+    tgt = _target(net, port.project_id, port.device_owner)
+    pol.authorize(db, ctx, "update_port", tgt)
+    owner = attrs.get("device_owner", port.device_owner)
+    if "device_owner" in attrs and owner.startswith("network:") and owner != port.device_owner:
+        pol.authorize(db, ctx, "update_port:device_owner", tgt)
+    pol.authorize_attrs(db, ctx, "update_port", attrs,
+                        ("mac_address", "binding:host_id", "binding:profile",
+                         "allowed_address_pairs", "port_security_enabled"), tgt)
+    standard.check_revision(port, if_match)
+    port_security = attrs.get("port_security_enabled", port.port_security_enabled)
+    current_sgs = [b.security_group_id for b in port.security_group_bindings]
+    sgs = attrs.get("security_groups", current_sgs)
+    pairs = attrs.get("allowed_address_pairs")
+    if not port_security:
+        if sgs:
+            raise (errors.PortSecurityAndIPRequiredForSecurityGroups()
+                   if "security_groups" in attrs else errors.PortSecurityPortHasSecurityGroup())
+        if pairs or (pairs is None and port.allowed_address_pairs):
+            raise errors.AddressPairAndPortSecurityRequired()
+    if "mac_address" in attrs:
+        mac = attrs["mac_address"]
+        if port.binding_host_id and mac != port.mac_address:
+            raise errors.InUse(f"Unable to complete operation on port {port.id}, port is "
+                               "already bound, port type: ovs, old_mac "
+                               f"{port.mac_address}, new_mac {mac}.")
+        if mac != port.mac_address:
+            _change_mac(db, net, port, mac)
+    for key, column in (("name", "name"), ("description", "description"),
+                        ("admin_state_up", "admin_state_up"), ("device_id", "device_id"),
+                        ("device_owner", "device_owner"),
+                        ("port_security_enabled", "port_security_enabled"),
+                        ("binding:vnic_type", "binding_vnic_type")):
+        if key in attrs:
+            setattr(port, column, attrs[key])
+    if "binding:profile" in attrs:
+        port.binding_profile = attrs["binding:profile"] or {}
+    if "binding:host_id" in attrs:
+        _bind(port, attrs["binding:host_id"])
+    if "security_groups" in attrs:
+        _set_security_groups(db, port, _security_groups(db, ctx, port.project_id,
+                                                        attrs["security_groups"]))
+    if pairs is not None:
+        _set_pairs(port, pairs)
+    if "fixed_ips" in attrs:
+        _check_fixed_ip_policy(db, ctx, "update_port", net, attrs["fixed_ips"], tgt)
+        _replace_fixed_ips(db, port, attrs["fixed_ips"])
+    standard.touch(port)
+    db.flush()
+    db.refresh(port, ["fixed_ips", "security_group_bindings", "allowed_address_pairs"])
+    return port
+
+
+def _change_mac(db: Session, net: Network, port: Port, mac: str | None) -> None:
+    base = get_config(db).base_mac
+    for _ in range(MAC_ATTEMPTS):
+        new = mac or _random_mac(base)
+        try:
+            with db.begin_nested():
+                port.mac_address = new
+                db.flush()
+            return
+        except IntegrityError:
+            if mac is not None:
+                raise errors.MacAddressInUse(net_id=net.id, mac=mac) from None
+    raise errors.MacAddressInUse(net_id=net.id, mac=mac)
+
+
+def _replace_fixed_ips(db: Session, port: Port, requested: list[dict[str, str]]) -> None:
+    current = [(a.subnet_id, a.ip_address, a.ordinal) for a in port.fixed_ips]
+    keep: dict[tuple[str, str], int] = {}
+    wanted: list[dict[str, str]] = []
+    for entry in requested:
+        sid, ip = entry.get("subnet_id"), entry.get("ip_address")
+        match = next(((s, i, o) for s, i, o in current
+                      if (s, i) not in keep and (ip is None or i == ip)
+                      and (sid is None or s == sid) and (sid is not None or ip is not None)),
+                     None)
+        if match is not None:
+            keep[(match[0], match[1])] = match[2]
+            entry = {"subnet_id": match[0], "ip_address": match[1]}
+        wanted.append(entry)
+    if port.device_owner not in ROUTER_OWNERS:
+        # neutron keeps SLAAC/DHCPv6-stateless addresses of ordinary ports
+        slaac = {a.subnet_id for a in port.fixed_ips if ipam.is_slaac(a_subnet(db, a))}
+        for s, i, o in current:
+            if s in slaac and (s, i) not in keep:
+                keep[(s, i)] = o
+    ipam.release_port(db, port.id, list(keep))
+    db.expire(port, ["fixed_ips"])
+    subnets = _Subnets(db, port.network_id)
+    _allocate(db, port, subnets, wanted, keep=keep)
+    port.ip_allocation = "none" if not requested else "immediate"
+
+
+def a_subnet(db: Session, allocation: IPAllocation) -> Subnet:
+    return db.get_one(Subnet, allocation.subnet_id)
+
+
+# ------------------------------------------------------------------ delete
+def delete_port(db: Session, ctx: RequestContext, port_id: str, if_match: int | None = None,
+                *, l3_port_check: bool = True) -> None:
+    port = get_visible(db, ctx, port_id)
+    net = db.get_one(Network, port.network_id)
+    pol.authorize(db, ctx, "delete_port", _target(net, port.project_id, port.device_owner))
+    standard.check_revision(port, if_match)
+    if l3_port_check and port.device_owner in L3_OWNERS:
+        raise errors.ServicePortInUse(port_id=port.id,
+                                      reason=f"has device owner {port.device_owner}")
+    db.execute(delete(IPAllocation).where(IPAllocation.port_id == port.id))
+    db.execute(delete(PortSecurityGroup).where(PortSecurityGroup.port_id == port.id))
+    db.execute(delete(AllowedAddressPair).where(AllowedAddressPair.port_id == port.id))
+    standard.delete_tags(db, [port.id])
+    db.expunge(port)
+    db.execute(delete(Port).where(Port.id == port.id))
+
+
+standard.register_taggable("ports", standard.Taggable(
+    "port", get_visible,
+    lambda db, ctx, p: pol.authorize(db, ctx, "update_port", _target(
+        db.get_one(Network, p.network_id), p.project_id, p.device_owner))))
