@@ -345,3 +345,35 @@ def usage(db: Session, project_id: str) -> dict[str, int]:
     rows = list(db.scalars(select(Instance.flavor).where(Instance.project_id == project_id)))
     return {"instances": len(rows), "cores": sum(f["vcpus"] for f in rows),
             "ram": sum(f["memory_mb"] for f in rows)}
+
+
+# ------------------------------------------------------------------ actions
+# action -> (allowed vm_states, new vm_state, new power_state, policy name)
+ACTIONS = {
+    "os-stop": (("active", "error"), "stopped", 4, "stop"),
+    "os-start": (("stopped",), "active", 1, "start"),
+    "reboot": (("active", "stopped", "error"), "active", 1, "reboot"),
+}
+
+
+def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str) -> None:
+    """Power actions take effect at once: there is no hypervisor to wait for."""
+    from stackling.compute.errors import InstanceInvalidState
+
+    allowed_states, vm_state, power_state, method = ACTIONS[action]
+    if inst.locked and not ctx.is_admin:
+        raise InstanceIsLocked(instance_uuid=inst.uuid)
+    if inst.vm_state not in allowed_states or inst.task_state is not None:
+        attr, state = ("task_state", inst.task_state) if inst.task_state else (
+            "vm_state", inst.vm_state)
+        raise InstanceInvalidState(method=method, instance_uuid=inst.uuid, attr=attr,
+                                   state=state)
+    inst.vm_state, inst.power_state = vm_state, power_state
+    inst.updated_at = utcnow_precise()
+    db.flush()
+
+
+def set_locked(db: Session, inst: Instance, locked: bool) -> None:
+    inst.locked = locked
+    inst.updated_at = utcnow_precise()
+    db.flush()

@@ -255,3 +255,23 @@ def test_create_bad_requests(api, server, message):
     r = boot(api, networks="none", **server)
     assert r.status_code == 400, r.text
     assert message in r.json()["badRequest"]["message"]
+
+
+def test_power_actions_and_lock(api):
+    sid = boot(api, networks="none").json()["server"]["id"]
+    wait_status(api, sid)
+    url = f"/compute/v2.1/servers/{sid}"
+    assert api.post(f"{url}/action", user="demo", json={"os-stop": None}).status_code == 202
+    server = api.get(url, user="demo", headers=mv(MAX)).json()["server"]
+    assert server["status"] == "SHUTOFF" and server["OS-EXT-STS:power_state"] == 4
+    r = api.post(f"{url}/action", user="demo", json={"os-stop": None})
+    assert r.status_code == 409 and "while it is in vm_state stopped" in r.text
+    assert api.post(f"{url}/action", user="demo", json={"os-start": None}).status_code == 202
+    assert api.post(f"{url}/action", user="demo", json={"reboot": {"type": "HARD"}}
+                    ).status_code == 202
+    assert api.post(f"{url}/action", user="demo", json={"lock": None}).status_code == 202
+    assert api.get(url, user="demo", headers=mv("2.9")).json()["server"]["locked"] is True
+    assert api.delete(url, user="demo").status_code == 409
+    assert api.post(f"{url}/action", user="demo", json={"unlock": None}).status_code == 202
+    assert api.post(f"{url}/action", user="demo", json={"bogus": None}).status_code == 400
+    assert api.delete(url, user="demo").status_code == 204

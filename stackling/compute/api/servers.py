@@ -263,10 +263,34 @@ def interfaces_delete(rq: ApiRequest) -> Any:
     return 202, None
 
 
+def action(rq: ApiRequest) -> Any:
+    inst = _get(rq, for_update=True)
+    data = rq.json()
+    if not isinstance(data, dict) or len(data) != 1:
+        raise BadRequest("There is no such action: None")
+    name = next(iter(data))
+    if name in servers.ACTIONS:
+        authorize(rq, f"servers:{servers.ACTIONS[name][3]}", _target(inst))
+        if name == "reboot":
+            kind = (data["reboot"] or {}).get("type") if isinstance(data["reboot"], dict) else None
+            if kind not in ("SOFT", "HARD", "soft", "hard"):
+                raise BadRequest("Invalid input for field/attribute type. Value: "
+                                 f"{kind}. {kind!r} is not one of ['HARD', 'Hard', 'hard', "
+                                 "'SOFT', 'Soft', 'soft']")
+        servers.run_action(rq.db, rq.ctx, inst, name)
+        return 202, None
+    if name in ("lock", "unlock") and version(rq).matches("2.1"):
+        authorize(rq, f"os-lock-server:{name}", _target(inst))
+        servers.set_locked(rq.db, inst, name == "lock")
+        return 202, None
+    raise BadRequest(f"There is no such action: {name}")
+
+
 def add_routes(s: Any) -> None:
     s.add("/v2.1/servers", get=index, post=create)
     s.add("/v2.1/servers/detail", get=detail)
     s.add("/v2.1/servers/{server_id}", get=show, put=update, delete=delete)
+    s.add("/v2.1/servers/{server_id}/action", post=action)
     s.add("/v2.1/servers/{server_id}/ips", get=ips_index)
     s.add("/v2.1/servers/{server_id}/ips/{network_label}", get=ips_show)
     s.add("/v2.1/servers/{server_id}/os-interface", get=interfaces_index, post=interfaces_create)
