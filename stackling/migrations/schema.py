@@ -17,6 +17,7 @@ MODEL_MODULES = [
     "stackling.runtime",
     "stackling.identity.models",
     "stackling.network.models",
+    "stackling.network.l3_models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.image.models",
