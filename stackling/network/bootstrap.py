@@ -35,4 +35,5 @@ def bootstrap_network(db: Session, runtime: Any) -> None:
             (6, settings.default_subnetpool_v6, settings.default_subnetpool_v6_prefixlen)):
         subnetpools.create_pool(db, ctx, {
             "project_id": project, "name": f"shared-default-subnetpool-v{version}",
-            "prefixes": [prefix], "default_prefixlen": prefixlen, "shared": True, "is_default": True, "description": ""})
+            "prefixes": [prefix], "default_prefixlen": prefixlen, "shared": True,
+            "is_default": True, "description": ""})

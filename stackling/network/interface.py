@@ -1,0 +1,119 @@
+"""The network service's in-process interface, for compute and orchestration.
+
+What Nova's neutron client and Heat's neutron plugin do over HTTP, as direct calls in
+the caller's transaction. Semantics, policy and dict shapes are the REST API's:
+
+- every function takes `(db, ctx, ...)`; `ctx` is checked exactly as an HTTP caller with
+  that context would be (a member sees only what it may see; provider and binding
+  attributes are hidden from non-admins). Compute binds ports with `ctx.elevated()`.
+- bodies are the inner resource dicts of the REST API (`{"network_id": ..., "fixed_ips":
+  [...]}`); the wrapped form `{"port": {...}}` is accepted too. They go through the same
+  attribute validation as a POST/PUT (unknown attributes, types, CIDRs...).
+- results are the REST API's resource dicts (`{"id", "fixed_ips", "mac_address", ...}`);
+  list functions return lists of them.
+- errors are the same Neutron `ApiError`s (`NetworkNotFound`, `PortNotFound`,
+  `IpAddressGenerationFailure`, `PolicyNotAuthorized`, ...), with their HTTP status.
+- filters are keyword arguments with the REST query names and values
+  (`list_ports(db, ctx, device_id=server_id)`, `list_networks(db, ctx, shared=True)`);
+  a list value ORs (`id=[a, b]`); `fields=[...]` selects attributes.
+
+Nothing here commits: the caller's transaction does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.listing import ListParams, select_fields
+from stackling.network import networks, ports, security_groups, subnets
+from stackling.network.attributes import Attr, parse_create, parse_update
+from stackling.network.querying import Listing, params_from
+
+__all__ = [
+    "create_network", "create_port", "delete_port", "get_network", "get_port", "get_subnet",
+    "list_networks", "list_ports", "list_security_groups", "list_subnets", "update_port",
+]
+
+
+def _unwrap(body: Any, resource: str) -> Any:
+    if isinstance(body, dict) and set(body) == {resource} and isinstance(body[resource], dict):
+        return body[resource]
+    return body
+
+
+def _params(listing: Listing, filters: dict[str, Any]) -> ListParams:
+    return params_from(filters, listing)
+
+
+def _create_attrs(ctx: RequestContext, body: Any, resource: str, attrs: dict[str, Attr]
+                  ) -> dict[str, Any]:
+    return parse_create(ctx, _unwrap(body, resource), attrs)
+
+
+def _update_attrs(ctx: RequestContext, body: Any, resource: str, attrs: dict[str, Attr]
+                  ) -> dict[str, Any]:
+    return parse_update(ctx, {resource: _unwrap(body, resource)}, resource, attrs)
+
+
+# ------------------------------------------------------------------ networks
+def list_networks(db: Session, ctx: RequestContext, **filters: Any) -> list[dict[str, Any]]:
+    params = _params(networks.LISTING, filters)
+    rows = networks.list_networks(db, ctx, params).rows
+    return [select_fields(n, params.fields) for n in networks.render(db, ctx, rows)]
+
+
+def get_network(db: Session, ctx: RequestContext, network_id: str) -> dict[str, Any]:
+    return networks.render(db, ctx, [networks.get_visible(db, ctx, network_id)])[0]
+
+
+def create_network(db: Session, ctx: RequestContext, body: Any) -> dict[str, Any]:
+    net = networks.create_network(db, ctx, _create_attrs(ctx, body or {}, "network",
+                                                         networks.ATTRS))
+    return networks.render(db, ctx, [net])[0]
+
+
+# ------------------------------------------------------------------ subnets
+def list_subnets(db: Session, ctx: RequestContext, **filters: Any) -> list[dict[str, Any]]:
+    params = _params(subnets.LISTING, filters)
+    rows = subnets.list_subnets(db, ctx, params).rows
+    return [select_fields(s, params.fields) for s in subnets.render(db, ctx, rows)]
+
+
+def get_subnet(db: Session, ctx: RequestContext, subnet_id: str) -> dict[str, Any]:
+    return subnets.render(db, ctx, [subnets.get_visible(db, ctx, subnet_id)])[0]
+
+
+# ------------------------------------------------------------------ ports
+def list_ports(db: Session, ctx: RequestContext, **filters: Any) -> list[dict[str, Any]]:
+    params = _params(ports.LISTING, filters)
+    rows = ports.list_ports(db, ctx, params).rows
+    return [select_fields(p, params.fields) for p in ports.render(db, ctx, rows)]
+
+
+def get_port(db: Session, ctx: RequestContext, port_id: str) -> dict[str, Any]:
+    return ports.render(db, ctx, [ports.get_visible(db, ctx, port_id)])[0]
+
+
+def create_port(db: Session, ctx: RequestContext, body: Any) -> dict[str, Any]:
+    port = ports.create_port(db, ctx, _create_attrs(ctx, body, "port", ports.ATTRS))
+    return ports.render(db, ctx, [port])[0]
+
+
+def update_port(db: Session, ctx: RequestContext, port_id: str, body: Any) -> dict[str, Any]:
+    port = ports.update_port(db, ctx, port_id, _update_attrs(ctx, body, "port", ports.ATTRS))
+    return ports.render(db, ctx, [port])[0]
+
+
+def delete_port(db: Session, ctx: RequestContext, port_id: str) -> None:
+    ports.delete_port(db, ctx, port_id)
+
+
+# ------------------------------------------------------------------ security groups
+def list_security_groups(db: Session, ctx: RequestContext, **filters: Any
+                         ) -> list[dict[str, Any]]:
+    params = _params(security_groups.SG_LISTING, filters)
+    rows = security_groups.list_groups(db, ctx, params).rows
+    return [select_fields(g, params.fields) for g in security_groups.render_groups(db, rows)]
