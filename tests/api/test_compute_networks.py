@@ -96,3 +96,137 @@ def test_none_makes_no_network_calls(api, monkeypatch):
     assert server["status"] == "ACTIVE" and server["addresses"] == {}
     assert "security_groups" not in server
     assert api.delete(f"/compute/v2.1/servers/{server['id']}", user="demo").status_code == 204
+
+
+# ------------------------------------------------------------------ with the network service
+def new_member(api) -> str:
+    """A fresh project with a member user named like it; returns the name (user=project)."""
+    name = f"p{uuid.uuid4().hex[:10]}"
+    project = api.post("/identity/v3/projects", json={"project": {
+        "name": name, "domain_id": "default"}}).json()["project"]
+    user = api.post("/identity/v3/users", json={"user": {
+        "name": name, "domain_id": "default", "password": "pw"}}).json()["user"]
+    role = api.get("/identity/v3/roles?name=member").json()["roles"][0]
+    api.put(f"/identity/v3/projects/{project['id']}/users/{user['id']}/roles/{role['id']}")
+    api.token(name, name, password="pw")
+    return name
+
+
+def network(api, user: str, cidr: str | None = "192.168.50.0/24", name: str = "net") -> str:
+    net = api.post("/networking/v2.0/networks", user=user,
+                   json={"network": {"name": name}}).json()["network"]
+    if cidr:
+        r = api.post("/networking/v2.0/subnets", user=user, json={"subnet": {
+            "network_id": net["id"], "cidr": cidr, "ip_version": 4}})
+        assert r.status_code == 201, r.text
+    return net["id"]
+
+
+def active(api, user, r) -> dict:
+    from tests.api.test_compute import wait_status
+
+    assert r.status_code == 202, r.text
+    server = wait_status(api, r.json()["server"]["id"], user=user)
+    assert server["status"] == "ACTIVE", server.get("fault")
+    return server
+
+
+def ports_of(api, server_id: str) -> list[dict]:
+    return api.get(f"/networking/v2.0/ports?device_id={server_id}").json()["ports"]
+
+
+def test_explicit_networks_ports_fixed_ips(api):
+    user = new_member(api)
+    net = network(api, user)
+    s1 = active(api, user, boot(api, user=user, networks=[{"uuid": net}]))
+    (label, addrs), = s1["addresses"].items()
+    assert label == "net" and addrs[0]["addr"].startswith("192.168.50.")
+    assert addrs[0]["OS-EXT-IPS:type"] == "fixed" and addrs[0]["OS-EXT-IPS-MAC:mac_addr"]
+    (port,) = ports_of(api, s1["id"])
+    host = api.get(f"/compute/v2.1/servers/{s1['id']}").json()["server"]["OS-EXT-SRV-ATTR:host"]
+    assert port["device_owner"] == "compute:nova" and port["binding:host_id"] == host
+    assert port["status"] == "ACTIVE"
+    assert s1["security_groups"] == [{"name": "default"}]
+
+    s2 = active(api, user, boot(api, user=user, networks=[{"uuid": net,
+                                                            "fixed_ip": "192.168.50.77"}]))
+    assert s2["addresses"]["net"][0]["addr"] == "192.168.50.77"
+    r = boot(api, user=user, networks=[{"uuid": net, "fixed_ip": "192.168.50.77"}])
+    bad(r, "Fixed IP address 192.168.50.77 is already in use on instance")
+
+    mine = api.post("/networking/v2.0/ports", user=user,
+                    json={"port": {"network_id": net}}).json()["port"]
+    s3 = active(api, user, boot(api, user=user, version="2.42",
+                                networks=[{"port": mine["id"], "tag": "eth0"}]))
+    assert s3["addresses"]["net"][0]["addr"] == mine["fixed_ips"][0]["ip_address"]
+    r = boot(api, user=user, networks=[{"port": mine["id"]}])
+    assert r.status_code == 409 and "is still in use" in r.json()["conflictingRequest"]["message"]
+    bad(boot(api, user=user, networks=[{"port": PORT}]), f"Port id {PORT} could not be found.")
+    bad(boot(api, user=user, networks=[{"uuid": NET}]), f"Network {NET} could not be found.")
+    bare = network(api, user, cidr=None, name="bare")
+    bad(boot(api, user=user, networks=[{"uuid": bare}]),
+        f"Network {bare} requires a subnet in order to boot instances on.")
+    # the same network twice: two NICs
+    s4 = active(api, user, boot(api, user=user, networks=[{"uuid": net}, {"uuid": net}]))
+    assert len(s4["addresses"]["net"]) == 2
+
+    # Delete: compute's ports go, the user's port is unbound and stays.
+    for s in (s1, s2, s3, s4):
+        assert api.delete(f"/compute/v2.1/servers/{s['id']}", user=user).status_code == 204
+    kept = api.get(f"/networking/v2.0/ports/{mine['id']}").json()["port"]
+    assert kept["device_id"] == "" and kept["binding:host_id"] == "" and kept["status"] == "DOWN"
+    left = api.get(f"/networking/v2.0/ports?network_id={net}").json()["ports"]
+    assert [p["id"] for p in left if p["device_owner"].startswith("compute:")] == []
+
+
+def test_interfaces_attach_detach(api):
+    user = new_member(api)
+    net = network(api, user)
+    server = active(api, user, boot(api, user=user, networks="none"))
+    url = f"/compute/v2.1/servers/{server['id']}/os-interface"
+    assert api.get(url, user=user).json() == {"interfaceAttachments": []}
+    r = api.post(url, user=user, json={"interfaceAttachment": {"net_id": net}})
+    assert r.status_code == 200, r.text
+    att = r.json()["interfaceAttachment"]
+    assert att["net_id"] == net and att["port_state"] == "ACTIVE" and att["mac_addr"]
+    shown = api.get(f"/compute/v2.1/servers/{server['id']}", user=user).json()["server"]
+    assert shown["addresses"]["net"][0]["addr"] == att["fixed_ips"][0]["ip_address"]
+    assert [a["port_id"] for a in api.get(url, user=user).json()["interfaceAttachments"]] == [
+        att["port_id"]]
+    assert api.get(f"{url}/{att['port_id']}", user=user).status_code == 200
+    bad(api.post(url, user=user, json={"interfaceAttachment": {"net_id": net,
+                                                               "port_id": PORT}}),
+        "Must not input both network_id and port_id")
+    bad(api.post(url, user=user, json={"interfaceAttachment": {
+        "fixed_ips": [{"ip_address": "192.168.50.9"}]}}),
+        "Must input network_id when request IP address")
+    assert api.post(url, user=user, json={"interfaceAttachment": {"net_id": NET}}
+                    ).status_code == 404
+    assert api.delete(f"{url}/{att['port_id']}", user=user).status_code == 202
+    assert api.get(f"/networking/v2.0/ports/{att['port_id']}").status_code == 404
+    assert api.get(f"/compute/v2.1/servers/{server['id']}", user=user).json()[
+        "server"]["addresses"] == {}
+    api.delete(f"/compute/v2.1/servers/{server['id']}", user=user)
+
+
+def test_implicit_network_choice(api):
+    """No networks before 2.37 and `auto` at 2.37+ pick the one visible network; two
+    are ambiguous (409); none before 2.37 boots without a NIC."""
+    user = new_member(api)
+    lone = active(api, user, boot(api, user=user, version="2.36"))
+    assert lone["addresses"] == {}
+    net = network(api, user, name="only")
+    s = active(api, user, boot(api, user=user, version="2.36"))
+    assert list(s["addresses"]) == ["only"]
+    s2 = active(api, user, boot(api, user=user, version="2.37", networks="auto"))
+    assert list(s2["addresses"]) == ["only"]
+    network(api, user, cidr="192.168.60.0/24", name="second")
+    for version, networks in (("2.1", None), ("2.37", "auto")):
+        extra = {"networks": networks} if networks else {}
+        r = boot(api, user=user, version=version, **extra)
+        assert r.status_code == 409, r.text
+        assert r.json()["conflictingRequest"]["message"] == (
+            "Multiple possible networks found, use a Network ID to be more specific.")
+    for server in (lone, s, s2):
+        api.delete(f"/compute/v2.1/servers/{server['id']}", user=user)
+    assert net
