@@ -18,6 +18,7 @@ MODEL_MODULES = [
     "stackling.identity.models",
     "stackling.network.models",
     "stackling.network.l3_models",
+    "stackling.network.segment_range_models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.image.models",
