@@ -275,3 +275,53 @@ def test_power_actions_and_lock(api):
     assert api.post(f"{url}/action", user="demo", json={"unlock": None}).status_code == 202
     assert api.post(f"{url}/action", user="demo", json={"bogus": None}).status_code == 400
     assert api.delete(url, user="demo").status_code == 204
+
+
+def test_no_valid_host_is_error_with_fault(api):
+    # m1.xlarge needs 16384 MB; every host has 16384 MB with 512 reserved.
+    sid = boot(api, flavorRef="5", networks="none").json()["server"]["id"]
+    server = wait_status(api, sid)
+    assert server["status"] == "ERROR"
+    assert server["fault"]["code"] == 500 and "details" not in server["fault"]
+    assert server["fault"]["message"] == "No valid host was found. "
+    admin = api.get(f"/compute/v2.1/servers/{sid}", headers=mv(MAX)).json()["server"]
+    assert "details" in admin["fault"] and admin["OS-EXT-SRV-ATTR:host"] is None
+    assert api.delete(f"/compute/v2.1/servers/{sid}", user="demo").status_code == 204
+
+
+def test_network_failure_at_build_rolls_back_the_claim(api, monkeypatch):
+    from stackling.common.errors import Conflict
+    from stackling.compute import network_api
+    from stackling.placement import interface as placement
+
+    def fail(*_a, **_k):
+        raise Conflict("IP allocation failed")
+
+    monkeypatch.setattr(network_api, "allocate_for_instance", fail)
+    sid = boot(api, networks="none").json()["server"]["id"]
+    server = wait_status(api, sid)
+    assert server["status"] == "ERROR"
+    assert server["fault"]["message"] == (
+        f"Build of instance {sid} aborted: Failed to allocate the network(s), not rescheduling.")
+    with api.runtime.db.transaction() as db:
+        assert placement.get_allocations_for_consumer(db, sid) == {}
+    api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
+
+
+def test_placement_claim_and_release(api):
+    from stackling.compute.hosts import node_uuid
+    from stackling.placement import interface as placement
+
+    sid = boot(api, networks="none", flavorRef="2").json()["server"]["id"]
+    wait_status(api, sid)
+    host = api.get(f"/compute/v2.1/servers/{sid}").json()["server"]["OS-EXT-SRV-ATTR:host"]
+    with api.runtime.db.transaction() as db:
+        allocations = placement.get_allocations_for_consumer(db, sid)
+        assert allocations == {node_uuid(host): {
+            "generation": allocations[node_uuid(host)]["generation"],
+            "resources": {"VCPU": 1, "MEMORY_MB": 2048, "DISK_GB": 20}}}
+    hyp = api.get("/compute/v2.1/os-hypervisors/detail").json()["hypervisors"]
+    assert {h["hypervisor_hostname"]: h["running_vms"] for h in hyp}[host] >= 1
+    api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
+    with api.runtime.db.transaction() as db:
+        assert placement.get_allocations_for_consumer(db, sid) == {}
