@@ -27,6 +27,10 @@ POLICIES = {
     "os_compute_api:servers:reboot": MEMBER,
     "os_compute_api:os-lock-server:lock": MEMBER,
     "os_compute_api:os-lock-server:unlock": MEMBER,
+    "os_compute_api:os-server-tags:index": READER,
+    "os_compute_api:os-server-tags:show": READER,
+    **{f"os_compute_api:os-server-tags:{a}": MEMBER
+       for a in ("update", "update_all", "delete", "delete_all")},
     "os_compute_api:servers:index:get_all_tenants": ADMIN,
     "os_compute_api:servers:detail:get_all_tenants": ADMIN,
     "os_compute_api:servers:allow_all_filters": ADMIN,

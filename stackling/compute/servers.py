@@ -377,3 +377,9 @@ def set_locked(db: Session, inst: Instance, locked: bool) -> None:
     inst.locked = locked
     inst.updated_at = utcnow_precise()
     db.flush()
+
+
+def set_tags(db: Session, inst: Instance, tags: list[str]) -> None:
+    inst.tags = tags
+    inst.updated_at = utcnow_precise()
+    db.flush()

@@ -325,3 +325,23 @@ def test_placement_claim_and_release(api):
     api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
     with api.runtime.db.transaction() as db:
         assert placement.get_allocations_for_consumer(db, sid) == {}
+
+
+def test_server_tags(api):
+    sid = boot(api, networks="none").json()["server"]["id"]
+    url = f"/compute/v2.1/servers/{sid}/tags"
+    assert api.get(url, user="demo", headers=mv("2.25")).status_code == 404
+    h = mv("2.26")
+    assert api.put(url, user="demo", headers=h, json={"tags": ["a", "b"]}).json() == {
+        "tags": ["a", "b"]}
+    assert api.put(f"{url}/c", user="demo", headers=h).status_code == 201
+    assert api.get(f"{url}/c", user="demo", headers=h).status_code == 204
+    assert api.delete(f"{url}/a", user="demo", headers=h).status_code == 204
+    assert api.get(f"{url}/a", user="demo", headers=h).status_code == 404
+    assert api.get(f"/compute/v2.1/servers/{sid}", user="demo", headers=h).json()[
+        "server"]["tags"] == ["b", "c"]
+    assert api.put(f"{url}/bad,tag", user="demo", headers=h).status_code == 400
+    assert api.delete(url, user="demo", headers=h).status_code == 204
+    assert api.get(url, user="demo", headers=h).json() == {"tags": []}
+    wait_status(api, sid)
+    api.delete(f"/compute/v2.1/servers/{sid}", user="demo")

@@ -8,12 +8,13 @@ from typing import Any
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
-from stackling.compute import network_api, schemas, servers, views
+from stackling.compute import network_api, schemas, servers, validation, views
 from stackling.compute.api.common import (
     allowed,
     authorize,
     body,
     links,
+    since,
     version,
 )
 from stackling.compute.errors import InstanceInvalidState, InstanceIsLocked
@@ -286,11 +287,72 @@ def action(rq: ApiRequest) -> Any:
     raise BadRequest(f"There is no such action: {name}")
 
 
+# ------------------------------------------------------------------ tags (2.26)
+_TAGS = {"type": "object", "properties": {"tags": {"type": "array", "maxItems": 50,
+                                                   "items": schemas.TAG}},
+         "required": ["tags"], "additionalProperties": False}
+
+
+def _tagged(rq: ApiRequest, action: str, *, for_update: bool = False) -> Instance:
+    since(rq, "2.26")
+    inst = _get(rq, for_update=for_update)
+    authorize(rq, f"os-server-tags:{action}", _target(inst))
+    return inst
+
+
+def tags_index(rq: ApiRequest) -> Any:
+    return {"tags": list(_tagged(rq, "index").tags or [])}
+
+
+def tags_replace(rq: ApiRequest) -> Any:
+    inst = _tagged(rq, "update_all", for_update=True)
+    tags = body(rq, _TAGS)["tags"]
+    servers.set_tags(rq.db, inst, list(dict.fromkeys(tags)))
+    return {"tags": list(inst.tags)}
+
+
+def tags_delete_all(rq: ApiRequest) -> Any:
+    servers.set_tags(rq.db, _tagged(rq, "delete_all", for_update=True), [])
+    return None
+
+
+def tag_check(rq: ApiRequest) -> Any:
+    inst = _tagged(rq, "show")
+    if rq.path_params["tag"] not in (inst.tags or []):
+        raise NotFound(f"Tag {rq.path_params['tag']} could not be found.")
+    return None
+
+
+def tag_add(rq: ApiRequest) -> Any:
+    inst = _tagged(rq, "update", for_update=True)
+    tag = rq.path_params["tag"]
+    validation.validate(schemas.TAG, tag)
+    if tag in (inst.tags or []):
+        return None
+    if len(inst.tags or []) >= 50:
+        raise BadRequest("The number of tags exceeded the per-server limit 50")
+    servers.set_tags(rq.db, inst, [*(inst.tags or []), tag])
+    url = f"{links(rq).versioned}/servers/{inst.uuid}/tags/{tag}"
+    return 201, None, {"Location": url}
+
+
+def tag_delete(rq: ApiRequest) -> Any:
+    inst = _tagged(rq, "delete", for_update=True)
+    tag = rq.path_params["tag"]
+    if tag not in (inst.tags or []):
+        raise NotFound(f"Tag {tag} could not be found.")
+    servers.set_tags(rq.db, inst, [t for t in inst.tags if t != tag])
+    return None
+
+
 def add_routes(s: Any) -> None:
     s.add("/v2.1/servers", get=index, post=create)
     s.add("/v2.1/servers/detail", get=detail)
     s.add("/v2.1/servers/{server_id}", get=show, put=update, delete=delete)
     s.add("/v2.1/servers/{server_id}/action", post=action)
+    s.add("/v2.1/servers/{server_id}/tags", get=tags_index, put=tags_replace,
+          delete=tags_delete_all)
+    s.add("/v2.1/servers/{server_id}/tags/{tag}", get=tag_check, put=tag_add, delete=tag_delete)
     s.add("/v2.1/servers/{server_id}/ips", get=ips_index)
     s.add("/v2.1/servers/{server_id}/ips/{network_label}", get=ips_show)
     s.add("/v2.1/servers/{server_id}/os-interface", get=interfaces_index, post=interfaces_create)
