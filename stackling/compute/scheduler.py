@@ -24,6 +24,7 @@ from stackling.compute.models import (
 )
 
 MAX_CANDIDATES = 1000  # Nova's [scheduler] max_placement_results
+CLAIM_ROUNDS = 5  # fresh candidate lists tried when claims lose races
 
 
 def resources_for(flavor: dict[str, Any]) -> dict[str, int]:
@@ -43,8 +44,6 @@ def _az_aggregates(db: Session, zone: str) -> list[str]:
 
 def select_destination(db: Session, instance: Any) -> tuple[ComputeNode, str]:
     """Pick a host for the instance and claim its resources there: (node, zone)."""
-    from stackling.placement import interface as placement
-
     zone = instance.requested_az
     member_of: list[list[str]] = []
     if zone and zone != hosts.DEFAULT_AZ:
@@ -52,6 +51,22 @@ def select_destination(db: Session, instance: Any) -> tuple[ComputeNode, str]:
         if not aggs:
             raise NoValidHost(reason="")
         member_of = [aggs]
+    for _ in range(CLAIM_ROUNDS):
+        chosen, raced = _try_claim(db, instance, member_of, zone)
+        if chosen is not None:
+            return chosen
+        if not raced:
+            break
+    raise NoValidHost(reason="There are not enough hosts available.")
+
+
+def _try_claim(db: Session, instance: Any, member_of: list[list[str]], zone: str | None
+               ) -> tuple[tuple[ComputeNode, str] | None, bool]:
+    """One round: fresh candidates, claim the first that takes it. Returns the choice (or
+    None) and whether a concurrent update (worth another round) made a claim fail."""
+    from stackling.placement import errors as placement_errors
+    from stackling.placement import interface as placement
+
     candidates = placement.get_allocation_candidates(
         db, resources_for(instance.flavor), member_of=member_of, limit=MAX_CANDIDATES)
     if not candidates:
@@ -69,16 +84,19 @@ def select_destination(db: Session, instance: Any) -> tuple[ComputeNode, str]:
     if not choices:
         raise NoValidHost(reason="There are not enough hosts available.")
     random.shuffle(choices)  # spread, and keep concurrent builds off one provider
+    raced = False
     for candidate in choices:
         try:
-            with db.begin_nested():
-                placement.claim_resources(db, instance.uuid, candidate["allocations"],
-                                          instance.project_id, instance.user_id)
+            placement.claim_resources(db, instance.uuid, candidate["allocations"],
+                                      instance.project_id, instance.user_id)
+        except placement_errors.ConcurrentUpdate:
+            raced = True  # another build took this provider meanwhile
+            continue
         except ApiError:
-            continue  # capacity or generation race lost: try the next candidate
+            continue  # capacity gone: try the next candidate
         node = next(usable[rp] for rp in candidate["allocations"] if rp in usable)
-        return node, zones.get(node.host, hosts.DEFAULT_AZ)
-    raise NoValidHost(reason="There are not enough hosts available.")
+        return (node, zones.get(node.host, hosts.DEFAULT_AZ)), raced
+    return None, raced
 
 
 def release(db: Session, instance_uuid: str) -> None:

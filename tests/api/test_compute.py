@@ -345,3 +345,28 @@ def test_server_tags(api):
     assert api.get(url, user="demo", headers=h).json() == {"tags": []}
     wait_status(api, sid)
     api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
+
+
+def test_boot_into_an_availability_zone(api):
+    agg = api.post("/compute/v2.1/os-aggregates",
+                   json={"aggregate": {"name": "zone2", "availability_zone": "az2"}}).json()
+    agg_id = agg["aggregate"]["id"]
+    api.post(f"/compute/v2.1/os-aggregates/{agg_id}/action",
+             json={"add_host": {"host": "compute-r2-1"}})
+    zones = {z["zoneName"] for z in api.get("/compute/v2.1/os-availability-zone",
+                                            user="demo").json()["availabilityZoneInfo"]}
+    assert zones == {"nova", "az2"}
+    ids = [boot(api, networks="none", availability_zone="az2").json()["server"]["id"]
+           for _ in range(2)]
+    for sid in ids:
+        wait_status(api, sid)
+        server = api.get(f"/compute/v2.1/servers/{sid}", headers=mv(MAX)).json()["server"]
+        assert server["OS-EXT-SRV-ATTR:host"] == "compute-r2-1"
+        assert server["OS-EXT-AZ:availability_zone"] == "az2"
+    forced = boot(api, networks="none", availability_zone="nova:compute-r1-1")
+    assert forced.status_code == 403
+    for sid in ids:
+        api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
+    api.post(f"/compute/v2.1/os-aggregates/{agg_id}/action",
+             json={"remove_host": {"host": "compute-r2-1"}})
+    api.delete(f"/compute/v2.1/os-aggregates/{agg_id}")
