@@ -27,6 +27,10 @@ POLICIES = {
     "os_compute_api:servers:reboot": MEMBER,
     "os_compute_api:os-lock-server:lock": MEMBER,
     "os_compute_api:os-lock-server:unlock": MEMBER,
+    "os_compute_api:server-metadata:index": READER,
+    "os_compute_api:server-metadata:show": READER,
+    **{f"os_compute_api:server-metadata:{a}": MEMBER
+       for a in ("create", "update", "update_all", "delete")},
     "os_compute_api:os-server-tags:index": READER,
     "os_compute_api:os-server-tags:show": READER,
     **{f"os_compute_api:os-server-tags:{a}": MEMBER

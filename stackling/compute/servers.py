@@ -383,3 +383,11 @@ def set_tags(db: Session, inst: Instance, tags: list[str]) -> None:
     inst.tags = tags
     inst.updated_at = utcnow_precise()
     db.flush()
+
+
+def set_metadata(db: Session, inst: Instance, metadata: dict[str, str]) -> None:
+    if len(metadata) > 128:  # maxServerMeta
+        raise Forbidden("Quota exceeded for resources: ['metadata_items'].")
+    inst.metadata_ = metadata
+    inst.updated_at = utcnow_precise()
+    db.flush()

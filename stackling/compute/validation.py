@@ -116,6 +116,10 @@ def _errors(schema: dict[str, Any], value: Any, path: list[Any]) -> Iterator[Sch
         for key in schema.get("required", ()):
             if key not in value:
                 yield SchemaError(f"{key!r} is a required property", path, value)
+        if "minProperties" in schema and len(value) < schema["minProperties"]:
+            yield SchemaError(f"{value!r} does not have enough properties", path, value)
+        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+            yield SchemaError(f"{value!r} has too many properties", path, value)
         props = schema.get("properties", {})
         patterns = schema.get("patternProperties", {})
         extra = []

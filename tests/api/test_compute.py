@@ -370,3 +370,21 @@ def test_boot_into_an_availability_zone(api):
     api.post(f"/compute/v2.1/os-aggregates/{agg_id}/action",
              json={"remove_host": {"host": "compute-r2-1"}})
     api.delete(f"/compute/v2.1/os-aggregates/{agg_id}")
+
+
+def test_server_metadata(api):
+    sid = boot(api, networks="none", metadata={"a": "1"}).json()["server"]["id"]
+    url = f"/compute/v2.1/servers/{sid}/metadata"
+    assert api.get(url, user="demo").json() == {"metadata": {"a": "1"}}
+    assert api.post(url, user="demo", json={"metadata": {"b": "2"}}).json() == {
+        "metadata": {"a": "1", "b": "2"}}
+    assert api.put(f"{url}/c", user="demo", json={"meta": {"c": "3"}}).json() == {
+        "meta": {"c": "3"}}
+    assert api.get(f"{url}/c", user="demo").json() == {"meta": {"c": "3"}}
+    assert api.put(f"{url}/c", user="demo", json={"meta": {"d": "3"}}).status_code == 400
+    assert api.delete(f"{url}/a", user="demo").status_code == 204
+    assert api.put(url, user="demo", json={"metadata": {"x": "y"}}).json() == {
+        "metadata": {"x": "y"}}
+    assert api.get(f"{url}/a", user="demo").status_code == 404
+    wait_status(api, sid)
+    api.delete(f"/compute/v2.1/servers/{sid}", user="demo")

@@ -287,6 +287,60 @@ def action(rq: ApiRequest) -> Any:
     raise BadRequest(f"There is no such action: {name}")
 
 
+# ------------------------------------------------------------------ metadata
+_METADATA = {"type": "object", "properties": {"metadata": schemas.METADATA},
+             "required": ["metadata"], "additionalProperties": False}
+_META_ITEM = {"type": "object", "properties": {"meta": {**schemas.METADATA, "minProperties": 1,
+                                                        "maxProperties": 1}},
+              "required": ["meta"], "additionalProperties": False}
+
+
+def _meta(rq: ApiRequest, action: str, *, for_update: bool = False) -> Instance:
+    inst = _get(rq, for_update=for_update)
+    authorize(rq, f"server-metadata:{action}", _target(inst))
+    return inst
+
+
+def metadata_index(rq: ApiRequest) -> Any:
+    return {"metadata": dict(_meta(rq, "index").metadata_ or {})}
+
+
+def metadata_update(rq: ApiRequest) -> Any:
+    """POST merges, PUT replaces."""
+    inst = _meta(rq, "update" if rq.method == "POST" else "update_all", for_update=True)
+    new = body(rq, _METADATA)["metadata"]
+    merged = {**(inst.metadata_ or {}), **new} if rq.method == "POST" else dict(new)
+    servers.set_metadata(rq.db, inst, merged)
+    return {"metadata": merged}
+
+
+def metadata_show(rq: ApiRequest) -> Any:
+    inst = _meta(rq, "show")
+    key = rq.path_params["key"]
+    if key not in (inst.metadata_ or {}):
+        raise NotFound("Metadata item was not found")
+    return {"meta": {key: inst.metadata_[key]}}
+
+
+def metadata_put_item(rq: ApiRequest) -> Any:
+    inst = _meta(rq, "update", for_update=True)
+    meta = body(rq, _META_ITEM)["meta"]
+    key = rq.path_params["key"]
+    if key not in meta:
+        raise BadRequest("Request body and URI mismatch")
+    servers.set_metadata(rq.db, inst, {**(inst.metadata_ or {}), **meta})
+    return {"meta": meta}
+
+
+def metadata_delete_item(rq: ApiRequest) -> Any:
+    inst = _meta(rq, "delete", for_update=True)
+    key = rq.path_params["key"]
+    if key not in (inst.metadata_ or {}):
+        raise NotFound("Metadata item was not found")
+    servers.set_metadata(rq.db, inst, {k: v for k, v in inst.metadata_.items() if k != key})
+    return None
+
+
 # ------------------------------------------------------------------ tags (2.26)
 _TAGS = {"type": "object", "properties": {"tags": {"type": "array", "maxItems": 50,
                                                    "items": schemas.TAG}},
@@ -350,6 +404,10 @@ def add_routes(s: Any) -> None:
     s.add("/v2.1/servers/detail", get=detail)
     s.add("/v2.1/servers/{server_id}", get=show, put=update, delete=delete)
     s.add("/v2.1/servers/{server_id}/action", post=action)
+    s.add("/v2.1/servers/{server_id}/metadata", get=metadata_index, post=metadata_update,
+          put=metadata_update)
+    s.add("/v2.1/servers/{server_id}/metadata/{key}", get=metadata_show, put=metadata_put_item,
+          delete=metadata_delete_item)
     s.add("/v2.1/servers/{server_id}/tags", get=tags_index, put=tags_replace,
           delete=tags_delete_all)
     s.add("/v2.1/servers/{server_id}/tags/{tag}", get=tag_check, put=tag_add, delete=tag_delete)
