@@ -4,6 +4,8 @@ Clients decide behaviour from these aliases, so only what is implemented is list
 Another module that implements an extension appends to `EXTENSIONS` at import time
 (e.g. `EXTENSIONS.append(Extension("router", "Neutron L3 Router", "...", "2012-07-20T10:00:00-00:00"))`);
 `network.api` imports every resource module before serving, so the list is complete.
+An extension behind a service-plugin switch names it in `setting` (a boolean of
+`NetworkSettings`); it is advertised only where that switch is on.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ class Extension:
     name: str
     description: str
     updated: str = "2016-02-24T17:00:00-00:00"
+    setting: str | None = None
+
+    def enabled(self, settings: Any) -> bool:
+        return self.setting is None or bool(getattr(settings, self.setting, False))
 
     def view(self) -> dict[str, Any]:
         return {"name": self.name, "alias": self.alias, "description": self.description,
@@ -96,8 +102,15 @@ EXTENSIONS: list[Extension] = [
 ]
 
 
-def find(alias: str) -> Extension | None:
-    return next((e for e in EXTENSIONS if e.alias == alias), None)
+def find(alias: str, settings: Any = None) -> Extension | None:
+    """The extension `alias`; with `settings`, only if enabled there."""
+    return next((e for e in EXTENSIONS if e.alias == alias
+                 and (settings is None or e.enabled(settings))), None)
+
+
+def enabled(settings: Any) -> list[Extension]:
+    """The extensions advertised under these `NetworkSettings`."""
+    return [e for e in EXTENSIONS if e.enabled(settings)]
 
 
 def aliases() -> set[str]:

@@ -35,6 +35,7 @@ from stackling.network.querying import Listing, params_from
 __all__ = [
     "create_network", "create_port", "delete_port", "get_network", "get_port", "get_subnet",
     "list_networks", "list_ports", "list_security_groups", "list_subnets", "update_port",
+    "get_auto_allocated_topology",
 ]
 
 
@@ -117,3 +118,15 @@ def list_security_groups(db: Session, ctx: RequestContext, **filters: Any
     params = _params(security_groups.SG_LISTING, filters)
     rows = security_groups.list_groups(db, ctx, params).rows
     return [select_fields(g, params.fields) for g in security_groups.render_groups(db, rows)]
+
+
+# ------------------------------------------------------------------ auto-allocated topology
+def get_auto_allocated_topology(db: Session, ctx: RequestContext, project_id: str,
+                                dry_run: bool = False) -> dict[str, Any]:
+    """`GET /v2.0/auto-allocated-topology/{project_id}[?fields=dry-run]`: the project's
+    `{"id": network_id, "project_id", "tenant_id"}`, built on first use; 409
+    AutoAllocationFailure when the deployment lacks a default external network or
+    default subnet pools."""
+    from stackling.network import auto_allocate
+
+    return auto_allocate.get_topology(db, ctx, project_id, dry_run=dry_run)

@@ -70,7 +70,7 @@ class Network(StandardAttrs, Base):
     availability_zone_hints: Mapped[list[str]] = mapped_column(JSONType, default=list)
 
     segments: Mapped[list[Segment]] = relationship(
-        back_populates="network", order_by="Segment.segment_index", lazy="selectin",
+        back_populates="network", order_by="Segment.segment_index", lazy="select",
         cascade="all, delete-orphan", passive_deletes=True)
 
 
@@ -232,13 +232,14 @@ class Port(StandardAttrs, Base):
     binding_profile: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     binding_vif_details: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
 
+    # Loaded on access only: lists render ports from column queries (ports.render).
     fixed_ips: Mapped[list[IPAllocation]] = relationship(
-        lazy="selectin", cascade="all, delete-orphan", passive_deletes=True,
+        lazy="select", cascade="all, delete-orphan", passive_deletes=True,
         order_by="IPAllocation.ordinal")
     security_group_bindings: Mapped[list[PortSecurityGroup]] = relationship(
-        lazy="selectin", cascade="all, delete-orphan", passive_deletes=True)
+        lazy="select", cascade="all, delete-orphan", passive_deletes=True)
     allowed_address_pairs: Mapped[list[AllowedAddressPair]] = relationship(
-        lazy="selectin", cascade="all, delete-orphan", passive_deletes=True)
+        lazy="select", cascade="all, delete-orphan", passive_deletes=True)
 
 
 class IPAllocation(Base):

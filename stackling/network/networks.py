@@ -151,6 +151,11 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
     """API dicts for `nets` (a few queries per page, not per network)."""
     if not nets:
         return []
+    hide = pol.ReadFilter(db, ctx, "get_network", (*PROVIDER, "segments"))
+    known = [getattr(n, "known_parts", None) for n in nets]
+    if all(known):  # just created: nothing to read back
+        return [hide.apply(view(n, [], k[0], {}, True, k[1]))
+                for n, k in zip(nets, known, strict=True)]
     ids = [n.id for n in nets]
     subnets: dict[str, list[str]] = {i: [] for i in ids}
     scopes: dict[str, dict[int, Any]] = {i: {} for i in ids}
@@ -164,14 +169,21 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
         scopes[net_id].setdefault(version, scope)
         if segment_id is not None:
             l2[net_id] = False
+    segments: dict[str, list[tuple[str, str | None, int | None]]] = {i: [] for i in ids}
+    for net_id, t, physnet, seg_id in db.execute(
+            select(Segment.network_id, Segment.network_type, Segment.physical_network,
+                   Segment.segmentation_id)
+            .where(Segment.network_id.in_(ids), Segment.is_dynamic.is_(False))
+            .order_by(Segment.network_id, Segment.segment_index)):
+        segments[net_id].append((t, physnet, seg_id))
     tags = standard.tags_for(db, ids)
-    hide = pol.ReadFilter(db, ctx, "get_network", (*PROVIDER, "segments"))
-    return [hide.apply(view(n, subnets[n.id], tags[n.id], scopes[n.id], l2[n.id]))
-            for n in nets]
+    return [hide.apply(view(n, subnets[n.id], tags[n.id], scopes[n.id], l2[n.id],
+                            segments[n.id])) for n in nets]
 
 
 def view(net: Network, subnets: list[str], tags: list[str], scopes: dict[int, Any],
-         l2_adjacency: bool = True) -> dict[str, Any]:
+         l2_adjacency: bool, segs: list[tuple[str, str | None, int | None]]
+         ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": net.id, "name": net.name, "tenant_id": net.project_id,
         "project_id": net.project_id, "admin_state_up": net.admin_state_up,
@@ -184,16 +196,14 @@ def view(net: Network, subnets: list[str], tags: list[str], scopes: dict[int, An
         "l2_adjacency": l2_adjacency,
         **standard.standard_view(net, tags),
     }
-    segs = [s for s in net.segments if not s.is_dynamic]
     if len(segs) > 1:
-        out["segments"] = [{"provider:network_type": s.network_type,
-                            "provider:physical_network": s.physical_network,
-                            "provider:segmentation_id": s.segmentation_id} for s in segs]
+        out["segments"] = [{"provider:network_type": t, "provider:physical_network": p,
+                            "provider:segmentation_id": i} for t, p, i in segs]
     else:
-        seg = segs[0] if segs else None
-        out["provider:network_type"] = seg.network_type if seg else None
-        out["provider:physical_network"] = seg.physical_network if seg else None
-        out["provider:segmentation_id"] = seg.segmentation_id if seg else None
+        t, p, i = segs[0] if segs else (None, None, None)
+        out["provider:network_type"] = t
+        out["provider:physical_network"] = p
+        out["provider:segmentation_id"] = i
     return out
 
 
@@ -273,12 +283,16 @@ def create_network(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> N
         if is_default:
             _check_no_default(db, None)
         raise
-    if attrs.get("tags"):
-        standard.set_tags(db, "network", net.id, list(dict.fromkeys(attrs["tags"])))
+    tags = list(dict.fromkeys(attrs.get("tags") or []))
+    if tags:
+        standard.set_tags(db, "network", net.id, tags)
     # neutron creates the project's default security group on first network create
     from stackling.network import security_groups
 
     security_groups.ensure_default(db, net.project_id)
+    # what render() would read back, known already
+    net.known_parts = (sorted(tags), [(s.network_type, s.physical_network,  # type: ignore[attr-defined]
+                                       s.segmentation_id) for s in specs])
     return net
 
 

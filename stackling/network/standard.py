@@ -25,9 +25,12 @@ MAX_TAG_LEN = 255
 
 
 def iso(value: dt.datetime | None) -> str | None:
+    """`YYYY-MM-DDTHH:MM:SSZ` (stored values are UTC already)."""
     if value is None:
         return None
-    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if value.utcoffset():
+        value = value.astimezone(dt.UTC)
+    return value.isoformat(timespec="seconds")[:19] + "Z"
 
 
 def standard_view(obj: Any, tags: list[str]) -> dict[str, Any]:

@@ -20,6 +20,12 @@ RESOURCE_MODULES = [
     "stackling.network.api.subnetpools",
     "stackling.network.api.ports",
     "stackling.network.api.security_groups",
+    "stackling.network.api.network_segment_ranges",
+    "stackling.network.api.routers",
+    "stackling.network.api.floatingips",
+    "stackling.network.api.ip_availability",
+    "stackling.network.api.quotas",
+    "stackling.network.api.auto_allocated_topology",
     "stackling.network.api.tags",
 ]
 

@@ -6,15 +6,15 @@ from typing import Any
 
 from stackling.common.http import ApiRequest, Service
 from stackling.network import errors
-from stackling.network.extensions import EXTENSIONS, find
+from stackling.network.extensions import enabled, find
 
 
 def list_extensions(rq: ApiRequest) -> Any:
-    return {"extensions": [e.view() for e in EXTENSIONS]}
+    return {"extensions": [e.view() for e in enabled(rq.settings.network)]}
 
 
 def show_extension(rq: ApiRequest) -> Any:
-    ext = find(rq.path_params["alias"])
+    ext = find(rq.path_params["alias"], rq.settings.network)
     if ext is None:
         alias = rq.path_params["alias"]
         raise errors.HTTPNotFound(f"Extension with alias {alias} does not exist")

@@ -1,0 +1,35 @@
+"""`GET|DELETE /v2.0/auto-allocated-topology/{project_id}` (`?fields=dry-run`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackling.common.http import ApiRequest, Service
+from stackling.network import auto_allocate
+from stackling.network import l3_errors as l3e
+from stackling.network.api import common
+from stackling.network.extensions import EXTENSIONS, Extension
+
+
+def show_topology(rq: ApiRequest) -> Any:
+    fields = common.fields_of(rq)
+    dry_run = auto_allocate.DRY_RUN in fields
+    if fields and not dry_run:
+        raise l3e.BadResourceRequest("Unrecognized field", "auto_allocate")
+    topology = auto_allocate.get_topology(rq.db, rq.ctx, rq.path_params["project_id"],
+                                          dry_run=dry_run)
+    return {"auto_allocated_topology": topology}
+
+
+def delete_topology(rq: ApiRequest) -> Any:
+    auto_allocate.delete_topology(rq.db, rq.ctx, rq.path_params["project_id"])
+
+
+def register(s: Service) -> None:
+    s.add("/v2.0/auto_allocated_topology/{project_id}", get=show_topology,
+          delete=delete_topology)
+
+
+EXTENSIONS.append(
+    Extension("auto-allocated-topology", "Auto Allocated Topology Services",
+              "Auto Allocated Topology Services.", "2016-01-01T00:00:00-00:00"))

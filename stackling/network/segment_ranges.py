@@ -1,0 +1,574 @@
+"""Network segment ranges (`network-segment-range`): admin-managed pools of
+segmentation ids, per project or shared, that project networks draw their ids from.
+
+Where ids come from (the range source of `segmentation`, with the feature enabled):
+first the ranges owned by the requesting project; when those are full, the shared ranges
+(the defaults from the ML2 configuration included) minus every id covered by another
+project's ranges. All of it is interval arithmetic over a handful of ranges: no id is
+ever enumerated, so a 2^32 range costs what a 10-id range costs.
+
+Default ranges: the configured ML2 ranges are the shared `default` rows, re-synced at
+start by comparing those few rows with the configuration (allocations are separate rows
+and are never touched). Allocation reads the defaults from the configuration itself, so
+it never depends on that sync having run.
+
+`available` is upstream's list of free ids while there are at most
+`AVAILABLE_LIST_MAX` of them; above that it is the free intervals as strings, "a-b"
+(or "a" for a single id) — the form the `openstack` CLI prints — so a range of 2^32
+ids shows in milliseconds. `used` maps each id in use inside the range to the project
+owning its network, as upstream.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.db import utcnow, uuid_str
+from stackling.common.listing import ListParams, Page
+from stackling.network import errors, segmentation, standard
+from stackling.network import policy as pol
+from stackling.network.attributes import (
+    REQUIRED,
+    STANDARD,
+    Attr,
+    boolean,
+    integer,
+    one_of,
+    string,
+)
+from stackling.network.extensions import EXTENSIONS, Extension
+from stackling.network.models import Network, Segment, SegmentAllocation
+from stackling.network.netconfig import MAX_ID, NetConfig, get_config
+from stackling.network.querying import Listing
+from stackling.network.segment_range_models import NetworkSegmentRange, NetworkSegmentRangePool
+
+RANGE_TYPES = ("vlan", "vxlan", "gre", "geneve")  # neutron-lib NETWORK_SEGMENT_RANGE_TYPES
+AVAILABLE_LIST_MAX = 1024  # above this many free ids, `available` lists intervals
+SETTING = "network_segment_range"  # NetworkSettings switch (upstream: the service plugin)
+
+EXTENSIONS.append(Extension(
+    "network-segment-range", "Neutron Network Segment Range",
+    "Provides support for the network segment range management",
+    "2018-11-29T00:00:00-00:00", setting=SETTING))
+
+POLICIES: dict[str, str] = {
+    "create_network_segment_range": pol.ADMIN,
+    "get_network_segment_range": pol.ADMIN,
+    "update_network_segment_range": pol.ADMIN,
+    "delete_network_segment_range": pol.ADMIN,
+}
+
+
+# ------------------------------------------------------------------ errors
+class NetworkSegmentRangeNotFound(errors.NotFound):
+    message = "Network Segment Range %(range_id)s could not be found."
+
+
+class NetworkSegmentRangeNetTypeNotSupported(errors.BadRequest):
+    error_type = "NetworkSegmentRangeNetTypeNotSupported"
+    message = "Network type %(type)s does not support network segment ranges."
+
+
+class NetworkSegmentRangeDefaultReadOnly(errors.BadRequest):
+    error_type = "NetworkSegmentRangeDefaultReadOnly"
+    message = ("Network Segment Range %(range_id)s is a default segment range which could "
+               "not be updated or deleted.")
+
+
+class NetworkSegmentRangeReferencedByProject(errors.InUse):
+    message = ("Network Segment Range %(range_id)s is referenced by one or more tenant "
+               "networks.")
+
+
+class NetworkSegmentRangeOverlaps(errors.Conflict):
+    message = "Network segment range overlaps with range(s) with id %(range_id)s"
+
+
+class BadRangeRequest(errors.BadRequest):
+    error_type = "BadRequest"  # neutron-lib's generic BadRequest
+    message = "Bad network_segment_range request: %(msg)s."
+
+
+# Upstream raises these two as plain NeutronExceptions (a 500); bad input is a 400 here.
+class NetworkVlanRangeError(errors.BadRequest):
+    error_type = "NetworkVlanRangeError"
+    message = "Invalid network VLAN range: '%(vlan_range)s' - '%(error)s'."
+
+
+class NetworkTunnelRangeError(errors.BadRequest):
+    error_type = "NetworkTunnelRangeError"
+    message = "Invalid network tunnel range: '%(tunnel_range)s' - %(error)s."
+
+
+# ------------------------------------------------------------------ intervals
+Interval = tuple[int, int]  # inclusive bounds
+
+
+def merge(intervals: Iterable[Interval]) -> list[Interval]:
+    """Sorted, disjoint, non-adjacent intervals covering the same ids."""
+    out: list[Interval] = []
+    for lo, hi in sorted(intervals):
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def subtract(keep: Iterable[Interval], remove: Iterable[Interval]) -> list[Interval]:
+    """The ids of `keep` not in `remove` (a sweep over both, never over the ids)."""
+    cut = merge(remove)
+    out: list[Interval] = []
+    i = 0
+    for lo, hi in merge(keep):
+        while i < len(cut) and cut[i][1] < lo:
+            i += 1
+        j = i
+        while lo <= hi and j < len(cut) and cut[j][0] <= hi:
+            if cut[j][0] > lo:
+                out.append((lo, cut[j][0] - 1))
+            lo = max(lo, cut[j][1] + 1)
+            j += 1
+        if lo <= hi:
+            out.append((lo, hi))
+    return out
+
+
+def contains(intervals: Sequence[Interval], value: int) -> bool:
+    """`value` in merged `intervals` (binary search)."""
+    i = bisect.bisect_right(intervals, (value, float("inf"))) - 1
+    return i >= 0 and intervals[i][0] <= value <= intervals[i][1]
+
+
+def gaps(taken: Iterable[int], lo: int, hi: int) -> list[Interval]:
+    """The free intervals of [lo, hi] given its taken ids in ascending order."""
+    out: list[Interval] = []
+    nxt = lo
+    for t in taken:
+        if t > nxt:
+            out.append((nxt, t - 1))
+        nxt = max(nxt, t + 1)
+    if nxt <= hi:
+        out.append((nxt, hi))
+    return out
+
+
+@dataclass(frozen=True)
+class Rec:
+    """A range as allocation sees it."""
+
+    lo: int
+    hi: int
+    shared: bool
+    project_id: str | None
+    id: str | None = None  # None for a configured default
+
+
+def allowed(recs: Iterable[Rec], project_id: str | None) -> tuple[list[Interval], list[Interval]]:
+    """(the project's own ranges, the shared ids it may use), both merged.
+
+    Shared ids exclude every id of another project's ranges; `project_id` None (an admin
+    segment without a project) owns nothing and is excluded from every project range.
+    """
+    own, shared, others = [], [], []
+    for r in recs:
+        if r.shared:
+            shared.append((r.lo, r.hi))
+        elif project_id is not None and r.project_id == project_id:
+            own.append((r.lo, r.hi))
+        else:
+            others.append((r.lo, r.hi))
+    own_m = merge(own)
+    return own_m, subtract(shared, others + own)
+
+
+def may_hold(recs: Iterable[Rec], project_id: str | None) -> list[Interval]:
+    own, shared = allowed(recs, project_id)
+    return merge(own + shared)
+
+
+# ------------------------------------------------------------------ configuration
+def enabled(cfg: NetConfig) -> bool:
+    return bool(getattr(cfg.settings, SETTING, False))
+
+
+def default_specs(cfg: NetConfig) -> list[tuple[str, str, int, int]]:
+    """(type, physnet, min, max) of every configured range of a loaded type driver."""
+    out = []
+    for t in RANGE_TYPES:
+        if t not in cfg.type_drivers:
+            continue
+        if t == "vlan":
+            out += [(t, physnet, lo, hi) for physnet, ranges in cfg.vlan_ranges.items()
+                    for lo, hi in ranges]
+        else:
+            out += [(t, "", lo, hi) for lo, hi in cfg.tunnel_ranges.get(t, [])]
+    return out
+
+
+def _default_key(spec: tuple[str, str, int, int]) -> str:
+    t, physnet, lo, hi = spec
+    return f"{t}:{physnet}:{lo}:{hi}"
+
+
+def sync_default_ranges(db: Session) -> bool:
+    """Make the `default` rows match the configuration; True when something changed.
+
+    Costs one query over the few default rows when nothing changed. Another process
+    inserting the same default meanwhile collides on `default_key` and is skipped.
+    """
+    cfg = get_config(db)
+    want = {_default_key(s): s for s in default_specs(cfg)}
+    rows = db.scalars(select(NetworkSegmentRange).where(
+        NetworkSegmentRange.default.is_(True))).all()
+    have = {r.default_key: r for r in rows}
+    if set(have) == set(want):
+        return False
+    stale = [r for key, r in have.items() if key not in want]
+    if stale:
+        standard.delete_tags(db, [r.id for r in stale])
+        db.execute(delete(NetworkSegmentRange).where(
+            NetworkSegmentRange.id.in_([r.id for r in stale])))
+    now = utcnow()
+    for key, (t, physnet, lo, hi) in want.items():
+        if key in have:
+            continue
+        try:
+            with db.begin_nested():
+                db.execute(insert(NetworkSegmentRange).values(
+                    id=uuid_str(), name="", default=True, shared=True,
+                    project_id=None, network_type=t, physical_network=physnet, minimum=lo,
+                    maximum=hi, default_key=key, description="", created_at=now,
+                    updated_at=now, revision_number=0))
+        except IntegrityError:
+            pass  # another process synced it first
+    return True
+
+
+def on_start(runtime: Any) -> None:
+    """The component's start hook: bring the default rows in step with the configuration."""
+    if not getattr(runtime.settings.network, SETTING, False):
+        return
+    with runtime.db.transaction() as db:
+        sync_default_ranges(db)
+
+
+# ------------------------------------------------------------------ allocation
+def _pool_recs(db: Session, cfg: NetConfig, network_type: str, physnet: str) -> list[Rec]:
+    """Every range of one pool: the configured defaults plus the created ranges."""
+    recs = [Rec(lo, hi, True, None) for t, p, lo, hi in default_specs(cfg)
+            if t == network_type and p == physnet]
+    r = NetworkSegmentRange
+    rows = db.execute(select(r.id, r.minimum, r.maximum, r.shared, r.project_id).where(
+        r.network_type == network_type, r.physical_network == physnet,
+        r.default.is_(False)))
+    recs += [Rec(lo, hi, shared, project, rid) for rid, lo, hi, shared, project in rows]
+    return recs
+
+
+def _lock_pool(db: Session, network_type: str, physnet: str, *, exclusive: bool) -> None:
+    """Row lock on the pool: range writers exclusive, allocations shared (no-op on SQLite,
+    whose writers are serialised already)."""
+    p = NetworkSegmentRangePool
+    stmt = select(p.network_type).where(p.network_type == network_type,
+                                        p.physical_network == physnet
+                                        ).with_for_update(read=not exclusive)
+    if db.scalar(stmt) is not None:
+        return
+    try:
+        with db.begin_nested():
+            db.execute(insert(p).values(network_type=network_type, physical_network=physnet))
+    except IntegrityError:
+        pass  # created concurrently
+    db.scalar(stmt)
+
+
+def range_source(db: Session, network_type: str, physnet: str,
+                 project_id: str | None) -> list[Interval]:
+    """`segmentation`'s candidate ranges: own ranges first, then usable shared ids."""
+    cfg = get_config(db)
+    if not enabled(cfg):
+        return segmentation.configured_ranges(db, network_type, physnet, project_id)
+    _lock_pool(db, network_type, physnet, exclusive=False)
+    own, shared = allowed(_pool_recs(db, cfg, network_type, physnet), project_id)
+    return own + shared
+
+
+segmentation.set_range_source(range_source)
+
+
+# ------------------------------------------------------------------ attributes
+ATTRS: dict[str, Attr] = {
+    **STANDARD,
+    "name": Attr(post=True, put=True, default="", convert=string(255), filter=True, sort=True),
+    "default": Attr(),
+    "shared": Attr(post=True, default=True, convert=boolean),
+    "network_type": Attr(post=True, default=REQUIRED, convert=one_of(*RANGE_TYPES),
+                         filter=True),
+    "physical_network": Attr(post=True, convert=string(64, nullable=True), filter=True),
+    "minimum": Attr(post=True, put=True, default=REQUIRED, convert=integer(1, MAX_ID["gre"])),
+    "maximum": Attr(post=True, put=True, default=REQUIRED, convert=integer(1, MAX_ID["gre"])),
+    "used": Attr(),
+    "available": Attr(),
+}
+_R = NetworkSegmentRange
+LISTING = Listing(
+    attrs=ATTRS,
+    columns={"id": _R.id, "name": _R.name, "description": _R.description,
+             "project_id": _R.project_id, "tenant_id": _R.project_id,
+             "network_type": _R.network_type, "physical_network": _R.physical_network,
+             "revision_number": _R.revision_number},
+    id_column=_R.id,
+)
+
+
+# ------------------------------------------------------------------ reads
+def _require_enabled(db: Session) -> NetConfig:
+    cfg = get_config(db)
+    if not enabled(cfg):
+        raise errors.HTTPNotFound()
+    return cfg
+
+
+def _target(rng: NetworkSegmentRange) -> dict[str, Any]:
+    return {"project_id": rng.project_id, "tenant_id": rng.project_id}
+
+
+def get_range(db: Session, ctx: RequestContext, range_id: str, *,
+              for_update: bool = False) -> NetworkSegmentRange:
+    """The range, or NotFound (also when the caller may not see it: admin-only API)."""
+    _require_enabled(db)
+    rng = db.get(NetworkSegmentRange, range_id, populate_existing=for_update)
+    if rng is None or not pol.allowed(db, ctx, "get_network_segment_range", _target(rng)):
+        raise NetworkSegmentRangeNotFound(range_id=range_id)
+    return rng
+
+
+def list_ranges(db: Session, ctx: RequestContext, params: ListParams) -> Page:
+    _require_enabled(db)
+    page = LISTING.page(db, select(NetworkSegmentRange), params)
+    page.rows = [r for r in page.rows
+                 if pol.allowed(db, ctx, "get_network_segment_range", _target(r))]
+    return page
+
+
+# ------------------------------------------------------------------ writes
+def _verify_bounds(network_type: str, lo: int, hi: int) -> None:
+    """neutron-lib's verify_vlan_range / verify_tunnel_range, as 400s."""
+    limit = MAX_ID[network_type]
+    text = f"{lo}:{hi}"
+    for value in (lo, hi):
+        if not 1 <= value <= limit:
+            if network_type == "vlan":
+                raise NetworkVlanRangeError(vlan_range=text,
+                                            error=f"{value} is not a valid VLAN tag")
+            raise NetworkTunnelRangeError(
+                tunnel_range=text, error=f"{value} is not a valid {network_type} identifier")
+    if hi < lo:
+        if network_type == "vlan":
+            raise NetworkVlanRangeError(
+                vlan_range=text, error="End of VLAN range is less than start of VLAN range")
+        raise NetworkTunnelRangeError(
+            tunnel_range=text, error="End of tunnel range is less than start of tunnel range")
+
+
+def _check_overlap(recs: Iterable[Rec], lo: int, hi: int, self_id: str | None) -> None:
+    hits = [r.id for r in recs if r.id is not None and r.id != self_id
+            and lo <= r.hi and hi >= r.lo]
+    if hits:
+        raise NetworkSegmentRangeOverlaps(range_id=", ".join(sorted(hits)))
+
+
+def create_range(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
+                 project_given: bool) -> NetworkSegmentRange:
+    """Create a range; `project_given`: the body named a project (not the default)."""
+    cfg = _require_enabled(db)
+    pol.authorize(db, ctx, "create_network_segment_range",
+                  {"project_id": attrs.get("project_id")})
+    t = attrs["network_type"]
+    if t not in cfg.type_drivers:
+        raise NetworkSegmentRangeNetTypeNotSupported(type=t)
+    lo, hi = attrs["minimum"], attrs["maximum"]
+    _verify_bounds(t, lo, hi)
+    physnet = ""
+    if t == "vlan":
+        physnet = attrs.get("physical_network") or ""
+        if not physnet:
+            raise BadRangeRequest(msg="Network type vlan requires 'physical_network' to "
+                                      "be specified while creating new range")
+    shared = attrs["shared"]
+    project = attrs.get("project_id")
+    if shared and project_given and project:
+        raise errors.InvalidInput(error_message="A shared network segment range has no "
+                                                "project; omit project_id or set shared "
+                                                "to false")
+    if not shared and not project:
+        raise errors.InvalidInput(error_message="A network segment range that is not shared "
+                                                "needs a project_id")
+    _lock_pool(db, t, physnet, exclusive=True)
+    _check_overlap(_pool_recs(db, cfg, t, physnet), lo, hi, None)
+    now = utcnow()
+    rng = NetworkSegmentRange(
+        name=attrs.get("name", ""), description=attrs.get("description", ""), default=False,
+        shared=shared, project_id=None if shared else project, network_type=t,
+        physical_network=physnet, minimum=lo, maximum=hi, created_at=now, updated_at=now,
+        revision_number=0)
+    db.add(rng)
+    db.flush()
+    if attrs.get("tags"):
+        standard.set_tags(db, "network_segment_range", rng.id,
+                          list(dict.fromkeys(attrs["tags"])))
+    return rng
+
+
+def update_range(db: Session, ctx: RequestContext, range_id: str, attrs: dict[str, Any],
+                 if_match: int | None = None) -> NetworkSegmentRange:
+    cfg = _require_enabled(db)
+    rng = get_range(db, ctx, range_id)
+    pol.authorize(db, ctx, "update_network_segment_range", _target(rng))
+    if rng.default:
+        raise NetworkSegmentRangeDefaultReadOnly(range_id=rng.id)
+    if "minimum" in attrs or "maximum" in attrs:
+        _lock_pool(db, rng.network_type, rng.physical_network, exclusive=True)
+        rng = get_range(db, ctx, range_id, for_update=True)  # as of the lock
+    standard.check_revision(rng, if_match)
+    lo, hi = attrs.get("minimum", rng.minimum), attrs.get("maximum", rng.maximum)
+    changed = False
+    if (lo, hi) != (rng.minimum, rng.maximum):
+        _verify_bounds(rng.network_type, lo, hi)
+        before = _pool_recs(db, cfg, rng.network_type, rng.physical_network)
+        after = [r for r in before if r.id != rng.id]
+        after.append(Rec(lo, hi, rng.shared, rng.project_id, rng.id))
+        _check_stranded(db, rng, before, after,
+                        subtract([(rng.minimum, rng.maximum)], [(lo, hi)]))
+        _check_overlap(before, lo, hi, rng.id)
+        rng.minimum, rng.maximum = lo, hi
+        changed = True
+    for key in ("name", "description"):
+        if key in attrs and getattr(rng, key) != attrs[key]:
+            setattr(rng, key, attrs[key])
+            changed = True
+    if changed:
+        standard.touch(rng)
+    db.flush()
+    return rng
+
+
+def delete_range(db: Session, ctx: RequestContext, range_id: str,
+                 if_match: int | None = None) -> None:
+    cfg = _require_enabled(db)
+    rng = get_range(db, ctx, range_id)
+    pol.authorize(db, ctx, "delete_network_segment_range", _target(rng))
+    if rng.default:
+        raise NetworkSegmentRangeDefaultReadOnly(range_id=rng.id)
+    _lock_pool(db, rng.network_type, rng.physical_network, exclusive=True)
+    rng = get_range(db, ctx, range_id, for_update=True)
+    standard.check_revision(rng, if_match)
+    before = _pool_recs(db, cfg, rng.network_type, rng.physical_network)
+    after = [r for r in before if r.id != rng.id]
+    _check_stranded(db, rng, before, after, [(rng.minimum, rng.maximum)])
+    standard.delete_tags(db, [rng.id])
+    db.delete(rng)
+    db.flush()
+
+
+def _check_stranded(db: Session, rng: NetworkSegmentRange, before: list[Rec],
+                    after: list[Rec], removed: list[Interval]) -> None:
+    """409 when an id allocated in `removed` was in a range its owner may use before the
+    change and is in none after it (ids elsewhere, or still covered, do not matter)."""
+    cache: dict[str | None, tuple[list[Interval], list[Interval]]] = {}
+    for lo, hi in removed:
+        for seg_id, owner in _allocations_with_owner(db, rng.network_type,
+                                                     rng.physical_network, lo, hi):
+            if owner not in cache:
+                cache[owner] = (may_hold(before, owner), may_hold(after, owner))
+            was, will = cache[owner]
+            if contains(was, seg_id) and not contains(will, seg_id):
+                raise NetworkSegmentRangeReferencedByProject(range_id=rng.id)
+
+
+def _segment_physnet(network_type: str, physnet: str) -> Any:
+    if network_type == "vlan":
+        return Segment.physical_network == physnet
+    return or_(Segment.physical_network.is_(None), Segment.physical_network == "")
+
+
+def _allocations_with_owner(db: Session, network_type: str, physnet: str, lo: int, hi: int
+                            ) -> Iterable[tuple[int, str | None]]:
+    """Taken ids in [lo, hi] with the project of the network holding each (None: none)."""
+    a = SegmentAllocation
+    stmt = (select(a.segmentation_id, Network.project_id).select_from(a)
+            .outerjoin(Segment, and_(Segment.network_type == a.network_type,
+                                     Segment.segmentation_id == a.segmentation_id,
+                                     _segment_physnet(network_type, physnet)))
+            .outerjoin(Network, Network.id == Segment.network_id)
+            .where(a.network_type == network_type, a.physical_network == physnet,
+                   a.segmentation_id >= lo, a.segmentation_id <= hi))
+    return db.execute(stmt)
+
+
+# ------------------------------------------------------------------ views
+def used(db: Session, rng: NetworkSegmentRange) -> dict[str, str]:
+    """{"<segmentation id>": "<project id>"} for the network segments inside the range."""
+    stmt = (select(Segment.segmentation_id, Network.project_id)
+            .join(Network, Network.id == Segment.network_id)
+            .where(Segment.network_type == rng.network_type,
+                   _segment_physnet(rng.network_type, rng.physical_network),
+                   Segment.segmentation_id >= rng.minimum,
+                   Segment.segmentation_id <= rng.maximum)
+            .order_by(Segment.segmentation_id))
+    return {str(seg_id): project for seg_id, project in db.execute(stmt)}
+
+
+def free_intervals(db: Session, rng: NetworkSegmentRange) -> list[Interval]:
+    a = SegmentAllocation
+    taken = db.scalars(select(a.segmentation_id).where(
+        a.network_type == rng.network_type, a.physical_network == rng.physical_network,
+        a.segmentation_id >= rng.minimum, a.segmentation_id <= rng.maximum)
+        .order_by(a.segmentation_id))
+    return gaps(taken, rng.minimum, rng.maximum)
+
+
+def available_view(free: Sequence[Interval]) -> list[int] | list[str]:
+    """Upstream's list of ids while short; the intervals ("a-b" / "a") above that."""
+    if sum(hi - lo + 1 for lo, hi in free) <= AVAILABLE_LIST_MAX:
+        return [i for lo, hi in free for i in range(lo, hi + 1)]
+    return [f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in free]
+
+
+def render(db: Session, rows: Sequence[NetworkSegmentRange],
+           fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """API dicts; `used`/`available` are computed only when they will be shown."""
+    tags = standard.tags_for(db, [r.id for r in rows])
+    want_used = not fields or "used" in fields
+    want_available = not fields or "available" in fields
+    out = []
+    for r in rows:
+        item: dict[str, Any] = {
+            "id": r.id, "name": r.name, "default": r.default, "shared": r.shared,
+            "project_id": r.project_id, "network_type": r.network_type,
+            "physical_network": r.physical_network, "minimum": r.minimum,
+            "maximum": r.maximum,
+        }
+        if want_used:
+            item["used"] = used(db, r)
+        if want_available:
+            item["available"] = available_view(free_intervals(db, r))
+        item.update(standard.standard_view(r, tags[r.id]))
+        out.append(item)
+    return out
+
+
+standard.register_taggable("network_segment_ranges", standard.Taggable(
+    "network_segment_range", get_range,
+    lambda db, ctx, rng: pol.authorize(db, ctx, "update_network_segment_range",
+                                       _target(rng))))
