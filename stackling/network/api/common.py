@@ -44,6 +44,8 @@ def create(rq: ApiRequest, resource: str, collection: str, attrs: Mapping[str, A
     """POST of one resource or a bulk list (atomic: the request is one transaction)."""
     body = rq.json(bad_request=errors.BadRequest, malformed=_MALFORMED,
                    required=not allow_empty)
+    if body is None and rq.raw_body.strip():
+        raise errors.BadRequest("Body contains invalid data")  # a JSON `null`
     items, bulk = items_of(body, resource, collection, allow_empty=allow_empty)
     parsed = [parse_create(rq.ctx, item, attrs) for item in items]
     objs = [create_one(attrs_) for attrs_ in parsed]
