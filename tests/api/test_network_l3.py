@@ -260,3 +260,107 @@ def test_router_list_filters_sort_paging_fields(api):
         (x["name"] for x in r["routers"]), reverse=True)
     neutron_error(api.get(f"{N}/routers?bogus=1", user="demo"), 400)
     neutron_error(api.get(f"{N}/routers?sort_key=routes", user="demo"), 400)
+
+
+# ------------------------------------------------------------------ bad input
+PUB = "<public>"
+BAD_ROUTER_POSTS = [
+    None, "x", [], {"router": "x"}, {"routers": []}, {"routers": [{"name": 5}]},
+    {"router": {"bogus": 1}}, {"router": {"status": "DOWN"}}, {"router": {"routes": []}},
+    {"router": {"name": 5}}, {"router": {"name": "x" * 256}},
+    {"router": {"admin_state_up": "maybe"}}, {"router": {"external_gateway_info": "x"}},
+    {"router": {"external_gateway_info": {"network_id": "nope"}}},
+    {"router": {"external_gateway_info": {"enable_snat": True}}},
+    {"router": {"external_gateway_info": {"network_id": PUB, "bogus": 1}}},
+    {"router": {"external_gateway_info": {"network_id": PUB, "enable_snat": "maybe"}}},
+    {"router": {"external_gateway_info": {"network_id": PUB, "external_fixed_ips": "x"}}},
+    {"router": {"external_gateway_info": {"network_id": PUB, "external_fixed_ips": [
+        {"ip_address": "999.1.1.1"}]}}},
+    {"router": {"external_gateway_info": {"network_id": PUB, "external_fixed_ips": [
+        {"ip_address": "10.0.0.1"}]}}},
+    {"router": {"external_gateway_info": {"network_id": PUB, "external_fixed_ips": [
+        {"ip_address": "172.24.4.1"}]}}},
+    {"router": {"availability_zone_hints": "x"}}, {"router": {"distributed": True}},
+    {"router": {"project_id": 5}},
+]
+BAD_ROUTER_PUTS = [
+    None, {"router": {"id": "x"}}, {"router": {"status": "DOWN"}}, {"router": {"routes": "x"}},
+    {"router": {"routes": [{"destination": "1.2.3.0/24"}]}},
+    {"router": {"routes": [{"destination": "1.2.3.0/24", "nexthop": "x"}]}},
+    {"router": {"routes": [{"destination": "10.56.0.0/16", "nexthop": "10.56.1.9"}] * 2}},
+    {"router": {"project_id": "x"}}, {"router": {"ha": True}},
+    {"router": {"external_gateway_info": {"network_id": PUB, "external_fixed_ips": [
+        {"subnet_id": "x"}]}}},
+    {"router": {"external_gateway_info": {"network_id": str(uuid.uuid4())}}},
+]
+BAD_INTERFACE = [None, "x", [], {}, {"subnet_id": 5}, {"port_id": "x"},
+                 {"subnet_id": str(uuid.uuid4()), "port_id": str(uuid.uuid4())},
+                 {"subnet_id": str(uuid.uuid4())}, {"port_id": str(uuid.uuid4())}]
+BAD_ROUTES = [None, {}, {"router": {}}, {"router": {"routes": "x"}},
+              {"router": {"routes": [], "name": "x"}},
+              {"router": {"routes": [{"destination": "10.9.0.0/16", "nexthop": "10.9.9.9"}]}}]
+BAD_FIP_POSTS = [
+    None, {"floatingip": {}}, {"floatingip": "x"}, {"floatingip": {"floating_network_id": "x"}},
+    {"floatingip": {"floating_network_id": PUB, "floating_ip_address": "x"}},
+    {"floatingip": {"floating_network_id": PUB, "floating_ip_address": "10.0.0.1"}},
+    {"floatingip": {"floating_network_id": PUB, "port_id": "x"}},
+    {"floatingip": {"floating_network_id": PUB, "port_id": str(uuid.uuid4())}},
+    {"floatingip": {"floating_network_id": PUB, "status": "ACTIVE"}},
+    {"floatingip": {"floating_network_id": PUB, "router_id": str(uuid.uuid4())}},
+    {"floatingip": {"floating_network_id": PUB, "subnet_id": "x"}},
+    {"floatingip": {"floating_network_id": PUB, "subnet_id": str(uuid.uuid4())}},
+    {"floatingip": {"floating_network_id": PUB, "description": 5}},
+]
+BAD_FIP_PUTS = [
+    None, {"floatingip": {"floating_ip_address": "172.24.4.99"}},
+    {"floatingip": {"floating_network_id": str(uuid.uuid4())}},
+    {"floatingip": {"port_id": "x"}}, {"floatingip": {"fixed_ip_address": "x"}},
+    {"floatingip": {"fixed_ip_address": "10.0.0.1"}},
+    {"floatingip": {"port_id": None, "fixed_ip_address": "10.0.0.1"}},
+    {"floatingip": {"port_id": str(uuid.uuid4())}}, {"floatingip": {"bogus": 1}},
+]
+
+
+def _resolve(body, pub_id):
+    if body == PUB:
+        return pub_id
+    if isinstance(body, dict):
+        return {k: _resolve(v, pub_id) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_resolve(v, pub_id) for v in body]
+    return body
+
+
+def _state(api) -> dict:
+    return {c: sorted((x["id"], x.get("revision_number")) for x in
+                      api.get(f"{N}/{c}").json()[c])
+            for c in ("routers", "floatingips", "ports", "networks", "subnets")}
+
+
+def test_bad_input_is_4xx_and_writes_nothing(api):
+    pub = public(api)
+    _, sub = make_net(api, "10.56.1.0/24")
+    router = make_router(api, user="admin", external_gateway_info={"network_id": pub["id"]})
+    add_if(api, router["id"], user="admin", subnet_id=sub["id"])
+    f = create(api, "floatingips", "floatingip", {"floating_network_id": pub["id"]})
+    rid, fid = router["id"], f["id"]
+    calls = ([("POST", f"{N}/routers", b) for b in BAD_ROUTER_POSTS]
+             + [("PUT", f"{N}/routers/{rid}", b) for b in BAD_ROUTER_PUTS]
+             + [("PUT", f"{N}/routers/{rid}/add_router_interface", b) for b in BAD_INTERFACE]
+             + [("PUT", f"{N}/routers/{rid}/remove_router_interface", b)
+                for b in BAD_INTERFACE[:6]]
+             + [("PUT", f"{N}/routers/{rid}/add_extraroutes", b) for b in BAD_ROUTES]
+             + [("PUT", f"{N}/routers/{rid}/remove_extraroutes", b) for b in BAD_ROUTES[:5]]
+             + [("POST", f"{N}/floatingips", b) for b in BAD_FIP_POSTS]
+             + [("PUT", f"{N}/floatingips/{fid}", b) for b in BAD_FIP_PUTS])
+    before = _state(api)
+    for method, url, body in calls:
+        kwargs = {"json": _resolve(body, pub["id"])} if body is not None else {}
+        r = api.request(method, url, **kwargs)
+        assert 400 <= r.status_code < 500, (method, url, body, r.status_code, r.text)
+        assert "NeutronError" in r.json(), r.text
+    for method, url in (("POST", f"{N}/routers"), ("PUT", f"{N}/routers/{rid}"),
+                        ("POST", f"{N}/floatingips")):
+        r = api.request(method, url, content=b"{not json")
+        neutron_error(r, 400)
+    assert _state(api) == before
