@@ -1,0 +1,74 @@
+"""Networking under many processes: distinct addresses, clean exhaustion, distinct VNIs."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+N = "/networking/v2.0"
+
+
+def _parallel(server, token: str, calls: list, threads: int = 32) -> list[httpx.Response]:
+    local = threading.local()
+
+    def run(call):
+        if not hasattr(local, "http"):
+            local.http = httpx.Client(base_url=server.url, headers={"X-Auth-Token": token},
+                                      timeout=120)
+        method, path, body = call
+        return local.http.request(method, path, json=body)
+
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(run, calls))
+
+
+@pytest.mark.concurrency
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
+def test_parallel_ports_and_networks(cloud_factory, backend):
+    server = cloud_factory(backend, workers=4)
+    token = server.token()
+    with server.http(token) as http:
+        def make(coll, res, body):
+            r = http.post(f"{N}/{coll}", json={res: body})
+            assert r.status_code == 201, r.text
+            return r.json()[res]
+
+        big = make("networks", "network", {"name": "race-24"})
+        make("subnets", "subnet", {"network_id": big["id"], "ip_version": 4,
+                                   "cidr": "10.30.0.0/24"})
+        small = make("networks", "network", {"name": "race-28"})
+        make("subnets", "subnet", {"network_id": small["id"], "ip_version": 4,
+                                   "cidr": "10.31.0.0/28"})
+
+    # 200 ports on one /24 at once: every one gets its own address and MAC
+    results = _parallel(server, token, [("POST", f"{N}/ports", {"port": {
+        "network_id": big["id"]}})] * 200)
+    assert [r.status_code for r in results] == [201] * 200, [
+        r.text for r in results if r.status_code != 201][:3]
+    ports = [r.json()["port"] for r in results]
+    ips = [p["fixed_ips"][0]["ip_address"] for p in ports]
+    assert len(set(ips)) == 200 and all(len(p["fixed_ips"]) == 1 for p in ports)
+    assert len({p["mac_address"] for p in ports}) == 200
+
+    # a /28 has 13 pool addresses: 30 racing requests give 13 ports and 17 clean 409s
+    results = _parallel(server, token, [("POST", f"{N}/ports", {"port": {
+        "network_id": small["id"]}})] * 30)
+    codes = sorted(r.status_code for r in results)
+    assert codes == [201] * 13 + [409] * 17, [r.text for r in results if r.status_code >= 500]
+    assert {r.json()["NeutronError"]["type"] for r in results if r.status_code == 409} == {
+        "IpAddressGenerationFailure"}
+    with server.http(token) as http:
+        listed = http.get(f"{N}/ports?network_id={small['id']}").json()["ports"]
+        assert len(listed) == 13 and all(len(p["fixed_ips"]) == 1 for p in listed)
+        assert len({p["fixed_ips"][0]["ip_address"] for p in listed}) == 13
+
+    # 100 project networks at once: 100 distinct VNIs
+    results = _parallel(server, token, [("POST", f"{N}/networks", {"network": {
+        "name": f"vni-{i}"}}) for i in range(100)])
+    assert [r.status_code for r in results] == [201] * 100
+    vnis = [r.json()["network"]["provider:segmentation_id"] for r in results]
+    assert len(set(vnis)) == 100
+    assert all(r.json()["network"]["provider:network_type"] == "vxlan" for r in results)
