@@ -63,10 +63,13 @@ def configured_ranges(db: Session, network_type: str, physnet: str,
 _range_source: RangeSource = configured_ranges
 
 
-def set_range_source(source: RangeSource | None) -> None:
-    """Replace where allocatable ranges come from (None restores the ML2 ranges)."""
+def set_range_source(source: RangeSource | None) -> RangeSource:
+    """Replace where allocatable ranges come from (None restores the ML2 ranges);
+    returns the previous source."""
     global _range_source
+    previous = _range_source
     _range_source = source or configured_ranges
+    return previous
 
 
 def candidate_ranges(db: Session, network_type: str, physnet: str,
