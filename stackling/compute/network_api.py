@@ -48,11 +48,15 @@ def get_available_networks(db: Session, ctx: RequestContext, project_id: str,
     net = _net()
     if net_ids:
         return net.list_networks(db, ctx, id=list(dict.fromkeys(net_ids)))
-    own: dict[str, Any] = {"project_id": project_id, "shared": False}
-    shared: dict[str, Any] = {"shared": True}
-    if auto_allocate:
-        own["admin_state_up"] = shared["admin_state_up"] = True
-    nets = net.list_networks(db, ctx, **own) + net.list_networks(db, ctx, **shared)
+    state: dict[str, Any] = {"admin_state_up": True} if auto_allocate else {}
+    if ctx.is_admin:
+        # An admin sees every network: ask for exactly the two sets Nova asks for.
+        nets = (net.list_networks(db, ctx, project_id=project_id, shared=False, **state)
+                + net.list_networks(db, ctx, shared=True, **state))
+    else:
+        # A member sees its own, the shared and the external networks: one query.
+        nets = [n for n in net.list_networks(db, ctx, **state)
+                if n.get("shared") or n.get("project_id") == project_id]
     return [n for n in nets if not n.get("router:external")]
 
 
