@@ -44,7 +44,9 @@ def _az_aggregates(db: Session, zone: str) -> list[str]:
 
 def select_destination(db: Session, instance: Any) -> tuple[ComputeNode, str]:
     """Pick a host for the instance and claim its resources there: (node, zone)."""
-    zone = instance.requested_az
+    zone, _, forced_host = (instance.requested_az or "").partition(":")
+    zone = zone or None
+    in_tree = hosts.node_uuid(forced_host) if forced_host else None
     member_of: list[list[str]] = []
     if zone and zone != hosts.DEFAULT_AZ:
         aggs = _az_aggregates(db, zone)
@@ -52,7 +54,7 @@ def select_destination(db: Session, instance: Any) -> tuple[ComputeNode, str]:
             raise NoValidHost(reason="")
         member_of = [aggs]
     for _ in range(CLAIM_ROUNDS):
-        chosen, raced = _try_claim(db, instance, member_of, zone)
+        chosen, raced = _try_claim(db, instance, member_of, zone, in_tree)
         if chosen is not None:
             return chosen
         if not raced:
@@ -60,15 +62,16 @@ def select_destination(db: Session, instance: Any) -> tuple[ComputeNode, str]:
     raise NoValidHost(reason="There are not enough hosts available.")
 
 
-def _try_claim(db: Session, instance: Any, member_of: list[list[str]], zone: str | None
-               ) -> tuple[tuple[ComputeNode, str] | None, bool]:
+def _try_claim(db: Session, instance: Any, member_of: list[list[str]], zone: str | None,
+               in_tree: str | None) -> tuple[tuple[ComputeNode, str] | None, bool]:
     """One round: fresh candidates, claim the first that takes it. Returns the choice (or
     None) and whether a concurrent update (worth another round) made a claim fail."""
     from stackling.placement import errors as placement_errors
     from stackling.placement import interface as placement
 
     candidates = placement.get_allocation_candidates(
-        db, resources_for(instance.flavor), member_of=member_of, limit=MAX_CANDIDATES)
+        db, resources_for(instance.flavor), member_of=member_of, in_tree=in_tree,
+        limit=MAX_CANDIDATES)
     if not candidates:
         raise NoValidHost(reason="")
     rp_uuids = {rp for c in candidates for rp in c["allocations"]}

@@ -134,7 +134,8 @@ def _check_az(db: Session, ctx: RequestContext, zone: str | None,
     zones = set(hosts.host_zones(db).values()) | {hosts.DEFAULT_AZ}
     if name and name not in zones:
         raise BadRequest("The requested availability zone is not available")
-    return name or None
+    # "zone:host" is kept whole for the scheduler, which then only considers that host.
+    return zone if host else (name or None)
 
 
 def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
@@ -186,7 +187,8 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
             flavor=flavors_logic.flavor_snapshot(flavor), image_ref=image_id,
             key_name=req.key_name, key_data=key_data, vm_state="building",
             task_state="scheduling", power_state=0, requested_az=zone,
-            availability_zone=zone, metadata_=dict(req.metadata),
+            availability_zone=(zone or "").partition(":")[0] or None,
+            metadata_=dict(req.metadata),
             access_ip_v4=req.access_ip_v4, access_ip_v6=req.access_ip_v6,
             config_drive="True" if req.config_drive else "", disk_config=req.disk_config,
             user_data=req.user_data, reservation_id=reservation, launch_index=index,

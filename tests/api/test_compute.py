@@ -365,8 +365,13 @@ def test_boot_into_an_availability_zone(api):
         assert server["OS-EXT-AZ:availability_zone"] == "az2"
     forced = boot(api, networks="none", availability_zone="nova:compute-r1-1")
     assert forced.status_code == 403
+    forced = boot(api, user="admin", networks="none", availability_zone="nova:compute-r1-2")
+    server = wait_status(api, forced.json()["server"]["id"], user="admin")
+    assert server["OS-EXT-SRV-ATTR:host"] == "compute-r1-2"
+    assert server["OS-EXT-AZ:availability_zone"] == "nova"
+    ids.append(server["id"])
     for sid in ids:
-        api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
+        api.delete(f"/compute/v2.1/servers/{sid}")
     api.post(f"/compute/v2.1/os-aggregates/{agg_id}/action",
              json={"remove_host": {"host": "compute-r2-1"}})
     api.delete(f"/compute/v2.1/os-aggregates/{agg_id}")
