@@ -230,3 +230,62 @@ def test_implicit_network_choice(api):
     for server in (lone, s, s2):
         api.delete(f"/compute/v2.1/servers/{server['id']}", user=user)
     assert net
+
+
+# ------------------------------------------------------------------ auto (Get Me a Network)
+def project_id_of(api, user: str) -> str:
+    return api.get("/identity/v3/auth/projects", user=user).json()["projects"][0]["id"]
+
+
+def test_auto_allocates_once_then_reuses(api):
+    user = new_member(api)
+    project = project_id_of(api, user)
+    s1 = active(api, user, boot(api, user=user, networks="auto"))
+    (label, addrs), = s1["addresses"].items()
+    assert addrs[0]["addr"].startswith("10.")  # from the default IPv4 subnet pool
+    s2 = active(api, user, boot(api, user=user, networks="auto"))
+    assert list(s2["addresses"]) == [label]
+    nets = api.get(f"/networking/v2.0/networks?project_id={project}").json()["networks"]
+    assert [n["name"] for n in nets] == [label] and nets[0]["admin_state_up"] is True
+    topology = api.get(f"/networking/v2.0/auto-allocated-topology/{project}", user=user).json()
+    assert topology["auto_allocated_topology"]["id"] == nets[0]["id"]
+    for s in (s1, s2):
+        api.delete(f"/compute/v2.1/servers/{s['id']}", user=user)
+
+
+def test_auto_fails_fast_when_the_deployment_is_not_ready(api):
+    pools = api.get("/networking/v2.0/subnetpools?is_default=true").json()["subnetpools"]
+    assert pools
+    for pool in pools:
+        api.put(f"/networking/v2.0/subnetpools/{pool['id']}",
+                json={"subnetpool": {"is_default": False}})
+    try:
+        user = new_member(api)
+        bad(boot(api, user=user, networks="auto"),
+            f"Unable to automatically allocate a network for project {project_id_of(api, user)}")
+    finally:
+        for pool in pools:
+            api.put(f"/networking/v2.0/subnetpools/{pool['id']}",
+                    json={"subnetpool": {"is_default": True}})
+
+
+def test_auto_failing_after_the_api_answered_is_error(api, monkeypatch):
+    from stackling.common.errors import Conflict
+    from stackling.network import interface
+    from tests.api.test_compute import wait_status
+
+    real = interface.get_auto_allocated_topology
+
+    def flaky(db, ctx, project_id, dry_run=False):
+        if dry_run:
+            return real(db, ctx, project_id, dry_run=True)
+        raise Conflict("Unable to provide project private network")
+
+    monkeypatch.setattr(interface, "get_auto_allocated_topology", flaky)
+    user = new_member(api)
+    r = boot(api, user=user, networks="auto")
+    assert r.status_code == 202
+    server = wait_status(api, r.json()["server"]["id"], user=user)
+    assert server["status"] == "ERROR" and server["addresses"] == {}
+    assert "Failed to allocate the network(s)" in server["fault"]["message"]
+    assert api.delete(f"/compute/v2.1/servers/{server['id']}", user=user).status_code == 204
