@@ -153,11 +153,21 @@ RETRYABLE = (exc.IntegrityError, exc.OperationalError)
 
 
 def is_deadlock(err: BaseException) -> bool:
-    text = str(getattr(err, "orig", err)).lower()
-    return any(
-        s in text
-        for s in ("deadlock", "could not serialize", "database is locked", "lock wait timeout")
-    )
+    """True for a lost lock race. The exception chain is searched too: when InnoDB picks
+    a deadlock victim it rolls back the whole transaction, so leaving a savepoint
+    (`begin_nested`) then fails with "SAVEPOINT ... does not exist" (1305), which hides
+    the deadlock behind it."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        text = str(getattr(err, "orig", err)).lower()
+        if any(s in text for s in ("deadlock", "could not serialize", "database is locked",
+                                   "lock wait timeout")):
+            return True
+        if "savepoint" in text and "does not exist" in text:
+            return True
+        err = err.__cause__ or err.__context__  # type: ignore[assignment]
+    return False
 
 
 def retry_on_conflict(

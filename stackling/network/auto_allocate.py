@@ -76,17 +76,22 @@ def get_topology(db: Session, ctx: RequestContext, project_id: str | None, *,
     if row is not None and row.network_id is not None:
         return _response(row.network_id, project_id)
     external = default_external_network(db)  # fail fast, before taking the key
-    try:
-        with db.begin_nested():
-            row = AutoAllocatedTopology(project_id=project_id)
-            db.add(row)
-            db.flush()
-    except IntegrityError:
-        # Another request built (and committed) this project's topology meanwhile.
-        winner = db.get(AutoAllocatedTopology, project_id, populate_existing=True)
-        if winner is None or winner.network_id is None:
-            raise  # the builder vanished between its commit and our read: retry
-        return _response(winner.network_id, project_id)
+    for _ in range(3):
+        try:
+            with db.begin_nested():
+                row = AutoAllocatedTopology(project_id=project_id)
+                db.add(row)
+                db.flush()
+            break
+        except IntegrityError:
+            # Another request built (and committed) this project's topology meanwhile.
+            winner = db.get(AutoAllocatedTopology, project_id, populate_existing=True)
+            if winner is not None and winner.network_id is not None:
+                return _response(winner.network_id, project_id)
+            # ...and it was deleted again before we could read it: take the key again
+    else:
+        raise errors.Conflict(f"The auto-allocated topology of project {project_id} is "
+                              "changing concurrently; retry")
     network_id, router_id = _build(db, ctx.elevated(), project_id, external)
     row.network_id, row.router_id = network_id, router_id
     db.flush()
