@@ -60,9 +60,15 @@ def list_images(db: Session, ctx: RequestContext, filters: dict[str, str],
         stmt = stmt.where(Image.visibility != "community")
     if not ctx.is_admin:
         stmt = stmt.where(_visible(ctx))
-    for key in ("name", "status", "owner", "disk_format", "container_format"):
+    for key in ("id", "name", "status", "owner", "disk_format", "container_format"):
         if key in filters:
-            stmt = stmt.where(getattr(Image, key) == filters.pop(key))
+            value = filters.pop(key)
+            column = getattr(Image, key)
+            if value.startswith("in:"):  # Glance's `in:` operator: a comma-separated list
+                stmt = stmt.where(column.in_([v.strip('"') for v in value[3:].split(",")]))
+            else:
+                stmt = stmt.where(column == value)
+    tag = filters.pop("tag", None)
     if "protected" in filters:
         stmt = stmt.where(Image.protected == (filters.pop("protected").lower() == "true"))
     if params.marker:
@@ -71,6 +77,8 @@ def list_images(db: Session, ctx: RequestContext, filters: dict[str, str],
                "size": Image.size, "status": Image.status}
     page = paginate(db, stmt, columns=columns, id_column=Image.id, params=params)
     # Free-form property filters (e.g. ?os_distro=cirros) compare as strings.
+    if tag is not None:
+        page.rows = [i for i in page.rows if tag in (i.tags or [])]
     if filters:
         page.rows = [i for i in page.rows
                      if all(str((i.properties or {}).get(k)) == v for k, v in filters.items())]

@@ -21,6 +21,8 @@ def test_versions_and_cirros(api):
     assert r.json()["first"] == "/v2/images" and r.json()["schema"] == "/v2/schemas/images"
     assert api.get(f"/image/v2/images/{cirros['id']}", user="demo").json()["id"] == cirros["id"]
     assert api.get("/image/v2/images/cirros", user="demo").status_code == 404
+    by_ids = api.get(f"/image/v2/images?id=in:{cirros['id']},nope", user="demo").json()
+    assert [i["id"] for i in by_ids["images"]] == [cirros["id"]]
     assert api.get("/image/v2/images", user=None).status_code == 401
 
 
