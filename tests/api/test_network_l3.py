@@ -37,6 +37,15 @@ def count(api, collection: str) -> int:
     return len(api.get(f"{N}/{collection}").json()[collection])
 
 
+@pytest.fixture(scope="module", autouse=True)
+def demo_unlimited_routers(api):
+    """This module makes more routers than the default quota (10) allows."""
+    h = {"X-Auth-Token": api.token()}
+    demo = api.client.get("/identity/v3/projects?name=demo", headers=h).json()["projects"][0]
+    r = api.put(f"{N}/quotas/{demo['id']}", json={"quota": {"router": -1}})
+    assert r.status_code == 200, r.text
+
+
 @pytest.fixture(scope="module")
 def other(api):
     """A second project with a member (to check isolation)."""
@@ -60,9 +69,9 @@ def test_l3_extensions_advertised_exactly(api):
     aliases = {e["alias"] for e in api.get(f"{N}/extensions").json()["extensions"]}
     assert {"router", "ext-gw-mode", "extraroute", "extraroute-atomic", "fip-port-details",
             "network-ip-availability", "quotas", "quota_details",
-            "auto-allocated-topology"} <= aliases
+            "auto-allocated-topology", "router_availability_zone"} <= aliases
     assert not aliases & {"dvr", "l3-ha", "l3_agent_scheduler", "router-interface-fip",
-                          "dns-integration", "l3-flavors", "router_availability_zone"}
+                          "dns-integration", "l3-flavors", "qos-fip", "l3-port-ip-change-not-allowed"}
     assert api.get(f"{N}/extensions/router").json()["extension"]["alias"] == "router"
 
 
@@ -364,3 +373,35 @@ def test_bad_input_is_4xx_and_writes_nothing(api):
         r = api.request(method, url, content=b"{not json")
         neutron_error(r, 400)
     assert _state(api) == before
+
+
+def test_ipv6_prefixes_of_one_network_share_an_interface_port(api):
+    net = create(api, "networks", "network", {"name": "v6"}, user="demo")
+    subs = [create(api, "subnets", "subnet", {"network_id": net["id"], "ip_version": 6,
+                                              "cidr": cidr}, user="demo")
+            for cidr in ("fd10:1::/64", "fd10:2::/64")]
+    router = make_router(api)
+    first = add_if(api, router["id"], subnet_id=subs[0]["id"]).json()
+    second = add_if(api, router["id"], subnet_id=subs[1]["id"]).json()
+    assert first["port_id"] == second["port_id"] and second["subnet_ids"] == [subs[1]["id"]]
+    port = api.get(f"{N}/ports/{first['port_id']}", user="demo").json()["port"]
+    assert sorted(ip["ip_address"] for ip in port["fixed_ips"]) == ["fd10:1::1", "fd10:2::1"]
+    assert remove_if(api, router["id"], subnet_id=subs[0]["id"]).status_code == 200
+    port = api.get(f"{N}/ports/{first['port_id']}", user="demo").json()["port"]
+    assert [ip["ip_address"] for ip in port["fixed_ips"]] == ["fd10:2::1"]
+
+
+def test_router_and_floating_ip_tags(api):
+    router = make_router(api, tags=["blue"])
+    assert router["tags"] == ["blue"]
+    url = f"{N}/routers/{router['id']}/tags"
+    assert api.put(f"{url}/green", user="demo").status_code == 201
+    assert sorted(api.get(url, user="demo").json()["tags"]) == ["blue", "green"]
+    tagged = api.get(f"{N}/routers?tags=blue,green", user="demo").json()["routers"]
+    assert [r["id"] for r in tagged] == [router["id"]]
+    f = create(api, "floatingips", "floatingip", {"floating_network_id": public(api)["id"]},
+               user="demo")
+    r = api.put(f"{N}/floatingips/{f['id']}/tags", json={"tags": ["x"]}, user="demo")
+    assert r.status_code == 200 and r.json() == {"tags": ["x"]}
+    assert [x["id"] for x in api.get(f"{N}/floatingips?tags-any=x", user="demo").json()[
+        "floatingips"]] == [f["id"]]

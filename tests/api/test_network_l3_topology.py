@@ -230,3 +230,17 @@ def test_no_default_pools_or_external_network(api, default_v4_pool):
             if pool["ip_version"] == 6:
                 api.put(f"{N}/subnetpools/{pool['id']}", json={"subnetpool": {
                     "is_default": True}})
+
+
+def test_deleting_the_network_by_hand_forgets_the_topology(api):
+    project = uuid.uuid4().hex
+    net_id = api.get(f"{T}/{project}").json()["auto_allocated_topology"]["id"]
+    [router] = owned(api, project)["routers"]
+    for sub in owned(api, project)["subnets"]:
+        r = api.put(f"{N}/routers/{router['id']}/remove_router_interface",
+                    json={"subnet_id": sub["id"]})
+        assert r.status_code == 200, r.text
+    assert api.delete(f"{N}/routers/{router['id']}").status_code == 204
+    assert api.delete(f"{N}/networks/{net_id}").status_code == 204
+    fresh = api.get(f"{T}/{project}").json()["auto_allocated_topology"]["id"]
+    assert fresh != net_id and len(owned(api, project)["networks"]) == 1

@@ -89,6 +89,8 @@ EXTENSIONS.extend([
               "occur on the external gateway", "2013-03-28T10:00:00-00:00"),
     Extension("extraroute", "Neutron Extra Route", "Extra routes configuration for L3 "
               "router", "2013-02-01T10:00:00-00:00"),
+    Extension("router_availability_zone", "Router Availability Zone",
+              "Availability zone support for router.", "2015-01-01T10:00:00-00:00"),
     Extension("extraroute-atomic", "Atomically add/remove extra routes",
               "Edit extra routes of a router on server side by atomically adding/removing "
               "extra routes", "2019-07-10T10:00:00-00:00"),
