@@ -122,3 +122,10 @@ def flavor_snapshot(flavor: Flavor) -> dict[str, Any]:
             "vcpus": flavor.vcpus, "root_gb": flavor.root_gb,
             "ephemeral_gb": flavor.ephemeral_gb, "swap": flavor.swap,
             "extra_specs": dict(flavor.extra_specs or {})}
+
+
+def get_flavor_by_name(db: Session, ctx: RequestContext, name: str) -> Flavor:
+    flavor = db.scalars(select(Flavor).where(Flavor.name == name)).first()
+    if flavor is None or (not flavor.is_public and not ctx.is_admin):
+        raise FlavorNotFound(flavor_id=name)
+    return flavor

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError, BadRequest, Forbidden
+from stackling.common.listing import to_bool
 from stackling.compute import flavors as flavors_logic
 from stackling.compute import hosts, network_api, scheduler
 from stackling.compute.errors import (
@@ -65,6 +66,22 @@ class CreateRequest:
     admin_pass: str | None = None
     return_reservation_id: bool = False
     has_bdm: bool = False
+
+
+def request_from_body(s: dict[str, Any]) -> CreateRequest:
+    """The `server` object of a schema-validated create body, as a CreateRequest."""
+    groups = list(dict.fromkeys(g["name"] for g in s.get("security_groups", [])))
+    return CreateRequest(
+        name=s["name"], flavor_ref=str(s["flavorRef"]), image_ref=s.get("imageRef", ""),
+        networks=s.get("networks"), min_count=int(s.get("min_count", 1)),
+        max_count=int(s.get("max_count", s.get("min_count", 1))), key_name=s.get("key_name"),
+        availability_zone=s.get("availability_zone"), metadata=s.get("metadata", {}),
+        security_groups=groups or ["default"], access_ip_v4=s.get("accessIPv4"),
+        access_ip_v6=s.get("accessIPv6"), config_drive=to_bool(s.get("config_drive", False)),
+        disk_config=s.get("OS-DCF:diskConfig", "MANUAL"), user_data=s.get("user_data"),
+        description=s.get("description"), admin_pass=s.get("adminPass"),
+        return_reservation_id=to_bool(s.get("return_reservation_id", False)),
+        has_bdm=bool(s.get("block_device_mapping_v2") or s.get("block_device_mapping")))
 
 
 def _href_id(ref: Any) -> str:

@@ -41,20 +41,7 @@ def _detail(rq: ApiRequest, inst: Instance, *, full: bool = True) -> dict[str, A
 def create(rq: ApiRequest) -> Any:
     authorize(rq, "servers:create")
     data = body(rq, schemas.SERVER_CREATE, versioned=True)
-    s = data["server"]
-    req = servers.CreateRequest(
-        name=s["name"], flavor_ref=str(s["flavorRef"]), image_ref=s.get("imageRef", ""),
-        networks=s.get("networks"), min_count=int(s.get("min_count", 1)),
-        max_count=int(s.get("max_count", s.get("min_count", 1))), key_name=s.get("key_name"),
-        availability_zone=s.get("availability_zone"), metadata=s.get("metadata", {}),
-        security_groups=list(dict.fromkeys(g["name"] for g in s.get("security_groups", [])))
-        or ["default"],
-        access_ip_v4=s.get("accessIPv4"), access_ip_v6=s.get("accessIPv6"),
-        config_drive=to_bool(s.get("config_drive", False)),
-        disk_config=s.get("OS-DCF:diskConfig", "MANUAL"), user_data=s.get("user_data"),
-        description=s.get("description"), admin_pass=s.get("adminPass"),
-        return_reservation_id=to_bool(s.get("return_reservation_id", False)),
-        has_bdm=bool(s.get("block_device_mapping_v2") or s.get("block_device_mapping")))
+    req = servers.request_from_body(data["server"])
     if req.networks != network_api.NONE:
         authorize(rq, "servers:create:attach_network")
     instances = servers.create_servers(

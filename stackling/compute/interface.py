@@ -1,0 +1,94 @@
+"""The compute service's in-process interface (for orchestration), with the REST API's
+semantics: bodies are the `server` objects of `POST /servers` (validated by the schema of
+the given microversion), results are the API's dicts, errors are Nova's ApiErrors.
+
+Like the API, nothing here commits: the caller's transaction does. A created server is
+built by the build workers once that transaction commits; call `wake_builder(runtime)`
+after the commit to start at once (otherwise a worker notices within a second).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.microversion import Version
+from stackling.compute import flavors, microversions, network_api, schemas, servers, validation
+from stackling.compute import views as views_
+from stackling.compute.errors import FlavorNotFound
+from stackling.compute.models import Instance
+
+__all__ = ["create_server", "get_server", "delete_server", "update_server",
+           "attach_interface", "detach_interface", "find_flavor", "wake_builder"]
+
+
+def _version(version: str | None) -> Version:
+    return Version.parse(version) if version else microversions.MAX
+
+
+def _view(inst: Instance, ctx: RequestContext, version: Version, service_url: str
+          ) -> dict[str, Any]:
+    return views_.server_detail(views_.Links(service_url), inst, version,
+                                is_admin=ctx.is_admin, show_extended_attrs=ctx.is_admin,
+                                show_host_status=ctx.is_admin)
+
+
+def create_server(db: Session, ctx: RequestContext, server: dict[str, Any], *,
+                  version: str | None = None, service_url: str = "") -> list[dict[str, Any]]:
+    """Validate and accept a boot (202 semantics); returns the new servers' detail views
+    (status BUILD). Raises the 400/403/409 errors `POST /servers` would."""
+    mv = _version(version)
+    body = validation.validate(microversions.pick(mv, schemas.SERVER_CREATE),
+                               {"server": server})
+    created = servers.create_servers(db, ctx, servers.request_from_body(body["server"]),
+                                     forced_host_allowed=ctx.is_admin)
+    return [_view(i, ctx, mv, service_url) for i in created]
+
+
+def get_server(db: Session, ctx: RequestContext, server_id: str, *,
+               version: str | None = None, service_url: str = "") -> dict[str, Any]:
+    """`GET /servers/{id}`; InstanceNotFound (404) for unknown or other projects' ids."""
+    return _view(servers.get_instance(db, ctx, server_id), ctx, _version(version), service_url)
+
+
+def update_server(db: Session, ctx: RequestContext, server_id: str, values: dict[str, Any], *,
+                  version: str | None = None, service_url: str = "") -> dict[str, Any]:
+    mv = _version(version)
+    validation.validate(microversions.pick(mv, schemas.SERVER_UPDATE), {"server": values})
+    return _view(servers.update_instance(db, ctx, server_id, values), ctx, mv, service_url)
+
+
+def delete_server(db: Session, ctx: RequestContext, server_id: str) -> None:
+    """`DELETE /servers/{id}`: ports compute made are deleted, the user's unbound, the
+    placement allocation released; the server is gone when the transaction commits."""
+    servers.delete_instance(db, ctx, server_id)
+
+
+def attach_interface(db: Session, ctx: RequestContext, server_id: str, *,
+                     net_id: str | None = None, port_id: str | None = None,
+                     fixed_ip: str | None = None) -> dict[str, Any]:
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    port = network_api.attach_interface(db, ctx, inst, net_id, port_id, fixed_ip)
+    return views_.interface_view(port, microversions.MAX)
+
+
+def detach_interface(db: Session, ctx: RequestContext, server_id: str, port_id: str) -> None:
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    network_api.detach_interface(db, inst, port_id)
+
+
+def find_flavor(db: Session, ctx: RequestContext, name_or_id: str) -> dict[str, Any]:
+    """A flavor by id, else by exact name: {"id", "name", "ram", "vcpus", "disk", ...}."""
+    try:
+        flavor = flavors.get_flavor(db, ctx, name_or_id)
+    except FlavorNotFound:
+        flavor = flavors.get_flavor_by_name(db, ctx, name_or_id)
+    return views_.flavor_detail(views_.Links(""), flavor, microversions.MAX)
+
+
+def wake_builder(runtime: Any) -> None:
+    worker = runtime.state.get("compute.builder")
+    if worker is not None:
+        worker.wake()

@@ -1,0 +1,52 @@
+"""The compute in-process interface (what orchestration calls), on the in-process cloud."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from stackling.common.context import RequestContext
+from stackling.common.errors import ApiError
+from stackling.compute import interface
+
+CIRROS = "6f1c5b3a-9d2e-4c8b-a1f0-3e7d2c9b8a41"
+
+
+def _demo_ctx(api) -> RequestContext:
+    token = api.get("/identity/v3/auth/tokens", user="demo",
+                    headers={"X-Subject-Token": api.token("demo")}).json()["token"]
+    return RequestContext(user_id=token["user"]["id"], project_id=token["project"]["id"],
+                          roles=tuple(r["name"] for r in token["roles"]))
+
+
+def test_create_wait_delete(api):
+    ctx = _demo_ctx(api)
+    db_ = api.runtime.db
+    with db_.transaction() as db:
+        assert interface.find_flavor(db, ctx, "m1.tiny")["id"] == "1"
+        (server,) = interface.create_server(db, ctx, {
+            "name": "heat-vm", "flavorRef": "1", "imageRef": CIRROS, "networks": "none"})
+    assert server["status"] == "BUILD"
+    interface.wake_builder(api.runtime)
+    deadline = time.monotonic() + 10
+    while True:
+        with db_.transaction(write=False) as db:
+            shown = interface.get_server(db, ctx, server["id"])
+        if shown["status"] == "ACTIVE" or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    assert shown["status"] == "ACTIVE"
+    with db_.transaction() as db:
+        interface.delete_server(db, ctx, server["id"])
+    with db_.transaction(write=False) as db, pytest.raises(ApiError) as err:
+        interface.get_server(db, ctx, server["id"])
+    assert err.value.status == 404
+
+
+def test_create_validates_like_the_api(api):
+    ctx = _demo_ctx(api)
+    with api.runtime.db.transaction() as db, pytest.raises(ApiError) as err:
+        interface.create_server(db, ctx, {"name": "x", "flavorRef": "1", "imageRef": CIRROS},
+                                version="2.37")
+    assert err.value.status == 400 and "'networks' is a required property" in err.value.text
