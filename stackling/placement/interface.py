@@ -129,7 +129,8 @@ def get_allocation_candidates(db: Session, resources: dict[str, int], *,
     request = candidates.CandidateRequest(groups={"": group}, limit=limit)
     candidates.validate(db, request)
     result = candidates.find(db, request, with_summaries=False)
-    return [{"allocations": c.allocations} for c in result.candidates]
+    return [{"allocations": {rp: dict(res) for rp, res in c.allocations.items()}}
+            for c in result.candidates]
 
 
 def claim_resources(db: Session, consumer_uuid: str, allocations_by_rp: dict[str, dict[str, int]],

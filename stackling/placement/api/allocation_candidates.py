@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
+
+from starlette.responses import Response
 
 from stackling.common.http import ApiRequest
 from stackling.placement import candidates, errors, schemas
 from stackling.placement.api import query
-from stackling.placement.api.util import handler, respond, validate_query
+from stackling.placement.api.util import cache_headers, handler, validate_query
 
 
 def _schema(rq: ApiRequest) -> dict[str, Any]:
@@ -121,34 +124,49 @@ def parse_request(rq: ApiRequest) -> candidates.CandidateRequest:
     return request
 
 
-def _allocation_requests(rq: ApiRequest, found: list[candidates.Candidate]) -> list[Any]:
+# The answer can hold tens of thousands of candidates: it is written as JSON text piece by
+# piece (keys are uuids, class/trait names and suffixes, which need no escaping) rather
+# than built as nested dicts and then serialised.
+def _allocation_requests(rq: ApiRequest, found: list[candidates.Candidate]) -> str:
+    dumps = json.dumps
     if not rq.version.matches("1.12"):
-        return [{"allocations": [{"resource_provider": {"uuid": rp}, "resources": res}
-                                 for rp, res in c.allocations.items()]} for c in found]
+        return ",".join(
+            '{"allocations":[' + ",".join(
+                '{"resource_provider":{"uuid":"' + rp + '"},"resources":' + dumps(res) + "}"
+                for rp, res in c.allocations.items()) + "]}" for c in found)
     with_mappings = rq.version.matches("1.34")
+    cache: dict[int, str] = {}  # candidates often share one resources dict
     out = []
     for c in found:
-        item: dict[str, Any] = {"allocations": {rp: {"resources": res}
-                                                for rp, res in c.allocations.items()}}
+        allocs = []
+        for rp, res in c.allocations.items():
+            text = cache.get(id(res))
+            if text is None:
+                text = cache[id(res)] = dumps(res, separators=(",", ":"))
+            allocs.append('"' + rp + '":{"resources":' + text + "}")
+        item = '{"allocations":{' + ",".join(allocs) + "}"
         if with_mappings:
-            item["mappings"] = c.mappings
-        out.append(item)
-    return out
+            item += ',"mappings":' + dumps(c.mappings, separators=(",", ":"))
+        out.append(item + "}")
+    return ",".join(out)
 
 
-def _summaries(rq: ApiRequest, summaries: dict[str, candidates.ProviderSummary]) -> dict[str, Any]:
+def _summaries(rq: ApiRequest, summaries: dict[str, candidates.ProviderSummary]) -> str:
     with_traits = rq.version.matches("1.17")
     nested = rq.version.matches("1.29")
-    out: dict[str, Any] = {}
+    out = []
     for rp_uuid, s in summaries.items():
-        entry: dict[str, Any] = {"resources": s.resources}
+        resources = ",".join(f'"{rc}":{{"capacity":{cap},"used":{used}}}'
+                             for rc, cap, used in s.resource_items())
+        text = '"' + rp_uuid + '":{"resources":{' + resources + "}"
         if with_traits:
-            entry["traits"] = s.traits
+            text += ',"traits":[' + ",".join('"' + t + '"' for t in s.traits) + "]"
         if nested:
-            entry["parent_provider_uuid"] = s.parent_provider_uuid
-            entry["root_provider_uuid"] = s.root_provider_uuid
-        out[rp_uuid] = entry
-    return out
+            parent = s.parent_provider_uuid
+            text += (',"parent_provider_uuid":' + ('"' + parent + '"' if parent else "null")
+                     + ',"root_provider_uuid":"' + s.root_provider_uuid + '"')
+        out.append(text + "}")
+    return ",".join(out)
 
 
 @handler("placement:allocation_candidates:list", since="1.10")
@@ -162,5 +180,6 @@ def list_candidates(rq: ApiRequest) -> Any:
     except errors.TraitNotFound as exc:
         raise errors.BadRequest(exc.text) from None
     result = candidates.find(rq.db, request, want_all_resources=rq.version.matches("1.27"))
-    return respond(rq, {"allocation_requests": _allocation_requests(rq, result.candidates),
-                        "provider_summaries": _summaries(rq, result.summaries)})
+    body = ('{"allocation_requests":[' + _allocation_requests(rq, result.candidates)
+            + '],"provider_summaries":{' + _summaries(rq, result.summaries) + "}}")
+    return Response(body, media_type="application/json", headers=cache_headers(rq))
