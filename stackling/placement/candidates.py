@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import String, and_, case, cast, func, literal, or_, select
+from sqlalchemy import Integer, String, and_, bindparam, case, cast, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from stackling.placement import providers, resource_classes, traits
@@ -210,53 +210,31 @@ class _Search:
             if tree is None:
                 return Result([], {})
             tree_root = tree.root_provider_id
-        inv_t, rp_t = _INV.alias("inv"), _RP.alias("rp")
-        inv, rp = inv_t.c, rp_t.c
         amounts = dict(sorted(g.resources.items()))
-        usage = providers.usage_subquery(None if want_all_resources else list(amounts))
-        used = func.coalesce(usage.c.used, 0)
-        cap = (inv.total - inv.reserved) * inv.allocation_ratio
-        fits = func.sum(case((or_(*[and_(inv.resource_class == rc,
-                                         providers.fits_clause(inv, usage.c.used, amount))
-                                    for rc, amount in amounts.items()]), 1), else_=0))
-        # Most free capacity first: the sum over requested classes of the free fraction
-        # left after this allocation.
-        score = func.sum(case(*[(and_(inv.resource_class == rc, cap > 0),
-                                 (cap - used - amount) / cap) for rc, amount in amounts.items()],
-                              else_=0.0))
-        cols: list[Any] = [inv.resource_provider_id, rp.uuid]
-        if with_summaries:
-            sep = literal(" ")
-            cols.append(func.aggregate_strings(inv.resource_class + sep + cast(cap, String) + sep
-                                               + cast(used, String), ";"))
-            cols.append(select(func.aggregate_strings(_PT.trait, ","))
-                        .where(_PT.resource_provider_id == inv.resource_provider_id)
-                        .scalar_subquery())
-        query = select(*cols).select_from(
-            inv_t.join(rp_t, rp.id == inv.resource_provider_id)
-            .outerjoin(usage, and_(usage.c.rp_id == inv.resource_provider_id,
-                                   usage.c.rc == inv.resource_class)))
-        conds = self._provider_conditions(rp, g, exact_traits=True)
-        if tree_root is not None:
-            conds.append(rp.root_provider_id == tree_root)
-        # Without trees every provider is its own root: root_required applies to it.
-        for name in sorted(self.req.root_required):
-            conds.append(rp.id.in_(select(_PT.resource_provider_id).where(_PT.trait == name)))
-        if self.req.root_forbidden:
-            conds.append(rp.id.not_in(select(_PT.resource_provider_id).where(
-                _PT.trait.in_(sorted(self.req.root_forbidden)))))
-        if not want_all_resources:
-            conds.append(inv.resource_class.in_(list(amounts)))
-        query = (query.where(*conds)
-                 .group_by(inv.resource_provider_id, rp.uuid)
-                 .having(fits == len(amounts))
-                 .order_by(score.desc(), inv.resource_provider_id))
-        if self.req.limit is not None:
-            query = query.limit(self.req.limit)
+        req = self.req
+        # The statement depends only on the request's shape; values are bound at execution.
+        shape = (tuple(amounts), tuple(len(s) > 0 for s in g.member_of), bool(g.forbidden_aggs),
+                 len(g.required), bool(g.forbidden), tree_root is not None,
+                 len(req.root_required), bool(req.root_forbidden), want_all_resources,
+                 with_summaries, req.limit is not None)
+        params: dict[str, Any] = {f"amt{i}": a for i, a in enumerate(amounts.values())}
+        for i, any_of in enumerate(g.member_of):
+            params[f"mo{i}"] = sorted(any_of)
+        params.update(fa=sorted(g.forbidden_aggs), ft=sorted(g.forbidden), tree=tree_root,
+                      rf=sorted(req.root_forbidden), lim=req.limit)
+        for i, any_of in enumerate(g.required):
+            params[f"rq{i}"] = sorted(any_of)
+        for i, name in enumerate(sorted(req.root_required)):
+            params[f"rr{i}"] = name
+        query = _FLAT_STATEMENTS.get(shape)
+        if query is None:
+            if len(_FLAT_STATEMENTS) > 512:
+                _FLAT_STATEMENTS.clear()
+            query = _FLAT_STATEMENTS[shape] = _flat_statement(shape)
         found: list[Candidate] = []
         summaries: dict[str, ProviderSummary] = {}
         suffix = g.suffix
-        for row in self.db.execute(query):
+        for row in self.db.execute(query, {k: v for k, v in params.items() if v is not None}):
             rp_uuid = row[1]
             # `amounts` is shared by every candidate: it is read-only data.
             found.append(Candidate({rp_uuid: amounts}, {suffix: [rp_uuid]}))
@@ -560,6 +538,77 @@ class _Search:
         for rp_id, summary in summaries.items():
             summary.traits = sorted(self._traits.get(rp_id, ()))
         return {s.uuid: s for s in summaries.values()}
+
+
+_FLAT_STATEMENTS: dict[tuple[Any, ...], Any] = {}
+
+
+def _flat_statement(shape: tuple[Any, ...]) -> Any:
+    """The one-query search for a request of this shape (see _Search._flat): providers that
+    fit every requested class, most free first, with their summaries aggregated."""
+    (classes, member_of, forbidden_aggs, n_required, forbidden, in_tree, n_root_required,
+     root_forbidden, want_all_resources, with_summaries, limited) = shape
+    inv_t, rp_t = _INV.alias("inv"), _RP.alias("rp")
+    inv, rp = inv_t.c, rp_t.c
+    amounts = {rc: bindparam(f"amt{i}", type_=Integer) for i, rc in enumerate(classes)}
+    usage = providers.usage_subquery(None if want_all_resources else list(classes))
+    used = func.coalesce(usage.c.used, 0)
+    cap = (inv.total - inv.reserved) * inv.allocation_ratio
+    fits = func.sum(case((or_(*[and_(inv.resource_class == rc,
+                                     providers.fits_clause(inv, usage.c.used, amount))
+                                for rc, amount in amounts.items()]), 1), else_=0))
+    # Most free capacity first: the sum over requested classes of the free fraction left
+    # after this allocation.
+    score = func.sum(case(*[(and_(inv.resource_class == rc, cap > 0),
+                             (cap - used - amount) / cap) for rc, amount in amounts.items()],
+                          else_=0.0))
+    cols: list[Any] = [inv.resource_provider_id, rp.uuid]
+    if with_summaries:
+        sep = literal(" ")
+        cols.append(func.aggregate_strings(inv.resource_class + sep + cast(cap, String) + sep
+                                           + cast(used, String), ";"))
+        cols.append(select(func.aggregate_strings(_PT.trait, ","))
+                    .where(_PT.resource_provider_id == inv.resource_provider_id)
+                    .scalar_subquery())
+    conds: list[Any] = []
+
+    def having_trait(name: str) -> Any:
+        return select(_PT.resource_provider_id).where(
+            _PT.trait.in_(bindparam(name, expanding=True)))
+
+    def in_aggregates(name: str) -> Any:
+        return select(_PA.resource_provider_id).where(
+            _PA.aggregate_uuid.in_(bindparam(name, expanding=True)))
+
+    if forbidden:
+        conds.append(rp.id.not_in(having_trait("ft")))
+    for i in range(n_required):
+        conds.append(rp.id.in_(having_trait(f"rq{i}")))
+    for i, _ in enumerate(member_of):
+        conds.append(rp.id.in_(in_aggregates(f"mo{i}")))
+    if forbidden_aggs:
+        conds.append(rp.id.not_in(in_aggregates("fa")))
+    if in_tree:
+        conds.append(rp.root_provider_id == bindparam("tree"))
+    # Without trees every provider is its own root: root_required applies to it.
+    for i in range(n_root_required):
+        conds.append(rp.id.in_(select(_PT.resource_provider_id)
+                               .where(_PT.trait == bindparam(f"rr{i}"))))
+    if root_forbidden:
+        conds.append(rp.id.not_in(having_trait("rf")))
+    if not want_all_resources:
+        conds.append(inv.resource_class.in_(list(classes)))
+    query = (select(*cols)
+             .select_from(inv_t.join(rp_t, rp.id == inv.resource_provider_id)
+                          .outerjoin(usage, and_(usage.c.rp_id == inv.resource_provider_id,
+                                                 usage.c.rc == inv.resource_class)))
+             .where(*conds)
+             .group_by(inv.resource_provider_id, rp.uuid)
+             .having(fits == len(classes))
+             .order_by(score.desc(), inv.resource_provider_id))
+    if limited:
+        query = query.limit(bindparam("lim", type_=Integer))
+    return query
 
 
 def _by_provider(flat: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:

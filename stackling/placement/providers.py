@@ -306,9 +306,10 @@ def usage_subquery(resource_classes: Sequence[str] | None = None) -> Any:
     return query.group_by(alloc.resource_provider_id, alloc.resource_class).subquery()
 
 
-def fits_clause(inv: Any, used: Any, amount: int) -> Any:
-    """SQL for the fit test: room left, min/max unit and step size."""
-    amt = literal(amount)
+def fits_clause(inv: Any, used: Any, amount: Any) -> Any:
+    """SQL for the fit test: room left, min/max unit and step size (`amount`: an int or a
+    bound parameter)."""
+    amt = literal(amount) if isinstance(amount, int) else amount
     return and_(
         func.coalesce(used, 0) + amt <= (inv.total - inv.reserved) * inv.allocation_ratio,
         inv.min_unit <= amt,

@@ -94,3 +94,50 @@ def test_cli_placement_story(cloud):
     c.cli("resource", "provider", "delete", rp_uuid, parse=False)
     gone = c.cli("resource", "provider", "show", rp_uuid, check=False)
     assert gone.returncode != 0 and "No resource provider with uuid" in gone.stderr
+
+
+def test_candidates_and_claims_on_every_backend(cloud):
+    """The one-query candidate search and the claim path speak each backend's SQL."""
+    v = {"OpenStack-API-Version": "placement 1.39"}
+    agg = str(uuid.uuid4())
+    tag = uuid.uuid4().hex[:6]
+    with cloud.http(cloud.token()) as http:
+        hosts = []
+        for i in range(3):
+            rp = http.post("/placement/resource_providers", headers=v,
+                           json={"name": f"be-{tag}-{i}"}).json()["uuid"]
+            gen = http.put(f"/placement/resource_providers/{rp}/inventories", headers=v, json={
+                "resource_provider_generation": 0, "inventories": {
+                    "VCPU": {"total": 4 + i, "allocation_ratio": 1.5},
+                    "MEMORY_MB": {"total": 2048, "reserved": 512}}}).json()[
+                "resource_provider_generation"]
+            gen = http.put(f"/placement/resource_providers/{rp}/traits", headers=v, json={
+                "traits": ["HW_CPU_X86_AVX2"] if i else [], "resource_provider_generation": gen}
+            ).json()["resource_provider_generation"]
+            assert http.put(f"/placement/resource_providers/{rp}/aggregates", headers=v, json={
+                "aggregates": [agg], "resource_provider_generation": gen}).status_code == 200
+            hosts.append(rp)
+        url = (f"/placement/allocation_candidates?resources=VCPU:2,MEMORY_MB:256"
+               f"&member_of={agg}&required=HW_CPU_X86_AVX2")
+        body = http.get(url, headers=v).json()
+        assert [list(c["allocations"]) for c in body["allocation_requests"]] == [
+            [hosts[2]], [hosts[1]]]
+        assert body["provider_summaries"][hosts[2]] == {
+            "resources": {"VCPU": {"capacity": 9, "used": 0},
+                          "MEMORY_MB": {"capacity": 1536, "used": 0}},
+            "traits": ["HW_CPU_X86_AVX2"], "parent_provider_uuid": None,
+            "root_provider_uuid": hosts[2]}
+        old = http.get(url.replace("&required=HW_CPU_X86_AVX2", "") + "&limit=1", headers={
+            "OpenStack-API-Version": "placement 1.21"}).json()
+        assert len(old["allocation_requests"]) == 1
+        assert set(old["provider_summaries"][hosts[2]]["resources"]) == {"VCPU", "MEMORY_MB"}
+        consumer = str(uuid.uuid4())
+        assert http.put(f"/placement/allocations/{consumer}", headers=v, json={
+            "allocations": {hosts[2]: {"resources": {"VCPU": 9}}}, "project_id": "p",
+            "user_id": "u", "consumer_generation": None, "consumer_type": "INSTANCE"}
+        ).status_code == 204
+        body = http.get(url, headers=v).json()
+        assert [list(c["allocations"]) for c in body["allocation_requests"]] == [[hosts[1]]]
+        assert http.delete(f"/placement/allocations/{consumer}", headers=v).status_code == 204
+        for rp in hosts:
+            assert http.delete(f"/placement/resource_providers/{rp}", headers=v).status_code == 204
