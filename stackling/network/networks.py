@@ -152,7 +152,8 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
     if not nets:
         return []
     hide = pol.ReadFilter(db, ctx, "get_network", (*PROVIDER, "segments"))
-    known = [getattr(n, "known_parts", None) for n in nets]
+    known = [n.__dict__.get("known_parts") if isinstance(n, Network) else None
+             for n in nets]
     if all(known):  # just created: nothing to read back
         return [hide.apply(view(n, [], k[0], {}, True, k[1]))
                 for n, k in zip(nets, known, strict=True)]
@@ -209,7 +210,7 @@ def view(net: Network, subnets: list[str], tags: list[str], scopes: dict[int, An
 
 # ------------------------------------------------------------------ reads
 def list_networks(db: Session, ctx: RequestContext, params: ListParams) -> Page:
-    stmt = select(Network)
+    stmt = select(Network.__table__)  # rows, not ORM objects: lists are read-only
     clause = visible_clause(ctx)
     if clause is not None:
         stmt = stmt.where(clause)

@@ -171,7 +171,7 @@ def get_visible(db: Session, ctx: RequestContext, port_id: str) -> Port:
 
 
 def list_ports(db: Session, ctx: RequestContext, params: ListParams) -> Page:
-    stmt = select(Port)
+    stmt = select(Port.__table__)  # rows, not ORM objects: lists are read-only
     clause = _visible(ctx)
     if clause is not None:
         stmt = stmt.where(clause)
@@ -184,7 +184,8 @@ def render(db: Session, ctx: RequestContext, ports: Sequence[Port],
     if not ports:
         return []
     hide = pol.ReadFilter(db, ctx, "get_port", BINDING_READ)
-    known = [getattr(p, "known_parts", None) for p in ports]
+    known = [p.__dict__.get("known_parts") if isinstance(p, Port) else None
+             for p in ports]
     if all(known):  # just created: nothing to read back
         return [hide.apply(view(p, *k)) for p, k in zip(ports, known, strict=True)]
     ids = [p.id for p in ports]

@@ -25,12 +25,11 @@ MAX_TAG_LEN = 255
 
 
 def iso(value: dt.datetime | None) -> str | None:
-    """`YYYY-MM-DDTHH:MM:SSZ` (stored values are UTC already)."""
+    """`YYYY-MM-DDTHH:MM:SSZ`; stored values are UTC already (UTCDateTime)."""
     if value is None:
         return None
-    if value.utcoffset():
-        value = value.astimezone(dt.UTC)
-    return value.isoformat(timespec="seconds")[:19] + "Z"
+    v = value
+    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}Z"
 
 
 def standard_view(obj: Any, tags: list[str]) -> dict[str, Any]:

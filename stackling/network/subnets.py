@@ -149,7 +149,7 @@ def get_visible(db: Session, ctx: RequestContext, subnet_id: str) -> Subnet:
 
 
 def list_subnets(db: Session, ctx: RequestContext, params: ListParams) -> Page:
-    stmt = select(Subnet)
+    stmt = select(Subnet.__table__)  # rows, not ORM objects: lists are read-only
     clause = _visible(ctx)
     if clause is not None:
         stmt = stmt.where(clause)

@@ -499,3 +499,51 @@ def test_security_groups_and_rules(api):
     api.delete(f"{N}/ports/{port['id']}", user="demo")
     assert api.delete(f"{N}/security-group-rules/{made['id']}", user="demo").status_code == 204
     assert api.delete(f"{N}/security-groups/{web['id']}", user="demo").status_code == 204
+
+
+# ------------------------------------------------------------------ in-process interface
+def test_interface_for_compute(api):
+    from stackling.common.context import RequestContext
+    from stackling.network import errors, interface
+
+    demo = api.get("/identity/v3/auth/tokens", headers={"X-Subject-Token": api.token("demo")},
+                   user="demo").json()["token"]
+    ctx = RequestContext(user_id=demo["user"]["id"], project_id=demo["project"]["id"],
+                         roles=("member", "reader"))
+    db_ = api.runtime.db
+    with db_.transaction() as db:
+        net = interface.create_network(db, ctx, {"network": {"name": "iface"}})
+        assert "provider:network_type" not in net
+    make = api.post(f"{N}/subnets", json={"subnet": {"network_id": net["id"],
+                                                     "ip_version": 4,
+                                                     "cidr": "10.222.0.0/24"}},
+                    user="demo")
+    assert make.status_code == 201
+    with db_.transaction() as db:
+        port = interface.create_port(db, ctx, {"network_id": net["id"], "device_id": "vm-9"})
+        assert port["fixed_ips"][0]["ip_address"].startswith("10.222.0.")
+        assert "binding:host_id" not in port
+        with pytest.raises(errors.PolicyNotAuthorized):
+            interface.update_port(db, ctx, port["id"], {"binding:host_id": "compute-r1-1"})
+        bound = interface.update_port(db, ctx.elevated(), port["id"], {
+            "port": {"binding:host_id": "compute-r1-1", "device_owner": "compute:nova"}})
+        assert bound["status"] == "ACTIVE" and bound["binding:host_id"] == "compute-r1-1"
+        assert [p["id"] for p in interface.list_ports(db, ctx, device_id="vm-9")] == [port["id"]]
+        assert interface.list_ports(db, ctx, device_id="vm-9", fields=["id"]) == [
+            {"id": port["id"]}]
+        assert {n["name"] for n in interface.list_networks(db, ctx, name=["iface", "public"])} \
+            == {"iface", "public"}
+        assert interface.get_subnet(db, ctx, port["fixed_ips"][0]["subnet_id"])["cidr"] == \
+            "10.222.0.0/24"
+        assert interface.list_security_groups(db, ctx, name="default")[0]["name"] == "default"
+        with pytest.raises(errors.BadRequest):
+            interface.create_port(db, ctx, {"network_id": net["id"], "bogus": 1})
+        with pytest.raises(errors.BadRequest):
+            interface.list_ports(db, ctx, bogus=1)
+    admin_private = create(api, "networks", "network", {"name": "not-for-demo"})
+    with db_.transaction() as db:
+        with pytest.raises(errors.NetworkNotFound):
+            interface.get_network(db, ctx, admin_private["id"])
+        interface.delete_port(db, ctx, port["id"])
+        with pytest.raises(errors.PortNotFound):
+            interface.get_port(db, ctx, port["id"])
