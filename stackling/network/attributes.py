@@ -87,6 +87,8 @@ def integer(lo: int | None = None, hi: int | None = None, *, nullable: bool = Fa
             value = int(value)
         if not isinstance(value, int):
             raise Invalid(f"'{value}' is not an integer")
+        if not -2**63 <= value < 2**63:  # what every backend's BIGINT holds
+            raise Invalid(f"'{value}' is out of range")
         if lo is not None and value < lo:
             raise Invalid(f"'{value}' is too small - must be at least '{lo}'")
         if hi is not None and value > hi:

@@ -236,3 +236,13 @@ def test_fuzz_bodies_never_5xx(api, world, case, user, as_put):
         r = api.post(f"{N}/{COLLECTION[resource]}", content=json.dumps({resource: body}),
                      user=user)
     assert r.status_code < 500, (resource, body, r.text)
+
+
+def test_integers_beyond_64_bits_are_400(api, world):
+    huge = 2**70
+    for path, body in (("subnetpools", {"subnetpool": {"name": "q", "prefixes": ["10.5.0.0/16"],
+                                                       "default_quota": huge}}),
+                       ("networks", {"network": {"mtu": huge}})):
+        assert api.post(f"{N}/{path}", json=body).status_code == 400
+    assert api.get(f"{N}/networks?revision_number={huge}").status_code == 400
+    assert api.get(f"{N}/ports?fixed_ips=ip_address%3D{huge}").status_code == 200
