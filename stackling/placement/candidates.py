@@ -12,12 +12,25 @@ limits. Provider summaries are read for the kept candidates' trees only.
 from __future__ import annotations
 
 import itertools
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Integer, String, and_, bindparam, case, cast, func, literal, or_, select
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    String,
+    and_,
+    bindparam,
+    case,
+    cast,
+    func,
+    literal,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Session, aliased
 
 from stackling.placement import providers, resource_classes, traits
@@ -72,9 +85,9 @@ class Candidate:
 class ProviderSummary:
     """A provider in the answer: {rc: {"capacity", "used"}} and its traits.
 
-    The one-query path hands over its aggregated "RC CAPACITY USED;..." text and parses
-    it only when asked (`resources`), so a 10,000-provider answer can be rendered
-    without building 40,000 small dicts first (`resource_items`)."""
+    The one-query path hands over the resources already aggregated as JSON text by the
+    database and parses them only when asked (`resources`), so a 10,000-provider answer
+    is rendered without building 40,000 small dicts first (`resources_json`)."""
 
     __slots__ = ("uuid", "parent_provider_uuid", "root_provider_uuid", "_resources", "_raw",
                  "traits")
@@ -89,21 +102,17 @@ class ProviderSummary:
         self._raw = raw
         self.traits = traits if traits is not None else []
 
-    def resource_items(self) -> Iterable[tuple[str, int, int]]:
-        """(rc, capacity, used) without building dicts."""
-        if self._resources is not None:
-            for rc, v in self._resources.items():
-                yield rc, v["capacity"], v["used"]
-        elif self._raw:
-            for item in self._raw.split(";"):
-                rc, capacity, used = item.split(" ")
-                yield rc, int(float(capacity)), int(float(used))
+    def resources_json(self) -> str:
+        """The resources as JSON object members (no braces)."""
+        if self._raw is not None:
+            return self._raw
+        return ",".join(f'"{rc}":{{"capacity":{v["capacity"]},"used":{v["used"]}}}'
+                        for rc, v in (self._resources or {}).items())
 
     @property
     def resources(self) -> dict[str, dict[str, int]]:
         if self._resources is None:
-            self._resources = {rc: {"capacity": cap, "used": used}
-                               for rc, cap, used in self.resource_items()}
+            self._resources = json.loads("{" + (self._raw or "") + "}")
         return self._resources
 
 
@@ -564,9 +573,13 @@ def _flat_statement(shape: tuple[Any, ...]) -> Any:
                           else_=0.0))
     cols: list[Any] = [inv.resource_provider_id, rp.uuid]
     if with_summaries:
-        sep = literal(" ")
-        cols.append(func.aggregate_strings(inv.resource_class + sep + cast(cap, String) + sep
-                                           + cast(used, String), ";"))
+        # The summary's resources, already as JSON members: "VCPU":{"capacity":N,"used":M}
+        # (capacity is truncated like Python's int(), on every backend).
+        capacity = cast(func.floor(cap), BigInteger)
+        cols.append(func.aggregate_strings(
+            literal('"') + inv.resource_class + literal('":{"capacity":')
+            + cast(capacity, String) + literal(',"used":') + cast(used, String)
+            + literal("}"), ","))
         cols.append(select(func.aggregate_strings(_PT.trait, ","))
                     .where(_PT.resource_provider_id == inv.resource_provider_id)
                     .scalar_subquery())

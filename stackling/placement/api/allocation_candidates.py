@@ -146,7 +146,9 @@ def _allocation_requests(rq: ApiRequest, found: list[candidates.Candidate]) -> s
             allocs.append('"' + rp + '":{"resources":' + text + "}")
         item = '{"allocations":{' + ",".join(allocs) + "}"
         if with_mappings:
-            item += ',"mappings":' + dumps(c.mappings, separators=(",", ":"))
+            item += ',"mappings":{' + ",".join(
+                '"' + suffix + '":["' + '","'.join(rps) + '"]'
+                for suffix, rps in c.mappings.items()) + "}"
         out.append(item + "}")
     return ",".join(out)
 
@@ -156,9 +158,7 @@ def _summaries(rq: ApiRequest, summaries: dict[str, candidates.ProviderSummary])
     nested = rq.version.matches("1.29")
     out = []
     for rp_uuid, s in summaries.items():
-        resources = ",".join(f'"{rc}":{{"capacity":{cap},"used":{used}}}'
-                             for rc, cap, used in s.resource_items())
-        text = '"' + rp_uuid + '":{"resources":{' + resources + "}"
+        text = '"' + rp_uuid + '":{"resources":{' + s.resources_json() + "}"
         if with_traits:
             text += ',"traits":[' + ",".join('"' + t + '"' for t in s.traits) + "]"
         if nested:
