@@ -18,7 +18,7 @@ import httpx
 
 from bench.common import median_ms, noop_floor, report, server, table
 
-MV = {"OpenStack-API-Version": "compute 2.42"}
+MV = {"OpenStack-API-Version": "compute 2.62"}
 CIRROS = "6f1c5b3a-9d2e-4c8b-a1f0-3e7d2c9b8a41"
 POLL = 0.005  # seconds between status polls (each poll is a GET the server must serve)
 

@@ -39,6 +39,7 @@ POLICIES = {
     "os_compute_api:servers:detail:get_all_tenants": ADMIN,
     "os_compute_api:servers:allow_all_filters": ADMIN,
     "os_compute_api:servers:show:host_status": ADMIN,
+    "os_compute_api:servers:show:flavor-extra-specs": READER,
     "os_compute_api:os-extended-server-attributes": ADMIN,
     "os_compute_api:ips:index": READER,
     "os_compute_api:ips:show": READER,
@@ -48,6 +49,7 @@ POLICIES = {
     "os_compute_api:os-attach-interfaces:delete": MEMBER,
     "os_compute_api:os-flavor-manage:create": ADMIN,
     "os_compute_api:os-flavor-manage:delete": ADMIN,
+    "os_compute_api:os-flavor-manage:update": ADMIN,
     "os_compute_api:os-flavor-extra-specs:index": READER,
     "os_compute_api:os-flavor-extra-specs:show": READER,
     "os_compute_api:os-flavor-extra-specs:create": ADMIN,
@@ -61,7 +63,7 @@ POLICIES = {
     "os_compute_api:os-services:update": ADMIN,
     "os_compute_api:os-services:delete": ADMIN,
     **{f"os_compute_api:os-hypervisors:{a}": ADMIN
-       for a in ("list", "list-detail", "show", "statistics", "search", "servers")},
+       for a in ("list", "list-detail", "show", "statistics", "search", "servers", "uptime")},
     **{f"os_compute_api:os-aggregates:{a}": ADMIN
        for a in ("index", "create", "show", "update", "delete", "add_host", "remove_host",
                  "set_metadata")},

@@ -81,7 +81,7 @@ def create_flavor(db: Session, ctx: RequestContext, values: dict[str, Any]) -> F
                     rxtx_factor=float(values.get("rxtx_factor") or 1.0),
                     is_public=values.get("os-flavor-access:is_public", True) in (
                         True, "True", "TRUE", "true", "1", "ON", "On", "on", "YES", "Yes", "yes"),
-                    extra_specs={})
+                    description=values.get("description"), extra_specs={})
     try:
         with db.begin_nested():
             db.add(flavor)
@@ -128,4 +128,12 @@ def get_flavor_by_name(db: Session, ctx: RequestContext, name: str) -> Flavor:
     flavor = db.scalars(select(Flavor).where(Flavor.name == name)).first()
     if flavor is None or (not flavor.is_public and not ctx.is_admin):
         raise FlavorNotFound(flavor_id=name)
+    return flavor
+
+
+def set_description(db: Session, ctx: RequestContext, flavorid: str,
+                    description: str | None) -> Flavor:
+    flavor = get_flavor(db, ctx, flavorid)
+    flavor.description = description
+    db.flush()
     return flavor

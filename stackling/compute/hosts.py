@@ -140,6 +140,49 @@ def get_service_by_host_binary(db: Session, host: str, binary: str) -> ComputeSe
     return service
 
 
+def get_service_by_uuid(db: Session, ident: str) -> ComputeService:
+    from stackling.compute.errors import ValidationError
+    from stackling.compute.validation import is_uuid_like
+
+    if not is_uuid_like(ident):
+        raise ValidationError(detail=f"Invalid uuid {ident}")
+    service = db.scalars(select(ComputeService).where(ComputeService.uuid == ident)).first()
+    if service is None:
+        raise ServiceNotFound(service_id=ident)
+    return service
+
+
+def get_service_by_id(db: Session, ident: str) -> ComputeService:
+    try:
+        service = db.get(ComputeService, int(ident))
+    except ValueError:
+        service = None
+    if service is None:
+        raise ServiceNotFound(service_id=ident)
+    return service
+
+
+def delete_service(db: Session, service: ComputeService) -> None:
+    """Forget a compute service, its node and its resource provider; refused (409) while
+    it hosts instances or belongs to an aggregate, as Nova refuses."""
+    from stackling.common.errors import Conflict
+
+    if count_instances_on(db, service.host):
+        raise Conflict("Unable to delete compute service that is hosting instances. "
+                       "Migrate or delete the instances first.")
+    if db.scalars(select(AggregateHost).where(AggregateHost.host == service.host)).first():
+        raise Conflict("Unable to delete compute service that is in an aggregate. Remove "
+                       f"host {service.host} from the aggregate first.")
+    node = db.scalars(select(ComputeNode).where(ComputeNode.service_id == service.id)).first()
+    if node is not None:
+        from stackling.placement import interface as placement
+
+        placement.delete_resource_provider(db, node.uuid)
+        db.delete(node)
+    db.delete(service)
+    db.flush()
+
+
 def set_service_status(db: Session, host: str, binary: str, *, disabled: bool | None = None,
                        reason: str | None = None, forced_down: bool | None = None
                        ) -> ComputeService:
@@ -181,6 +224,20 @@ def get_node(db: Session, node_id: str) -> tuple[ComputeNode, ComputeService]:
     return row[0], row[1]
 
 
+def get_node_by_uuid(db: Session, ident: str) -> tuple[ComputeNode, ComputeService]:
+    from stackling.compute.errors import ValidationError
+    from stackling.compute.validation import is_uuid_like
+
+    if not is_uuid_like(ident):
+        raise ValidationError(detail=f"Invalid uuid {ident}")
+    row = db.execute(select(ComputeNode, ComputeService).join(
+        ComputeService, ComputeService.id == ComputeNode.service_id).where(
+        ComputeNode.uuid == ident)).first()
+    if row is None:
+        raise HypervisorNotFound(id=ident)
+    return row[0], row[1]
+
+
 def node_usage(db: Session, hosts: list[str] | None = None) -> dict[str, dict[str, int]]:
     """Per host: vcpus/ram/disk used and running instances, from the instances there."""
     stmt = select(Instance.host, Instance.flavor).where(Instance.host.is_not(None))
@@ -198,3 +255,14 @@ def node_usage(db: Session, hosts: list[str] | None = None) -> dict[str, dict[st
 
 def count_instances_on(db: Session, host: str) -> int:
     return db.scalar(select(func.count()).select_from(Instance).where(Instance.host == host)) or 0
+
+
+def uptime_line(db: Session, host: str) -> str:
+    """`uptime`'s line for a host, counted from when its service was registered."""
+    service = db.scalars(select(ComputeService).where(ComputeService.host == host)).first()
+    started = service.created_at if service is not None else utcnow_precise()
+    now = utcnow_precise()
+    up = now - started
+    hours, rest = divmod(int(up.total_seconds()) % 86400, 3600)
+    return (f" {now:%H:%M:%S} up {up.days} days, {hours:2d}:{rest // 60:02d},  0 users,  "
+            "load average: 0.00, 0.00, 0.00")

@@ -53,6 +53,27 @@ HISTORY = (
     ("2.40", "simple tenant usage paging (not served)"),
     ("2.41", "aggregates: uuid"),
     ("2.42", "servers create: tag on networks allowed again"),
+    ("2.43", "os-hosts removed (never served)"),
+    ("2.44", "network actions and os-virtual-interfaces removed (never served)"),
+    ("2.45", "createImage/createBackup return image_id (not served)"),
+    ("2.46", "request id header documented (always sent)"),
+    ("2.47", "servers: the flavor embedded in the server body"),
+    ("2.48", "server diagnostics (not served)"),
+    ("2.49", "os-interface attach: tag"),
+    ("2.50", "quota classes (not served)"),
+    ("2.51", "instance action events (not served)"),
+    ("2.52", "servers create: tags"),
+    ("2.53", "os-services and os-hypervisors: uuid ids, PUT/DELETE /os-services/{uuid}, "
+             "hypervisor_hostname_pattern and with_servers"),
+    ("2.54", "rebuild key_name (rebuild not served)"),
+    ("2.55", "flavors: description; PUT /flavors/{id}"),
+    ("2.56", "migrate host (not served)"),
+    ("2.57", "servers create: personality removed; limits without maxPersonality*"),
+    ("2.58", "instance actions paging (not served)"),
+    ("2.59", "migrations paging (not served)"),
+    ("2.60", "multiattach volumes (not served)"),
+    ("2.61", "flavors: extra_specs in the flavor body"),
+    ("2.62", "instance action events host (not served)"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

@@ -108,8 +108,14 @@ _SERVER_2_42 = _server_variant(
     networks={"oneOf": [{"type": "array", "items": _NETWORK_ITEM_2_42},
                         {"type": "string", "enum": ["none", "auto"]}]})
 
+_SERVER_2_52 = _server_variant(_SERVER_2_42, tags={"type": "array", "items": TAG,
+                                                  "maxItems": 50})
+_SERVER_2_57 = copy.deepcopy(_SERVER_2_52)
+del _SERVER_2_57["properties"]["server"]["properties"]["personality"]
+
 SERVER_CREATE = {"2.1": _SERVER_2_1, "2.19": _SERVER_2_19, "2.32": _SERVER_2_32,
-                 "2.37": _SERVER_2_37, "2.42": _SERVER_2_42}
+                 "2.37": _SERVER_2_37, "2.42": _SERVER_2_42, "2.52": _SERVER_2_52,
+                 "2.57": _SERVER_2_57}
 
 _UPDATE_2_1 = {
     "type": "object",
@@ -149,6 +155,18 @@ FLAVOR_CREATE = {
     "required": ["flavor"],
     "additionalProperties": False,
 }
+
+_FLAVOR_DESCRIPTION = {"type": ["string", "null"], "minLength": 0, "maxLength": 65535,
+                       "pattern": r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"}
+FLAVOR_CREATE_2_55 = copy.deepcopy(FLAVOR_CREATE)
+FLAVOR_CREATE_2_55["properties"]["flavor"]["properties"]["description"] = _FLAVOR_DESCRIPTION
+FLAVOR_CREATES = {"2.1": FLAVOR_CREATE, "2.55": FLAVOR_CREATE_2_55}
+FLAVOR_UPDATE = {"type": "object",
+                 "properties": {"flavor": {"type": "object",
+                                           "properties": {"description": _FLAVOR_DESCRIPTION},
+                                           "required": ["description"],
+                                           "additionalProperties": False}},
+                 "required": ["flavor"], "additionalProperties": False}
 
 EXTRA_SPECS = {"type": "object", "properties": {"extra_specs": {
     "type": "object",
@@ -220,6 +238,13 @@ SERVICE_ACTION = {"type": "object",
                                  "forced_down": BOOLEAN},
                   "required": ["host", "binary"], "additionalProperties": False}
 
+SERVICE_UPDATE = {"type": "object",
+                  "properties": {"status": {"type": "string", "enum": ["enabled", "disabled"]},
+                                 "disabled_reason": {"type": "string", "minLength": 1,
+                                                     "maxLength": 255},
+                                 "forced_down": BOOLEAN},
+                  "additionalProperties": False}
+
 # ------------------------------------------------------------------ interfaces
 _INTERFACE_2_1 = {
     "type": "object",
@@ -236,4 +261,6 @@ _INTERFACE_2_1 = {
         "additionalProperties": False}},
     "additionalProperties": False,
 }
-INTERFACE_ATTACH = {"2.1": _INTERFACE_2_1}
+_INTERFACE_2_49 = copy.deepcopy(_INTERFACE_2_1)
+_INTERFACE_2_49["properties"]["interfaceAttachment"]["properties"]["tag"] = TAG
+INTERFACE_ATTACH = {"2.1": _INTERFACE_2_1, "2.49": _INTERFACE_2_49}

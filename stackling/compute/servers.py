@@ -66,6 +66,7 @@ class CreateRequest:
     admin_pass: str | None = None
     return_reservation_id: bool = False
     has_bdm: bool = False
+    tags: list[str] = field(default_factory=list)
 
 
 def request_from_body(s: dict[str, Any]) -> CreateRequest:
@@ -81,7 +82,8 @@ def request_from_body(s: dict[str, Any]) -> CreateRequest:
         disk_config=s.get("OS-DCF:diskConfig", "MANUAL"), user_data=s.get("user_data"),
         description=s.get("description"), admin_pass=s.get("adminPass"),
         return_reservation_id=to_bool(s.get("return_reservation_id", False)),
-        has_bdm=bool(s.get("block_device_mapping_v2") or s.get("block_device_mapping")))
+        has_bdm=bool(s.get("block_device_mapping_v2") or s.get("block_device_mapping")),
+        tags=list(dict.fromkeys(s.get("tags", []))))
 
 
 def _href_id(ref: Any) -> str:
@@ -210,7 +212,8 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
             config_drive="True" if req.config_drive else "", disk_config=req.disk_config,
             user_data=req.user_data, reservation_id=reservation, launch_index=index,
             hostname=_hostname(name), security_groups=list(req.security_groups),
-            requested_networks=requested, network_info=[], tags=[], build_state="pending",
+            requested_networks=requested, network_info=[], tags=list(req.tags),
+            build_state="pending",
             created_at=now, updated_at=now)
         db.add(inst)
         out.append(inst)
@@ -410,3 +413,12 @@ def set_metadata(db: Session, inst: Instance, metadata: dict[str, str]) -> None:
     inst.metadata_ = metadata
     inst.updated_at = utcnow_precise()
     db.flush()
+
+
+def names_on_hosts(db: Session, host_names: list[str]) -> dict[str, list[dict[str, str]]]:
+    out: dict[str, list[dict[str, str]]] = {}
+    for host, name, uuid_ in db.execute(select(Instance.host, Instance.display_name,
+                                               Instance.uuid).where(Instance.host.in_(host_names))
+                                        .order_by(Instance.id)):
+        out.setdefault(host, []).append({"name": name, "uuid": uuid_})
+    return out

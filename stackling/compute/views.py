@@ -56,14 +56,23 @@ class Links:
 
 # ------------------------------------------------------------------ flavors
 def flavor_brief(links: Links, f: Flavor, version: Version) -> dict[str, Any]:
-    return {"id": f.flavorid, "name": f.name, "links": links.pair("flavors", f.flavorid)}
+    view = {"id": f.flavorid, "name": f.name, "links": links.pair("flavors", f.flavorid)}
+    if version.matches("2.55"):
+        view["description"] = f.description
+    return view
 
 
-def flavor_detail(links: Links, f: Flavor, version: Version) -> dict[str, Any]:
-    return {"id": f.flavorid, "name": f.name, "ram": f.memory_mb, "disk": f.root_gb,
+def flavor_detail(links: Links, f: Flavor, version: Version,
+                  show_extra_specs: bool = False) -> dict[str, Any]:
+    view = {"id": f.flavorid, "name": f.name, "ram": f.memory_mb, "disk": f.root_gb,
             "vcpus": f.vcpus, "swap": f.swap or "", "OS-FLV-EXT-DATA:ephemeral": f.ephemeral_gb,
             "OS-FLV-DISABLED:disabled": f.disabled, "os-flavor-access:is_public": f.is_public,
             "rxtx_factor": f.rxtx_factor, "links": links.pair("flavors", f.flavorid)}
+    if version.matches("2.55"):
+        view["description"] = f.description
+    if version.matches("2.61") and show_extra_specs:
+        view["extra_specs"] = dict(f.extra_specs or {})
+    return view
 
 
 # ------------------------------------------------------------------ servers
@@ -87,21 +96,34 @@ def server_brief(links: Links, inst: Instance) -> dict[str, Any]:
     return {"id": inst.uuid, "name": inst.display_name, "links": links.pair("servers", inst.uuid)}
 
 
+def server_flavor(inst: Instance, links: Links, version: Version,
+                  show_extra_specs: bool) -> dict[str, Any]:
+    """Before 2.47 a link to the flavor; from 2.47 the flavor as the server was built."""
+    f = inst.flavor
+    if not version.matches("2.47"):
+        return {"id": f["flavorid"], "links": links.bookmark_only("flavors", f["flavorid"])}
+    view: dict[str, Any] = {"vcpus": f["vcpus"], "ram": f["memory_mb"], "disk": f["root_gb"],
+                            "ephemeral": f["ephemeral_gb"], "swap": f["swap"],
+                            "original_name": f["name"]}
+    if show_extra_specs:
+        view["extra_specs"] = dict(f.get("extra_specs") or {})
+    return view
+
+
 def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: bool,
                   show_extended_attrs: bool, show_host_status: bool,
-                  full: bool = True) -> dict[str, Any]:
+                  full: bool = True, show_flavor_extra_specs: bool = True) -> dict[str, Any]:
     """The detail/show body; `full=False` is the pre-2.75 update response."""
     status = status_of(inst)
     host_id = (hashlib.sha224((inst.project_id + inst.host).encode()).hexdigest()
                if inst.host else "")
     image: Any = {"id": inst.image_ref, "links": links.bookmark_only("images", inst.image_ref)} \
         if inst.image_ref else ""
-    flavor_id = inst.flavor["flavorid"]
     server: dict[str, Any] = {
         "id": inst.uuid, "name": inst.display_name, "status": status,
         "tenant_id": inst.project_id, "user_id": inst.user_id,
         "metadata": dict(inst.metadata_ or {}), "hostId": host_id, "image": image,
-        "flavor": {"id": flavor_id, "links": links.bookmark_only("flavors", flavor_id)},
+        "flavor": server_flavor(inst, links, version, show_flavor_extra_specs),
         "created": iso_z(inst.created_at), "updated": iso_z(inst.updated_at or inst.created_at),
         "addresses": addresses(inst, extended=full),
         "accessIPv4": inst.access_ip_v4 or "", "accessIPv6": inst.access_ip_v6 or "",

@@ -393,3 +393,88 @@ def test_server_metadata(api):
     assert api.get(f"{url}/a", user="demo").status_code == 404
     wait_status(api, sid)
     api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
+
+
+def test_microversions_2_47_to_2_61(api):
+    # 2.52 tags at create; 2.47 the flavor embedded in the server
+    r = boot(api, version="2.52", networks="none", tags=["web", "web", "db"])
+    sid = r.json()["server"]["id"]
+    server = wait_status(api, sid)
+    assert server["tags"] == ["web", "db"]
+    assert server["flavor"] == {"vcpus": 1, "ram": 512, "disk": 1, "ephemeral": 0, "swap": 0,
+                                "original_name": "m1.tiny", "extra_specs": {}}
+    old = api.get(f"/compute/v2.1/servers/{sid}", user="demo", headers=mv("2.46")).json()
+    assert old["server"]["flavor"]["id"] == "1" and "links" in old["server"]["flavor"]
+    assert boot(api, version="2.51", networks="none", tags=["x"]).status_code == 400
+    # 2.57 personality is gone
+    assert boot(api, version="2.56", networks="none", personality=[]).status_code == 202
+    r = boot(api, version="2.57", networks="none", personality=[])
+    assert r.status_code == 400 and "'personality' was unexpected" in r.text
+    api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
+    # 2.55 flavor description, 2.61 extra specs in the body
+    body = {"flavor": {"name": "described", "ram": 128, "vcpus": 1, "disk": 0, "id": "d1",
+                       "description": "small"}}
+    assert api.post("/compute/v2.1/flavors", headers=mv("2.54"), json=body).status_code == 400
+    created = api.post("/compute/v2.1/flavors", headers=mv("2.55"), json=body).json()["flavor"]
+    assert created["description"] == "small" and "extra_specs" not in created
+    api.post("/compute/v2.1/flavors/d1/os-extra_specs", json={"extra_specs": {"k": "v"}})
+    shown = api.get("/compute/v2.1/flavors/d1", headers=mv("2.61")).json()["flavor"]
+    assert shown["extra_specs"] == {"k": "v"} and shown["description"] == "small"
+    listed = api.get("/compute/v2.1/flavors", headers=mv("2.55")).json()["flavors"]
+    assert {f["id"]: f["description"] for f in listed}["d1"] == "small"
+    r = api.put("/compute/v2.1/flavors/d1", headers=mv("2.55"),
+                json={"flavor": {"description": "tiny"}})
+    assert r.status_code == 200 and r.json()["flavor"]["description"] == "tiny"
+    assert api.put("/compute/v2.1/flavors/d1", headers=mv("2.54"),
+                   json={"flavor": {"description": "x"}}).status_code == 404
+    api.delete("/compute/v2.1/flavors/d1")
+
+
+def test_services_and_hypervisors_by_uuid_from_2_53(api):
+    h = mv("2.53")
+    services = api.get("/compute/v2.1/os-services", headers=h).json()["services"]
+    target = next(s for s in services if s["host"] == "compute-r2-2")
+    assert len(target["id"]) == 36
+    url = f"/compute/v2.1/os-services/{target['id']}"
+    r = api.put(url, headers=h, json={"status": "disabled", "disabled_reason": "repair"})
+    assert r.status_code == 200, r.text
+    assert r.json()["service"]["status"] == "disabled"
+    assert r.json()["service"]["disabled_reason"] == "repair"
+    assert api.put(url, headers=h, json={"status": "enabled", "disabled_reason": "x"}
+                   ).status_code == 400
+    assert api.put(url, headers=h, json={"status": "enabled"}).json()["service"][
+        "disabled_reason"] is None
+    assert api.put("/compute/v2.1/os-services/enable", headers=h,
+                   json={"host": "compute-r2-2", "binary": "nova-compute"}).status_code == 400
+    hyps = api.get("/compute/v2.1/os-hypervisors/detail?with_servers=true", headers=h).json()
+    node = next(x for x in hyps["hypervisors"] if x["hypervisor_hostname"] == "compute-r2-2")
+    assert len(node["id"]) == 36 and node["service"]["id"] == target["id"]
+    assert api.get(f"/compute/v2.1/os-hypervisors/{node['id']}", headers=h).status_code == 200
+    assert api.get("/compute/v2.1/os-hypervisors/1", headers=h).status_code == 400
+    found = api.get("/compute/v2.1/os-hypervisors?hypervisor_hostname_pattern=r1-",
+                    headers=h).json()["hypervisors"]
+    assert {x["hypervisor_hostname"] for x in found} == {"compute-r1-1", "compute-r1-2"}
+
+
+def test_hypervisor_uptime(api):
+    node = api.get("/compute/v2.1/os-hypervisors").json()["hypervisors"][0]
+    r = api.get(f"/compute/v2.1/os-hypervisors/{node['id']}/uptime").json()["hypervisor"]
+    assert " up " in r["uptime"] and r["hypervisor_hostname"] == node["hypervisor_hostname"]
+
+
+def test_delete_a_compute_service(api):
+    """Last in this module: it removes a host."""
+    h = mv("2.53")
+    svc = next(s for s in api.get("/compute/v2.1/os-services", headers=h).json()["services"]
+               if s["host"] == "compute-r2-2")
+    sid = boot(api, user="admin", networks="none",
+               availability_zone="nova:compute-r2-2").json()["server"]["id"]
+    wait_status(api, sid, user="admin")
+    url = f"/compute/v2.1/os-services/{svc['id']}"
+    assert api.delete(url, headers=h).status_code == 409  # hosts an instance
+    api.delete(f"/compute/v2.1/servers/{sid}")
+    assert api.delete(url, headers=h).status_code == 204
+    hosts = {x["hypervisor_hostname"] for x in api.get("/compute/v2.1/os-hypervisors").json()[
+        "hypervisors"]}
+    assert "compute-r2-2" not in hosts
+    assert api.delete(url, headers=h).status_code == 404

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import sqlite_only
 
 CIRROS = "6f1c5b3a-9d2e-4c8b-a1f0-3e7d2c9b8a41"
-MV = {"OpenStack-API-Version": "compute 2.42"}
+MV = {"OpenStack-API-Version": "compute 2.62"}
 
 
 def _addresses(server: dict) -> dict:

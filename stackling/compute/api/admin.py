@@ -17,7 +17,8 @@ from stackling.compute.models import Aggregate, ComputeNode, ComputeService
 # ------------------------------------------------------------------ os-services
 def _service_view(rq: ApiRequest, s: ComputeService, zones: dict[str, str]) -> dict[str, Any]:
     view: dict[str, Any] = {
-        "id": s.id, "binary": s.binary, "host": s.host,
+        "id": s.uuid if version(rq).matches("2.53") else s.id, "binary": s.binary,
+        "host": s.host,
         "zone": zones.get(s.host, hosts.DEFAULT_AZ) if s.binary == "nova-compute" else "internal",
         "status": "disabled" if s.disabled else "enabled",
         "state": "up" if hosts.is_up(s) else "down",
@@ -35,7 +36,45 @@ def services_index(rq: ApiRequest) -> Any:
     return {"services": [_service_view(rq, s, zones) for s in rows]}
 
 
-def services_action(rq: ApiRequest) -> Any:
+def services_put(rq: ApiRequest) -> Any:
+    """From 2.53 `PUT /os-services/{uuid}` with a status body; before, the action URLs."""
+    if version(rq).matches("2.53"):
+        return _service_update(rq)
+    return _services_action(rq)
+
+
+def _service_update(rq: ApiRequest) -> Any:
+    authorize(rq, "os-services:update")
+    service = hosts.get_service_by_uuid(rq.db, rq.path_params["action"])
+    data = body(rq, schemas.SERVICE_UPDATE)
+    status = data.get("status")
+    if "disabled_reason" in data and status != "disabled":
+        raise BadRequest("Specifying 'disabled_reason' with status 'enabled' is invalid."
+                         if status == "enabled" else
+                         "'disabled_reason' is only allowed with status 'disabled'.")
+    if service.binary != "nova-compute":
+        raise BadRequest(f"Updating a {service.binary} service is not supported. Only nova-compute services "
+                         "can be updated.")
+    hosts.set_service_status(
+        rq.db, service.host, service.binary,
+        disabled=None if status is None else status == "disabled",
+        reason=data.get("disabled_reason"),
+        forced_down=to_bool(data["forced_down"]) if "forced_down" in data else None)
+    return {"service": _service_view(rq, service, hosts.host_zones(rq.db))}
+
+
+def services_delete(rq: ApiRequest) -> Any:
+    authorize(rq, "os-services:delete")
+    ident = rq.path_params["action"]
+    if version(rq).matches("2.53"):
+        service = hosts.get_service_by_uuid(rq.db, ident)
+    else:
+        service = hosts.get_service_by_id(rq.db, ident)
+    hosts.delete_service(rq.db, service)
+    return None
+
+
+def _services_action(rq: ApiRequest) -> Any:
     authorize(rq, "os-services:update")
     action = rq.path_params["action"]
     if action == "force-down" and not version(rq).matches("2.11"):
@@ -65,7 +104,9 @@ def services_action(rq: ApiRequest) -> Any:
 # ------------------------------------------------------------------ os-hypervisors
 def _hypervisor(rq: ApiRequest, node: ComputeNode, svc: ComputeService,
                 usage: dict[str, dict[str, int]] | None) -> dict[str, Any]:
-    view: dict[str, Any] = {"id": node.id, "hypervisor_hostname": node.hypervisor_hostname,
+    new = version(rq).matches("2.53")
+    view: dict[str, Any] = {"id": node.uuid if new else node.id,
+                            "hypervisor_hostname": node.hypervisor_hostname,
                             "state": "up" if hosts.is_up(svc) else "down",
                             "status": "disabled" if svc.disabled else "enabled"}
     if usage is None:
@@ -84,19 +125,27 @@ def _hypervisor(rq: ApiRequest, node: ComputeNode, svc: ComputeService,
         "free_ram_mb": node.memory_mb - ram_used, "free_disk_gb": node.local_gb - u["disk"],
         "current_workload": 0, "running_vms": u["vms"], "cpu_info": cpu_info,
         "disk_available_least": node.local_gb - u["disk"], "host_ip": node.host_ip or "127.0.0.1",
-        "service": {"host": svc.host, "id": svc.id, "disabled_reason": svc.disabled_reason}})
+        "service": {"host": svc.host, "id": svc.uuid if new else svc.id,
+                    "disabled_reason": svc.disabled_reason}})
     return view
 
 
 def _hypervisor_list(rq: ApiRequest, detailed: bool) -> Any:
     authorize(rq, "os-hypervisors:list-detail" if detailed else "os-hypervisors:list")
     rows = hosts.list_nodes(rq.db)
+    new = version(rq).matches("2.53")
+    pattern = rq.query.get("hypervisor_hostname_pattern") if new else None
+    if pattern is not None:
+        rows = [(n, s) for n, s in rows if pattern in n.hypervisor_hostname]
+        if not rows:
+            raise NotFound(f"No hypervisor matching '{pattern}' could be found.")
     limit = rq.query.get("limit") if version(rq).matches("2.33") else None
     marker = rq.query.get("marker") if version(rq).matches("2.33") else None
     if marker is not None:
         try:
-            start = next(i for i, (n, _) in enumerate(rows) if n.id == int(marker)) + 1
-        except (StopIteration, ValueError):
+            start = next(i for i, (n, _) in enumerate(rows)
+                         if (n.uuid if new else str(n.id)) == marker) + 1
+        except StopIteration:
             raise BadRequest(f"marker [{marker}] not found") from None
         rows = rows[start:]
     if limit is not None:
@@ -106,6 +155,8 @@ def _hypervisor_list(rq: ApiRequest, detailed: bool) -> Any:
             raise BadRequest("limit param must be an integer") from None
     usage = hosts.node_usage(rq.db, [n.host for n, _ in rows]) if detailed else None
     items = [_hypervisor(rq, n, s, usage) for n, s in rows]
+    if new and _with_servers(rq):
+        _add_servers(rq, items, [n for n, _ in rows])
     out: dict[str, Any] = {"hypervisors": items}
     if limit is not None and items and len(items) == int(limit):
         suffix = "/detail" if detailed else ""
@@ -124,8 +175,46 @@ def hypervisors_detail(rq: ApiRequest) -> Any:
 
 def hypervisors_show(rq: ApiRequest) -> Any:
     authorize(rq, "os-hypervisors:show")
-    node, svc = hosts.get_node(rq.db, rq.path_params["hypervisor_id"])
-    return {"hypervisor": _hypervisor(rq, node, svc, hosts.node_usage(rq.db, [node.host]))}
+    ident = rq.path_params["hypervisor_id"]
+    if version(rq).matches("2.53"):
+        node, svc = hosts.get_node_by_uuid(rq.db, ident)
+    else:
+        node, svc = hosts.get_node(rq.db, ident)
+    view = _hypervisor(rq, node, svc, hosts.node_usage(rq.db, [node.host]))
+    if version(rq).matches("2.53") and _with_servers(rq):
+        _add_servers(rq, [view], [node])
+    return {"hypervisor": view}
+
+
+def hypervisors_uptime(rq: ApiRequest) -> Any:
+    authorize(rq, "os-hypervisors:uptime")
+    ident = rq.path_params["hypervisor_id"]
+    if version(rq).matches("2.53"):
+        node, svc = hosts.get_node_by_uuid(rq.db, ident)
+    else:
+        node, svc = hosts.get_node(rq.db, ident)
+    view = _hypervisor(rq, node, svc, None)
+    view["uptime"] = hosts.uptime_line(rq.db, node.host)
+    return {"hypervisor": view}
+
+
+def _with_servers(rq: ApiRequest) -> bool:
+    value = rq.query.get("with_servers")
+    if value is None:
+        return False
+    try:
+        return to_bool(value)
+    except ValueError:
+        raise BadRequest(f"Invalid input for query parameters with_servers. Value: {value}."
+                         ) from None
+
+
+def _add_servers(rq: ApiRequest, items: list[dict[str, Any]], nodes: list[ComputeNode]) -> None:
+    """`servers: [{name, uuid}]` per hypervisor, only when it hosts some (Nova's shape)."""
+    by_host = servers.names_on_hosts(rq.db, [n.host for n in nodes])
+    for item, node in zip(items, nodes, strict=True):
+        if by_host.get(node.host):
+            item["servers"] = by_host[node.host]
 
 
 def hypervisors_statistics(rq: ApiRequest) -> Any:
@@ -263,6 +352,9 @@ def limits(rq: ApiRequest) -> Any:
             absolute.pop(key)
     if version(rq).matches("2.39"):
         absolute.pop("maxImageMeta")
+    if version(rq).matches("2.57"):
+        absolute.pop("maxPersonality")
+        absolute.pop("maxPersonalitySize")
     return {"limits": {"absolute": absolute, "rate": []}}
 
 
@@ -277,11 +369,12 @@ def images_proxy(rq: ApiRequest) -> Any:
 
 def add_routes(s: Any) -> None:
     s.add("/v2.1/os-services", get=services_index)
-    s.add("/v2.1/os-services/{action}", put=services_action)
+    s.add("/v2.1/os-services/{action}", put=services_put, delete=services_delete)
     s.add("/v2.1/os-hypervisors", get=hypervisors_index)
     s.add("/v2.1/os-hypervisors/detail", get=hypervisors_detail)
     s.add("/v2.1/os-hypervisors/statistics", get=hypervisors_statistics)
     s.add("/v2.1/os-hypervisors/{hypervisor_id}", get=hypervisors_show)
+    s.add("/v2.1/os-hypervisors/{hypervisor_id}/uptime", get=hypervisors_uptime)
     s.add("/v2.1/os-aggregates", get=aggregates_index, post=aggregates_create)
     s.add("/v2.1/os-aggregates/{aggregate_id}", get=aggregates_show, put=aggregates_update,
           delete=aggregates_delete)

@@ -10,7 +10,7 @@ from stackling.common.listing import parse_list_params
 from stackling.compute import flavors as flavors_logic
 from stackling.compute import keypairs as keypairs_logic
 from stackling.compute import schemas, views
-from stackling.compute.api.common import authorize, body, links, version
+from stackling.compute.api.common import allowed, authorize, body, links, since, version
 from stackling.compute.models import KeyPair
 
 
@@ -35,20 +35,34 @@ def flavor_index(rq: ApiRequest) -> Any:
     return _page(rq, views.flavor_brief)
 
 
+def _detail_view(rq: ApiRequest) -> Any:
+    specs = allowed(rq, "os-flavor-extra-specs:index")
+    return lambda lk, f, v: views.flavor_detail(lk, f, v, show_extra_specs=specs)
+
+
 def flavor_detail_list(rq: ApiRequest) -> Any:
-    return _page(rq, views.flavor_detail)
+    return _page(rq, _detail_view(rq))
 
 
 def flavor_show(rq: ApiRequest) -> Any:
     flavor = flavors_logic.get_flavor(rq.db, rq.ctx, rq.path_params["flavor_id"])
-    return {"flavor": views.flavor_detail(links(rq), flavor, version(rq))}
+    return {"flavor": _detail_view(rq)(links(rq), flavor, version(rq))}
 
 
 def flavor_create(rq: ApiRequest) -> Any:
     authorize(rq, "os-flavor-manage:create")
-    data = body(rq, schemas.FLAVOR_CREATE)["flavor"]
+    data = body(rq, schemas.FLAVOR_CREATES, versioned=True)["flavor"]
     flavor = flavors_logic.create_flavor(rq.db, rq.ctx, data)
-    return {"flavor": views.flavor_detail(links(rq), flavor, version(rq))}
+    return {"flavor": _detail_view(rq)(links(rq), flavor, version(rq))}
+
+
+def flavor_update(rq: ApiRequest) -> Any:
+    since(rq, "2.55")
+    authorize(rq, "os-flavor-manage:update")
+    data = body(rq, schemas.FLAVOR_UPDATE)["flavor"]
+    flavor = flavors_logic.set_description(rq.db, rq.ctx, rq.path_params["flavor_id"],
+                                           data["description"])
+    return {"flavor": _detail_view(rq)(links(rq), flavor, version(rq))}
 
 
 def flavor_delete(rq: ApiRequest) -> Any:
@@ -165,7 +179,7 @@ def keypair_delete(rq: ApiRequest) -> Any:
 def add_routes(s: Any) -> None:
     s.add("/v2.1/flavors", get=flavor_index, post=flavor_create)
     s.add("/v2.1/flavors/detail", get=flavor_detail_list)
-    s.add("/v2.1/flavors/{flavor_id}", get=flavor_show, delete=flavor_delete)
+    s.add("/v2.1/flavors/{flavor_id}", get=flavor_show, put=flavor_update, delete=flavor_delete)
     s.add("/v2.1/flavors/{flavor_id}/os-extra_specs", get=extra_specs_index,
           post=extra_specs_create)
     s.add("/v2.1/flavors/{flavor_id}/os-extra_specs/{key}", get=extra_spec_show,

@@ -34,7 +34,8 @@ def _detail(rq: ApiRequest, inst: Instance, *, full: bool = True) -> dict[str, A
     return views.server_detail(
         links(rq), inst, version(rq), is_admin=rq.ctx.is_admin,
         show_extended_attrs=allowed(rq, "os-extended-server-attributes", _target(inst)),
-        show_host_status=allowed(rq, "servers:show:host_status", _target(inst)), full=full)
+        show_host_status=allowed(rq, "servers:show:host_status", _target(inst)), full=full,
+        show_flavor_extra_specs=allowed(rq, "servers:show:flavor-extra-specs", _target(inst)))
 
 
 # ------------------------------------------------------------------ create
