@@ -50,3 +50,13 @@ def test_create_validates_like_the_api(api):
         interface.create_server(db, ctx, {"name": "x", "flavorRef": "1", "imageRef": CIRROS},
                                 version="2.37")
     assert err.value.status == 400 and "'networks' is a required property" in err.value.text
+
+
+def test_microversion_history_is_gapless_and_pinned():
+    from stackling.common.microversion import Version
+    from stackling.compute import microversions
+
+    versions = [Version.parse(v) for v, _ in microversions.HISTORY]
+    assert versions == [Version(2, n) for n in range(1, len(versions) + 1)]
+    assert all(note for _, note in microversions.HISTORY)
+    assert str(microversions.MAX) == "2.62"  # raising it means reproducing every body change
