@@ -155,7 +155,7 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
     known = [n.__dict__.get("known_parts") if isinstance(n, Network) else None
              for n in nets]
     if all(known):  # just created: nothing to read back
-        return [hide.apply(view(n, [], k[0], {}, True, k[1]))
+        return [hide.apply(view(standard.values(n), [], k[0], {}, True, k[1]))
                 for n, k in zip(nets, known, strict=True)]
     ids = [n.id for n in nets]
     subnets: dict[str, list[str]] = {i: [] for i in ids}
@@ -178,24 +178,28 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
             .order_by(Segment.network_id, Segment.segment_index)):
         segments[net_id].append((t, physnet, seg_id))
     tags = standard.tags_for(db, ids)
-    return [hide.apply(view(n, subnets[n.id], tags[n.id], scopes[n.id], l2[n.id],
-                            segments[n.id])) for n in nets]
+    out = []
+    for n in nets:
+        d = standard.values(n)
+        i = d["id"]
+        out.append(hide.apply(view(d, subnets[i], tags[i], scopes[i], l2[i], segments[i])))
+    return out
 
 
-def view(net: Network, subnets: list[str], tags: list[str], scopes: dict[int, Any],
+def view(net: dict[str, Any], subnets: list[str], tags: list[str], scopes: dict[int, Any],
          l2_adjacency: bool, segs: list[tuple[str, str | None, int | None]]
          ) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "id": net.id, "name": net.name, "tenant_id": net.project_id,
-        "project_id": net.project_id, "admin_state_up": net.admin_state_up,
-        "status": net.status, "shared": net.shared, "subnets": subnets, "mtu": net.mtu,
-        "port_security_enabled": net.port_security_enabled,
-        "router:external": net.router_external, "is_default": net.is_default,
-        "availability_zone_hints": list(net.availability_zone_hints or []),
+        "id": net["id"], "name": net["name"], "tenant_id": net["project_id"],
+        "project_id": net["project_id"], "admin_state_up": net["admin_state_up"],
+        "status": net["status"], "shared": net["shared"], "subnets": subnets,
+        "mtu": net["mtu"], "port_security_enabled": net["port_security_enabled"],
+        "router:external": net["router_external"], "is_default": net["is_default"],
+        "availability_zone_hints": list(net["availability_zone_hints"] or []),
         "availability_zones": ["nova"],
         "ipv4_address_scope": scopes.get(4), "ipv6_address_scope": scopes.get(6),
         "l2_adjacency": l2_adjacency,
-        **standard.standard_view(net, tags),
+        **standard.standard_values(net, tags),
     }
     if len(segs) > 1:
         out["segments"] = [{"provider:network_type": t, "provider:physical_network": p,

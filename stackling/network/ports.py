@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import netaddr
-from sqlalchemy import delete, insert, or_, select
+from sqlalchemy import bindparam, delete, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -187,7 +187,8 @@ def render(db: Session, ctx: RequestContext, ports: Sequence[Port],
     known = [p.__dict__.get("known_parts") if isinstance(p, Port) else None
              for p in ports]
     if all(known):  # just created: nothing to read back
-        return [hide.apply(view(p, *k)) for p, k in zip(ports, known, strict=True)]
+        return [hide.apply(view(standard.values(p), *k)) for p, k in zip(ports, known,
+                                                                          strict=True)]
     ids = [p.id for p in ports]
     if tags is None:
         tags = standard.tags_for(db, ids)
@@ -195,42 +196,49 @@ def render(db: Session, ctx: RequestContext, ports: Sequence[Port],
     groups: dict[str, list[str]] = {i: [] for i in ids}
     pairs: dict[str, list[dict[str, str]]] = {i: [] for i in ids}
     for chunk in _chunks(ids):
-        for port_id, subnet_id, ip in db.execute(
-                select(IPAllocation.port_id, IPAllocation.subnet_id, IPAllocation.ip_address)
-                .where(IPAllocation.port_id.in_(chunk))
-                .order_by(IPAllocation.port_id, IPAllocation.ordinal)):
+        for port_id, subnet_id, ip in db.execute(_FIXED_IPS, {"ids": chunk}):
             fixed[port_id].append({"subnet_id": subnet_id, "ip_address": ip})
-        for port_id, sg_id in db.execute(
-                select(PortSecurityGroup.port_id, PortSecurityGroup.security_group_id)
-                .where(PortSecurityGroup.port_id.in_(chunk))):
+        for port_id, sg_id in db.execute(_GROUPS, {"ids": chunk}):
             groups[port_id].append(sg_id)
-        for port_id, ip, mac in db.execute(
-                select(AllowedAddressPair.port_id, AllowedAddressPair.ip_address,
-                       AllowedAddressPair.mac_address)
-                .where(AllowedAddressPair.port_id.in_(chunk))):
+        for port_id, ip, mac in db.execute(_PAIRS, {"ids": chunk}):
             pairs[port_id].append({"ip_address": ip, "mac_address": mac})
-    return [hide.apply(view(p, fixed[p.id], groups[p.id], pairs[p.id], tags.get(p.id, [])))
-            for p in ports]
+    out = []
+    for p in ports:
+        d = standard.values(p)
+        i = d["id"]
+        out.append(hide.apply(view(d, fixed[i], groups[i], pairs[i], tags.get(i, []))))
+    return out
+
+
+_IDS = bindparam("ids", expanding=True)
+_FIXED_IPS = (select(IPAllocation.port_id, IPAllocation.subnet_id, IPAllocation.ip_address)
+              .where(IPAllocation.port_id.in_(_IDS))
+              .order_by(IPAllocation.port_id, IPAllocation.ordinal))
+_GROUPS = (select(PortSecurityGroup.port_id, PortSecurityGroup.security_group_id)
+           .where(PortSecurityGroup.port_id.in_(_IDS)))
+_PAIRS = (select(AllowedAddressPair.port_id, AllowedAddressPair.ip_address,
+                 AllowedAddressPair.mac_address).where(AllowedAddressPair.port_id.in_(_IDS)))
 
 
 def _chunks(ids: list[str], n: int = 500) -> list[list[str]]:
     return [ids[i:i + n] for i in range(0, len(ids), n)]
 
 
-def view(p: Port, fixed_ips: list[dict[str, str]], security_groups: list[str],
+def view(p: dict[str, Any], fixed_ips: list[dict[str, str]], security_groups: list[str],
          pairs: list[dict[str, str]], tags: list[str]) -> dict[str, Any]:
     return {
-        "id": p.id, "name": p.name, "network_id": p.network_id, "tenant_id": p.project_id,
-        "project_id": p.project_id, "mac_address": p.mac_address,
-        "admin_state_up": p.admin_state_up, "status": p.status, "device_id": p.device_id,
-        "device_owner": p.device_owner, "fixed_ips": fixed_ips,
-        "allowed_address_pairs": pairs, "security_groups": security_groups,
-        "port_security_enabled": p.port_security_enabled,
-        "binding:host_id": p.binding_host_id, "binding:profile": p.binding_profile or {},
-        "binding:vif_type": p.binding_vif_type,
-        "binding:vif_details": p.binding_vif_details or {},
-        "binding:vnic_type": p.binding_vnic_type, "ip_allocation": p.ip_allocation,
-        **standard.standard_view(p, tags),
+        "id": p["id"], "name": p["name"], "network_id": p["network_id"],
+        "tenant_id": p["project_id"], "project_id": p["project_id"],
+        "mac_address": p["mac_address"], "admin_state_up": p["admin_state_up"],
+        "status": p["status"], "device_id": p["device_id"], "device_owner": p["device_owner"],
+        "fixed_ips": fixed_ips, "allowed_address_pairs": pairs,
+        "security_groups": security_groups,
+        "port_security_enabled": p["port_security_enabled"],
+        "binding:host_id": p["binding_host_id"], "binding:profile": p["binding_profile"] or {},
+        "binding:vif_type": p["binding_vif_type"],
+        "binding:vif_details": p["binding_vif_details"] or {},
+        "binding:vnic_type": p["binding_vnic_type"], "ip_allocation": p["ip_allocation"],
+        **standard.standard_values(p, tags),
     }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import Row, delete, insert, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -35,6 +35,20 @@ def iso(value: dt.datetime | None) -> str | None:
 def standard_view(obj: Any, tags: list[str]) -> dict[str, Any]:
     return {"description": obj.description, "created_at": iso(obj.created_at),
             "updated_at": iso(obj.updated_at), "revision_number": obj.revision_number,
+            "tags": tags}
+
+
+def values(obj: Any) -> dict[str, Any]:
+    """Column values of a list row or an ORM object, as a dict (cheap key lookups when
+    rendering thousands of rows)."""
+    if isinstance(obj, Row):
+        return obj._asdict()
+    return {c.key: getattr(obj, c.key) for c in obj.__table__.columns}
+
+
+def standard_values(d: dict[str, Any], tags: list[str]) -> dict[str, Any]:
+    return {"description": d["description"], "created_at": iso(d["created_at"]),
+            "updated_at": iso(d["updated_at"]), "revision_number": d["revision_number"],
             "tags": tags}
 
 
