@@ -121,13 +121,15 @@ def _count_failure(runtime: Any, uuid: str) -> None:
 
 
 class BuildWorker:
-    """Threads in this process that build pending servers; `wake()` after a commit."""
+    """Threads in this process that build pending servers; `wake()` after a commit starts
+    one of them (only one: on SQLite a second would just queue for the write lock)."""
 
     def __init__(self, runtime: Any, threads: int) -> None:
         self.runtime = runtime
         self.count = max(1, threads)
-        self._event = threading.Event()
-        self._stopping = threading.Event()
+        self._cond = threading.Condition()
+        self._wakeups = 0
+        self._stopping = False
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
@@ -137,23 +139,36 @@ class BuildWorker:
             self._threads.append(t)
 
     def wake(self) -> None:
-        self._event.set()
+        with self._cond:
+            self._wakeups += 1
+            self._cond.notify()
 
     def stop(self) -> None:
-        self._stopping.set()
-        self._event.set()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
         for t in self._threads:
             t.join(timeout=10)
         self._threads.clear()
 
+    def _wait(self) -> bool:
+        """Sleep until woken or the poll interval passes; False when stopping."""
+        with self._cond:
+            if not self._wakeups and not self._stopping:
+                self._cond.wait(POLL_SECONDS)
+            self._wakeups = max(0, self._wakeups - 1)
+            return not self._stopping
+
     def _loop(self) -> None:
-        while not self._stopping.is_set():
+        while True:
             try:
                 worked = build_next(self.runtime)
             except Exception:  # noqa: BLE001 - e.g. the database is briefly unreachable
                 LOG.exception("build worker iteration failed")
                 worked = False
+            if self._stopping:
+                return
             if worked:
-                continue
-            self._event.wait(POLL_SECONDS)
-            self._event.clear()
+                continue  # there may be more: keep going until the queue is empty
+            if not self._wait():
+                return
