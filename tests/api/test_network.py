@@ -547,3 +547,12 @@ def test_interface_for_compute(api):
         interface.delete_port(db, ctx, port["id"])
         with pytest.raises(errors.PortNotFound):
             interface.get_port(db, ctx, port["id"])
+
+
+def test_availability_zones(api):
+    zones = api.get(f"{N}/availability_zones?resource=network", user="demo").json()
+    assert zones == {"availability_zones": [{"name": "nova", "resource": "network",
+                                             "state": "available"}]}
+    assert api.get(f"{N}/availability-zones?state=unavailable").json() == {
+        "availability_zones": []}
+    neutron_error(api.get(f"{N}/availability_zones?color=blue"), 400)

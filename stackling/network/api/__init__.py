@@ -20,6 +20,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.subnetpools",
     "stackling.network.api.ports",
     "stackling.network.api.security_groups",
+    "stackling.network.api.availability_zones",
     "stackling.network.api.network_segment_ranges",
     "stackling.network.api.routers",
     "stackling.network.api.floatingips",
