@@ -251,6 +251,10 @@ class ListQuery:
     host: str | None = None
     ip: str | None = None
     changes_since: Any = None
+    tags: list[str] = field(default_factory=list)  # all of
+    tags_any: list[str] = field(default_factory=list)
+    not_tags: list[str] = field(default_factory=list)  # not all of
+    not_tags_any: list[str] = field(default_factory=list)
     sort_keys: list[tuple[str, bool]] = field(default_factory=list)
     limit: int | None = None
     marker: str | None = None
@@ -280,7 +284,8 @@ def list_instances(db: Session, q: ListQuery) -> list[Instance]:
     if all(c is not Instance.id for c, _ in order):
         order.append((Instance.id, False))
     stmt = stmt.order_by(*[c.asc() if asc else c.desc() for c, asc in order])
-    needs_python = bool(q.name or q.flavor or q.ip)
+    needs_python = bool(q.name or q.flavor or q.ip or q.tags or q.tags_any or q.not_tags
+                        or q.not_tags_any)
     if q.marker is not None:
         marker = db.scalars(select(Instance).where(Instance.uuid == q.marker)).first()
         if marker is None or (q.project_id is not None and marker.project_id != q.project_id):
@@ -313,6 +318,15 @@ def _after(order: list[tuple[Any, bool]], marker: Instance) -> Any:
 
 
 def _matches(inst: Instance, q: ListQuery) -> bool:
+    tags = set(inst.tags or [])
+    if q.tags and not set(q.tags) <= tags:
+        return False
+    if q.tags_any and not set(q.tags_any) & tags:
+        return False
+    if q.not_tags and set(q.not_tags) <= tags:
+        return False
+    if q.not_tags_any and set(q.not_tags_any) & tags:
+        return False
     if q.name:
         try:
             if not re.search(q.name, inst.display_name):

@@ -340,6 +340,11 @@ def test_server_tags(api):
     assert api.get(f"{url}/a", user="demo", headers=h).status_code == 404
     assert api.get(f"/compute/v2.1/servers/{sid}", user="demo", headers=h).json()[
         "server"]["tags"] == ["b", "c"]
+    for query, found in (("tags=b,c", True), ("tags=b,z", False), ("tags-any=z,c", True),
+                         ("not-tags=b,c", False), ("not-tags-any=z", True)):
+        ids = {s["id"] for s in api.get(f"/compute/v2.1/servers?{query}", user="demo",
+                                        headers=h).json()["servers"]}
+        assert (sid in ids) is found, query
     assert api.put(f"{url}/bad,tag", user="demo", headers=h).status_code == 400
     assert api.delete(url, user="demo", headers=h).status_code == 204
     assert api.get(url, user="demo", headers=h).json() == {"tags": []}

@@ -88,6 +88,12 @@ def _list_query(rq: ApiRequest) -> servers.ListQuery:
                 mapped = []
             states += mapped
         query.status = states
+    if version(rq).matches("2.26"):
+        for key, attr in (("tags", "tags"), ("tags-any", "tags_any"), ("not-tags", "not_tags"),
+                          ("not-tags-any", "not_tags_any")):
+            value = q.get(key)
+            if value:
+                setattr(query, attr, [t for t in value.split(",") if t])
     query.name = q.get("name")
     query.image = q.get("image")
     query.flavor = q.get("flavor")
