@@ -71,6 +71,10 @@ def test_sdk_subnets_pools_ports(cloud):
     pool = admin.network.create_subnet_pool(name=_name("pool"), prefixes=["10.210.0.0/16"],
                                             default_prefix_length=24)
     assert pool.ip_version == 4 and int(pool.default_prefix_length) == 24
+    assert [p.id for p in admin.network.subnet_pools(name=pool.name)] == [pool.id]
+    pool = admin.network.update_subnet_pool(pool, description="for tests", max_prefixlen=28)
+    assert pool.description == "for tests" and int(pool.maximum_prefix_length) == 28
+    assert admin.network.get_subnet_pool(pool.id).description == "for tests"
     from_pool = admin.network.create_subnet(network_id=net.id, ip_version=4,
                                             subnet_pool_id=pool.id, prefix_length=26)
     assert from_pool.cidr == "10.210.0.0/26" and from_pool.gateway_ip == "10.210.0.1"
@@ -91,6 +95,7 @@ def test_sdk_subnets_pools_ports(cloud):
     assert port.status == "DOWN" and len(port.security_group_ids) == 1
     auto = admin.network.create_port(network_id=net.id, name="p2")
     assert len(auto.fixed_ips) == 1
+    assert admin.network.get_port(auto.id).mac_address == auto.mac_address
     bound = admin.network.update_port(auto, binding_host_id="compute-r1-1",
                                       device_owner="compute:nova", device_id="vm-1")
     assert bound.status == "ACTIVE" and bound.binding_vif_type == "ovs"
