@@ -72,3 +72,21 @@ def test_parallel_ports_and_networks(cloud_factory, backend):
     vnis = [r.json()["network"]["provider:segmentation_id"] for r in results]
     assert len(set(vnis)) == 100
     assert all(r.json()["network"]["provider:network_type"] == "vxlan" for r in results)
+
+    # a new project's first 20 requests race to create its default security group: one wins
+    with server.http(token) as http:
+        project = http.post("/identity/v3/projects", json={"project": {
+            "name": f"sg-race-{backend}", "domain_id": "default"}}).json()["project"]
+        user = http.post("/identity/v3/users", json={"user": {
+            "name": f"sg-racer-{backend}", "password": "pw-secret",
+            "domain_id": "default"}}).json()["user"]
+        role = http.get("/identity/v3/roles?name=member").json()["roles"][0]
+        assert http.put(f"/identity/v3/projects/{project['id']}/users/{user['id']}/roles/"
+                        f"{role['id']}").status_code == 204
+    member = server.token(user=user["name"], project=project["name"], password="pw-secret")
+    results = _parallel(server, member, [("POST", f"{N}/networks", {"network": {}}),
+                                         ("GET", f"{N}/security-groups", None)] * 10)
+    assert all(r.status_code in (200, 201) for r in results), [r.text for r in results][:2]
+    with server.http(member) as http:
+        groups = http.get(f"{N}/security-groups").json()["security_groups"]
+    assert [g["name"] for g in groups] == ["default"]
