@@ -67,7 +67,9 @@ def _insert(db: Session, subnet: Subnet, value: int, port_id: str, ordinal: int)
         with db.begin_nested():
             db.execute(insert(IPAllocation).values(
                 subnet_id=subnet.id, ip_address=ip, port_id=port_id,
-                network_id=subnet.network_id, ip_key=key(value), next_key=key(value + 1),
+                network_id=subnet.network_id, ip_key=key(value),
+                # the last IPv6 address has no successor: pointing at itself reads as taken
+                next_key=key(min(value + 1, 2**128 - 1)),
                 ordinal=ordinal))
     except IntegrityError:
         return False

@@ -225,3 +225,13 @@ def test_flat_one_network_per_physnet(db):
         segmentation.reserve(db, spec)
     segmentation.release(db, spec)
     segmentation.reserve(db, spec)
+
+
+def test_last_ipv6_address_has_no_successor(db):
+    subnet = _subnet(db, "ffff:ffff:ffff:ffff::/126")  # pool ...:1 - ...:3
+    pid = _port(db, subnet)
+    last = "ffff:ffff:ffff:ffff::3"
+    assert ipam.allocate_specific(db, subnet, last, pid, 0) == last
+    got = {ipam.allocate_any(db, subnet, pid, 0) for _ in range(2)}
+    assert got == {"ffff:ffff:ffff:ffff::1", "ffff:ffff:ffff:ffff::2"}
+    assert ipam.allocate_any(db, subnet, pid, 0) is None
