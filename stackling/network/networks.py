@@ -280,14 +280,17 @@ def create_network(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> N
                             segmentation_id=s.segmentation_id, segment_index=i,
                             created_at=now, updated_at=now)
                     for i, s in enumerate(specs)]
-    try:
-        with db.begin_nested():
-            db.add(net)
-            db.flush()
-    except IntegrityError:
-        if is_default:
+    if is_default:  # the unique default marker may lose a race: answer neutron's 409
+        try:
+            with db.begin_nested():
+                db.add(net)
+                db.flush()
+        except IntegrityError:
             _check_no_default(db, None)
-        raise
+            raise
+    else:
+        db.add(net)
+        db.flush()
     tags = list(dict.fromkeys(attrs.get("tags") or []))
     if tags:
         standard.set_tags(db, "network", net.id, tags)
