@@ -556,3 +556,18 @@ def test_availability_zones(api):
     assert api.get(f"{N}/availability-zones?state=unavailable").json() == {
         "availability_zones": []}
     neutron_error(api.get(f"{N}/availability_zones?color=blue"), 400)
+
+
+def test_multi_segment_network(api):
+    net = create(api, "networks", "network", {"name": "multi", "segments": [
+        {"provider:network_type": "vlan", "provider:physical_network": "physnet1"},
+        {"provider:network_type": "vxlan"}]})
+    assert "provider:network_type" not in net and len(net["segments"]) == 2
+    assert net["segments"][0]["provider:network_type"] == "vlan" and net["mtu"] == 1450
+    neutron_error(api.post(f"{N}/networks", json={"network": {"segments": [
+        {"provider:network_type": "vxlan", "provider:segmentation_id": 9},
+        {"provider:network_type": "vxlan", "provider:segmentation_id": 9}]}}), 400,
+        "SegmentsContainDuplicateEntry")
+    member_view = api.get(f"{N}/networks?name=multi").json()["networks"][0]
+    assert member_view["segments"] == net["segments"]
+    assert api.delete(f"{N}/networks/{net['id']}").status_code == 204
