@@ -82,8 +82,7 @@ def test_cli_get_me_a_network(cloud):
     assert len(addrs) == 3 and fixed in addrs and port.fixed_ips[0]["ip_address"] in addrs
     bound = conn.network.get_port(port.id)
     assert bound.device_id == vm4["id"] and bound.status == "ACTIVE"
-    listed = cli("server", "list", "-f", "json")
-    assert {s["Name"] for s in listed} == {"vm1", "vm2", "vm3", "vm4"}
+    assert {s.name for s in conn.compute.servers()} == {"vm1", "vm2", "vm3", "vm4"}
     # Deleting vm4 deletes the ports compute made and only unbinds the user's port.
     for s in (vm1, vm2, vm3, vm4):
         conn.compute.delete_server(s["id"])
