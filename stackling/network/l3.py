@@ -237,14 +237,18 @@ def _subnet_rows(db: Session, ids: set[str]) -> dict[str, Subnet]:
     return {s.id: s for s in db.scalars(select(Subnet).where(Subnet.id.in_(ids)))}
 
 
-def _check_dup_subnets(db: Session, attached: list[_Attached], new: Sequence[Subnet]) -> None:
-    """400 when the router already has a port on one of `new`, or an interface subnet
-    overlaps one of them (neutron's _check_for_dup_router_subnets)."""
+def _check_dup_subnets(db: Session, attached: list[_Attached], new: Sequence[Subnet],
+                       *, overlap: bool = True) -> None:
+    """400 when the router already has a port on one of `new`, or (for interfaces) an
+    interface subnet overlaps one of them (neutron's _check_for_dup_router_subnets; a
+    gateway may overlap the interfaces, as upstream)."""
     new_ids = {s.id for s in new}
     for item in attached:
         for subnet_id, _ in item.ips:
             if subnet_id in new_ids:
                 raise l3e.bad_router(f"Router already has a port on subnet {subnet_id}")
+    if not overlap:
+        return
     interface_subnets = {sid for a in attached if a.port_type == INTERFACE for sid, _ in a.ips}
     for existing in _subnet_rows(db, interface_subnets).values():
         old = netaddr.IPNetwork(existing.cidr)
@@ -316,8 +320,7 @@ def _set_gateway(db: Session, ctx: RequestContext, router: Router,
             ports.update_port(db, _admin(ctx), router.gw_port_id, {"fixed_ips": ext_ips})
         return
     _remove_gateway(db, ctx, router)
-    _check_dup_subnets(db, [a for a in _attached(db, router.id) if a.port_type == INTERFACE],
-                       ext_subnets)
+    _check_dup_subnets(db, _attached(db, router.id), ext_subnets, overlap=False)
     attrs: dict[str, Any] = {"project_id": "", "network_id": net.id}
     if ext_ips:
         attrs["fixed_ips"] = ext_ips

@@ -405,3 +405,11 @@ def test_router_and_floating_ip_tags(api):
     assert r.status_code == 200 and r.json() == {"tags": ["x"]}
     assert [x["id"] for x in api.get(f"{N}/floatingips?tags-any=x", user="demo").json()[
         "floatingips"]] == [f["id"]]
+
+
+def test_gateway_subnet_cannot_also_be_an_interface(api):
+    pub = public(api)
+    router = make_router(api, user="admin", external_gateway_info={"network_id": pub["id"]})
+    err = neutron_error(add_if(api, router["id"], user="admin", subnet_id=pub["subnets"][0]),
+                        400, "BadRequest")
+    assert "Router already has a port on subnet" in err["message"]
