@@ -59,9 +59,10 @@ class ConsumerWrite:
 def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
     """Replace the allocations of every consumer in `writes`, all or nothing."""
     rp_uuids = {u for w in writes for u in w.allocations}
-    by_uuid = providers.by_uuids(db, rp_uuids)
+    rp_ids = dict(db.execute(select(ResourceProvider.uuid, ResourceProvider.id)
+                             .where(ResourceProvider.uuid.in_(sorted(rp_uuids)))).all())
     for rp_uuid in sorted(rp_uuids):
-        if rp_uuid not in by_uuid:
+        if rp_uuid not in rp_ids:
             raise errors.BadRequest(
                 f"Allocation for resource provider '{rp_uuid}' that does not exist.")
     classes = {rc for w in writes for res in w.allocations.values() for rc in res}
@@ -71,32 +72,35 @@ def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
             f"Unable to allocate inventory for consumer {writes[0].consumer_uuid}: "
             f"No such resource class {', '.join(missing)}.")
 
-    providers.lock_providers(db, (p.id for p in by_uuid.values()))
-    generations = {w.consumer_uuid: _ensure_consumer(db, w) for w in
-                   sorted(writes, key=lambda w: w.consumer_uuid)}
+    providers.lock_providers(db, rp_ids.values())
+    # consumer uuid -> its generation before this write (None: created just now)
+    before = {w.consumer_uuid: _ensure_consumer(db, w)
+              for w in sorted(writes, key=lambda w: w.consumer_uuid)}
 
-    consumer_ids = sorted(generations)
+    existing = sorted(c for c, gen in before.items() if gen is not None)
     old: dict[tuple[int, str], int] = defaultdict(int)
-    for rp_id, rc, used in db.execute(
-            select(Allocation.resource_provider_id, Allocation.resource_class, Allocation.used)
-            .where(Allocation.consumer_id.in_(consumer_ids))):
-        old[(rp_id, rc)] += used
-    db.execute(delete(Allocation).where(Allocation.consumer_id.in_(consumer_ids)))
+    if existing:
+        for rp_id, rc, used in db.execute(
+                select(Allocation.resource_provider_id, Allocation.resource_class,
+                       Allocation.used).where(Allocation.consumer_id.in_(existing))):
+            old[(rp_id, rc)] += used
+        db.execute(delete(Allocation).where(Allocation.consumer_id.in_(existing)))
 
     rows = []
     for w in writes:
         for rp_uuid, resources in w.allocations.items():
             for rc, amount in resources.items():
-                rows.append({"resource_provider_id": by_uuid[rp_uuid].id, "resource_class": rc,
+                rows.append({"resource_provider_id": rp_ids[rp_uuid], "resource_class": rc,
                              "consumer_id": w.consumer_uuid, "used": amount})
     if rows:
-        _check_capacity(db, rows, old, {p.id: p.uuid for p in by_uuid.values()})
+        _check_capacity(db, rows, old, {i: u for u, i in rp_ids.items()})
         now = utcnow()
         db.execute(insert(Allocation), [{**r, "created_at": now} for r in rows])
 
-    for consumer_uuid, expected in generations.items():
+    for consumer_uuid in existing:
         result = db.execute(update(Consumer)
-                            .where(Consumer.uuid == consumer_uuid, Consumer.generation == expected)
+                            .where(Consumer.uuid == consumer_uuid,
+                                   Consumer.generation == before[consumer_uuid])
                             .values(generation=Consumer.generation + 1, updated_at=utcnow())
                             .execution_options(synchronize_session=False))
         if result.rowcount != 1:
@@ -109,37 +113,42 @@ def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
     db.expire_all()
 
 
-def _ensure_consumer(db: Session, w: ConsumerWrite) -> int:
-    """Lock or create the consumer row, checking its generation; returns the generation."""
-    consumer = db.get(Consumer, w.consumer_uuid, with_for_update=True, populate_existing=True)
-    if consumer is not None:
-        if w.generation is not NO_CHECK and consumer.generation != w.generation:
+def _ensure_consumer(db: Session, w: ConsumerWrite) -> int | None:
+    """Lock the consumer row and check its generation, or create it (with generation 1,
+    the value after this write). Returns the generation it had, None when created."""
+    current = db.execute(select(Consumer.generation, Consumer.project_id, Consumer.user_id,
+                                Consumer.consumer_type)
+                         .where(Consumer.uuid == w.consumer_uuid).with_for_update()).first()
+    if current is not None:
+        generation, project_id, user_id, consumer_type = current
+        if w.generation is not NO_CHECK and generation != w.generation:
             raise errors.ConcurrentUpdate(
-                f"consumer generation conflict - expected {_gen(consumer.generation)} "
+                f"consumer generation conflict - expected {_gen(generation)} "
                 f"but got {_gen(w.generation)}")
         changes: dict[str, Any] = {}
-        if (w.project_id, w.user_id) != (consumer.project_id, consumer.user_id):
+        if (w.project_id, w.user_id) != (project_id, user_id):
             changes.update(project_id=w.project_id, user_id=w.user_id)
-        if w.consumer_type is not None and w.consumer_type != consumer.consumer_type:
+        if w.consumer_type is not None and w.consumer_type != consumer_type:
             changes["consumer_type"] = w.consumer_type
         if changes:
             db.execute(update(Consumer).where(Consumer.uuid == w.consumer_uuid).values(**changes)
                        .execution_options(synchronize_session=False))
-        return consumer.generation
+        return generation
     if w.generation is not NO_CHECK and w.generation is not None:
         raise errors.ConcurrentUpdate(
             f"consumer generation conflict - expected null but got {w.generation}")
+    now = utcnow()
     try:
-        with db.begin_nested():
-            db.add(Consumer(uuid=w.consumer_uuid, project_id=w.project_id, user_id=w.user_id,
-                            generation=0, consumer_type=w.consumer_type))
-            db.flush()
+        db.execute(insert(Consumer).values(
+            uuid=w.consumer_uuid, project_id=w.project_id, user_id=w.user_id, generation=1,
+            consumer_type=w.consumer_type, created_at=now, updated_at=now))
     except IntegrityError:
-        # Another request created it first: a concurrent write of the same consumer.
+        # Another request created it since our read: a concurrent write of this consumer.
+        # (The caller's transaction or savepoint is rolled back by the raise.)
         raise errors.ConcurrentUpdate(
-            f"consumer generation conflict - expected null but got {w.consumer_uuid} "
-            "created concurrently") from None
-    return 0
+            "consumer generation conflict - expected null but the consumer was created "
+            "concurrently") from None
+    return None
 
 
 def _gen(value: Any) -> str:
@@ -150,17 +159,25 @@ def _check_capacity(db: Session, rows: list[dict[str, Any]], old: dict[tuple[int
                     uuids: dict[int, str]) -> None:
     rp_ids = sorted({r["resource_provider_id"] for r in rows})
     classes = sorted({r["resource_class"] for r in rows})
-    inventory = {(inv.resource_provider_id, inv.resource_class): inv for inv in db.scalars(
-        select(Inventory).where(Inventory.resource_provider_id.in_(rp_ids),
-                                Inventory.resource_class.in_(classes)))}
-    used: dict[tuple[int, str], int] = defaultdict(int)
-    for rp_id, rc, total in db.execute(
-            select(Allocation.resource_provider_id, Allocation.resource_class,
-                   func.sum(Allocation.used))
-            .where(Allocation.resource_provider_id.in_(rp_ids),
-                   Allocation.resource_class.in_(classes))
-            .group_by(Allocation.resource_provider_id, Allocation.resource_class)):
-        used[(rp_id, rc)] = int(total or 0)
+    # Inventory and current usage (these consumers' old rows already deleted) in one query.
+    usage = (select(Allocation.resource_provider_id.label("rp_id"),
+                    Allocation.resource_class.label("rc"), func.sum(Allocation.used).label("used"))
+             .where(Allocation.resource_provider_id.in_(rp_ids),
+                    Allocation.resource_class.in_(classes))
+             .group_by(Allocation.resource_provider_id, Allocation.resource_class).subquery())
+    inventory: dict[tuple[int, str], Any] = {}
+    used: dict[tuple[int, str], int] = {}
+    for row in db.execute(
+            select(Inventory.resource_provider_id, Inventory.resource_class, Inventory.total,
+                   Inventory.reserved, Inventory.allocation_ratio, Inventory.min_unit,
+                   Inventory.max_unit, Inventory.step_size, func.coalesce(usage.c.used, 0))
+            .outerjoin(usage, (usage.c.rp_id == Inventory.resource_provider_id)
+                       & (usage.c.rc == Inventory.resource_class))
+            .where(Inventory.resource_provider_id.in_(rp_ids),
+                   Inventory.resource_class.in_(classes))):
+        key = (row[0], row[1])
+        inventory[key] = row
+        used[key] = int(row[8])
     wanted: dict[tuple[int, str], int] = defaultdict(int)
     for r in rows:
         key = (r["resource_provider_id"], r["resource_class"])

@@ -115,9 +115,16 @@ def bump_generation(db: Session, rp_id: int, expected: int | None) -> int:
     return db.scalar(select(RP.generation).where(RP.id == rp_id))
 
 
-def lock_providers(db: Session, rp_ids: Iterable[int]) -> dict[int, int]:
-    """Bump (and so lock) several providers in id order; returns the new generations."""
-    return {rp_id: bump_generation(db, rp_id, None) for rp_id in sorted(set(rp_ids))}
+def lock_providers(db: Session, rp_ids: Iterable[int]) -> None:
+    """Bump (and so lock) several providers, in id order so writers never deadlock."""
+    for rp_id in sorted(set(rp_ids)):
+        result = db.execute(update(RP).where(RP.id == rp_id)
+                            .values(generation=RP.generation + 1, updated_at=utcnow()),
+                            execution_options={"synchronize_session": False})
+        if result.rowcount != 1:  # deleted meanwhile
+            raise errors.ConcurrentUpdate(
+                "Another thread concurrently updated the resource provider data. "
+                "Please retry your update")
 
 
 # ------------------------------------------------------------------ create / update
