@@ -140,12 +140,16 @@ def get_service_by_host_binary(db: Session, host: str, binary: str) -> ComputeSe
     return service
 
 
-def get_service_by_uuid(db: Session, ident: str) -> ComputeService:
+def _check_uuid(ident: str) -> None:
     from stackling.compute.errors import ValidationError
     from stackling.compute.validation import is_uuid_like
 
     if not is_uuid_like(ident):
         raise ValidationError(detail=f"Invalid uuid {ident}")
+
+
+def get_service_by_uuid(db: Session, ident: str) -> ComputeService:
+    _check_uuid(ident)
     service = db.scalars(select(ComputeService).where(ComputeService.uuid == ident)).first()
     if service is None:
         raise ServiceNotFound(service_id=ident)
@@ -225,11 +229,7 @@ def get_node(db: Session, node_id: str) -> tuple[ComputeNode, ComputeService]:
 
 
 def get_node_by_uuid(db: Session, ident: str) -> tuple[ComputeNode, ComputeService]:
-    from stackling.compute.errors import ValidationError
-    from stackling.compute.validation import is_uuid_like
-
-    if not is_uuid_like(ident):
-        raise ValidationError(detail=f"Invalid uuid {ident}")
+    _check_uuid(ident)
     row = db.execute(select(ComputeNode, ComputeService).join(
         ComputeService, ComputeService.id == ComputeNode.service_id).where(
         ComputeNode.uuid == ident)).first()

@@ -173,13 +173,17 @@ def hypervisors_detail(rq: ApiRequest) -> Any:
     return _hypervisor_list(rq, True)
 
 
-def hypervisors_show(rq: ApiRequest) -> Any:
-    authorize(rq, "os-hypervisors:show")
+def _node(rq: ApiRequest) -> tuple[ComputeNode, ComputeService]:
+    """The hypervisor of the path: by integer id before 2.53, by uuid from 2.53."""
     ident = rq.path_params["hypervisor_id"]
     if version(rq).matches("2.53"):
-        node, svc = hosts.get_node_by_uuid(rq.db, ident)
-    else:
-        node, svc = hosts.get_node(rq.db, ident)
+        return hosts.get_node_by_uuid(rq.db, ident)
+    return hosts.get_node(rq.db, ident)
+
+
+def hypervisors_show(rq: ApiRequest) -> Any:
+    authorize(rq, "os-hypervisors:show")
+    node, svc = _node(rq)
     view = _hypervisor(rq, node, svc, hosts.node_usage(rq.db, [node.host]))
     if version(rq).matches("2.53") and _with_servers(rq):
         _add_servers(rq, [view], [node])
@@ -188,11 +192,7 @@ def hypervisors_show(rq: ApiRequest) -> Any:
 
 def hypervisors_uptime(rq: ApiRequest) -> Any:
     authorize(rq, "os-hypervisors:uptime")
-    ident = rq.path_params["hypervisor_id"]
-    if version(rq).matches("2.53"):
-        node, svc = hosts.get_node_by_uuid(rq.db, ident)
-    else:
-        node, svc = hosts.get_node(rq.db, ident)
+    node, svc = _node(rq)
     view = _hypervisor(rq, node, svc, None)
     view["uptime"] = hosts.uptime_line(rq.db, node.host)
     return {"hypervisor": view}
