@@ -145,3 +145,25 @@ def test_bad_inventory_and_allocation_bodies_write_nothing(api):
     assert api.get(f"/placement/allocations/{consumer}", headers=V).json() == {"allocations": {}}
     assert api.get(f"/placement/resource_providers/{rp}/usages", headers=V).json()[
         "usages"] == {"VCPU": 0}
+
+
+def test_a_project_reader_sees_its_own_usages_only(api):
+    token = api.token("demo")
+    r = api.get("/identity/v3/auth/tokens", headers={"X-Subject-Token": token})
+    project = r.json()["token"]["project"]["id"]
+    rp = make_host(api, f"usage-{uuid.uuid4().hex[:6]}", {"VCPU": {"total": 4}})
+    consumer = str(uuid.uuid4())
+    assert api.put(f"/placement/allocations/{consumer}", headers=V, json={
+        "allocations": {rp: {"resources": {"VCPU": 3}}}, "project_id": project,
+        "user_id": "u", "consumer_generation": None, "consumer_type": "INSTANCE"}
+    ).status_code == 204
+    mine = api.get(f"/placement/usages?project_id={project}", headers=V, user="demo")
+    assert mine.status_code == 200
+    assert mine.json() == {"usages": {"INSTANCE": {"VCPU": 3, "consumer_count": 1}}}
+    everyone = api.get(f"/placement/usages?project_id={project}&consumer_type=all",
+                       headers=V).json()
+    assert everyone == {"usages": {"all": {"VCPU": 3, "consumer_count": 1}}}
+    assert api.get("/placement/usages?project_id=other", headers=V,
+                   user="demo").status_code == 403
+    assert api.get(f"/placement/resource_providers/{rp}/usages", headers=V,
+                   user="demo").status_code == 403

@@ -89,7 +89,7 @@ def delete_for_consumer(rq: ApiRequest) -> Any:
     return empty()
 
 
-@handler("placement:resource_providers:allocations:list", since="1.11")
+@handler("placement:resource_providers:allocations:list")
 def list_for_provider(rq: ApiRequest) -> Any:
     rp = get_provider(rq)
     found = allocations.for_provider(rq.db, rp.id)
