@@ -206,7 +206,20 @@ def test_interfaces_attach_detach(api):
     assert api.get(f"/networking/v2.0/ports/{att['port_id']}").status_code == 404
     assert api.get(f"/compute/v2.1/servers/{server['id']}", user=user).json()[
         "server"]["addresses"] == {}
-    api.delete(f"/compute/v2.1/servers/{server['id']}", user=user)
+    # A port the user brings is bound on attach and only unbound on detach.
+    mine = api.post("/networking/v2.0/ports", user=user,
+                    json={"port": {"network_id": net}}).json()["port"]
+    r = api.post(url, user=user, json={"interfaceAttachment": {"port_id": mine["id"]}})
+    assert r.status_code == 200 and r.json()["interfaceAttachment"]["port_id"] == mine["id"]
+    other = active(api, user, boot(api, user=user, networks="none"))
+    r = api.post(f"/compute/v2.1/servers/{other['id']}/os-interface", user=user,
+                 json={"interfaceAttachment": {"port_id": mine["id"]}})
+    assert r.status_code == 409  # in use by the first server
+    assert api.delete(f"{url}/{mine['id']}", user=user).status_code == 202
+    kept = api.get(f"/networking/v2.0/ports/{mine['id']}").json()["port"]
+    assert kept["device_id"] == "" and kept["binding:host_id"] == ""
+    for s in (server, other):
+        api.delete(f"/compute/v2.1/servers/{s['id']}", user=user)
 
 
 def test_implicit_network_choice(api):
