@@ -167,3 +167,14 @@ def test_a_project_reader_sees_its_own_usages_only(api):
                    user="demo").status_code == 403
     assert api.get(f"/placement/resource_providers/{rp}/usages", headers=V,
                    user="demo").status_code == 403
+
+
+@pytest.mark.parametrize("query", [
+    "resources=VCPU:99999999999999999999999",
+    "resources=VCPU:1&limit=99999999999999999999999",
+])
+def test_huge_numbers_are_not_a_500(api, query):
+    r = api.get(f"/placement/allocation_candidates?{query}", headers=V)
+    assert r.status_code == 200, r.text
+    r = api.get(f"/placement/resource_providers?{query.split('&')[0]}", headers=V)
+    assert r.status_code == 200, r.text

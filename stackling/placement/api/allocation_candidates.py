@@ -92,7 +92,7 @@ def parse_request(rq: ApiRequest) -> candidates.CandidateRequest:
     request = candidates.CandidateRequest(groups=groups,
                                           nested_aware=rq.version.matches("1.29"))
     if "limit" in params:
-        request.limit = int(params["limit"])
+        request.limit = min(int(params["limit"]), 2 ** 31)
     request.group_policy = params.get("group_policy")
     if "root_required" in params:
         values = rq.query.getlist("root_required")

@@ -6,6 +6,8 @@ from stackling.common.microversion import Version
 from stackling.placement import errors
 from stackling.placement.providers import normalize_uuid
 
+MAX_AMOUNT = 2147483647 + 1  # above any inventory's max_unit
+
 
 def parse_resources(value: str) -> dict[str, int]:
     """'VCPU:2,MEMORY_MB:1024' -> {"VCPU": 2, "MEMORY_MB": 1024}."""
@@ -27,7 +29,8 @@ def parse_resources(value: str) -> dict[str, int]:
         if amount < 1:
             raise errors.BadRequest(f"Requested resource {name} requires amount >= 1. "
                                     f"Got: {amount}.")
-        result[name] = amount
+        # Nothing can serve more than max_unit's ceiling; keep the value a 64-bit integer.
+        result[name] = min(amount, MAX_AMOUNT)
     return result
 
 
