@@ -36,9 +36,10 @@ def to_write(rq: ApiRequest, consumer: str, data: dict[str, Any]) -> ConsumerWri
     if isinstance(raw, list):  # < 1.12
         by_rp: dict[str, dict[str, int]] = {}
         for item in raw:
-            by_rp.setdefault(item["resource_provider"]["uuid"], {}).update(item["resources"])
+            rp = item["resource_provider"]["uuid"]
+            by_rp.setdefault(normalize_uuid(rp) or rp, {}).update(item["resources"])
     else:
-        by_rp = {rp: dict(entry["resources"]) for rp, entry in raw.items()}
+        by_rp = {normalize_uuid(rp) or rp: dict(entry["resources"]) for rp, entry in raw.items()}
     write = ConsumerWrite(consumer, by_rp)
     if "project_id" in data:
         write.project_id, write.user_id = data["project_id"], data["user_id"]
