@@ -64,10 +64,11 @@ def build_instance(db: Session, inst: Instance) -> None:
     """Schedule, claim, allocate networks, go ACTIVE; or ERROR with a fault."""
     try:
         with db.begin_nested():
-            node, zone = scheduler.select_destination(db, inst)
-            inst.host, inst.node, inst.availability_zone = node.host, node.hypervisor_hostname, zone
+            dest = scheduler.select_destination(db, inst)
+            inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
             try:
-                inst.network_info = network_api.allocate_for_instance(db, inst, node.host, zone)
+                inst.network_info = network_api.allocate_for_instance(db, inst, dest.host,
+                                                                      dest.zone)
             except ApiError as err:
                 raise _NetworkFailed(str(err)) from err
             now = utcnow_precise()

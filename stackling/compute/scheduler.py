@@ -8,7 +8,7 @@ or bumped the provider generation) moves on to the next candidate.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -42,8 +42,14 @@ def _az_aggregates(db: Session, zone: str) -> list[str]:
         AggregateMetadata.key == "availability_zone", AggregateMetadata.value == zone)))
 
 
-def select_destination(db: Session, instance: Any) -> tuple[ComputeNode, str]:
-    """Pick a host for the instance and claim its resources there: (node, zone)."""
+class Destination(NamedTuple):
+    host: str
+    node: str  # hypervisor hostname
+    zone: str
+
+
+def select_destination(db: Session, instance: Any) -> Destination:
+    """Pick a host for the instance and claim its resources there."""
     zone, _, forced_host = (instance.requested_az or "").partition(":")
     zone = zone or None
     in_tree = hosts.node_uuid(forced_host) if forced_host else None
@@ -63,7 +69,7 @@ def select_destination(db: Session, instance: Any) -> tuple[ComputeNode, str]:
 
 
 def _try_claim(db: Session, instance: Any, member_of: list[list[str]], zone: str | None,
-               in_tree: str | None) -> tuple[tuple[ComputeNode, str] | None, bool]:
+               in_tree: str | None) -> tuple[Destination | None, bool]:
     """One round: fresh candidates, claim the first that takes it. Returns the choice (or
     None) and whether a concurrent update (worth another round) made a claim fail."""
     from stackling.placement import errors as placement_errors
@@ -75,30 +81,32 @@ def _try_claim(db: Session, instance: Any, member_of: list[list[str]], zone: str
     if not candidates:
         raise NoValidHost(reason="")
     rp_uuids = {rp for c in candidates for rp in c["allocations"]}
-    usable = {n.uuid: n for n, s in db.execute(
+    # Plain (host, hypervisor hostname) pairs: a claim expires the session's objects.
+    usable = {n.uuid: Destination(n.host, n.hypervisor_hostname, "") for n, s in db.execute(
         select(ComputeNode, ComputeService).join(
             ComputeService, ComputeService.id == ComputeNode.service_id).where(
             ComputeNode.uuid.in_(rp_uuids)))
         if not s.disabled and hosts.is_up(s)}
     zones = hosts.host_zones(db)
     if zone == hosts.DEFAULT_AZ:
-        usable = {u: n for u, n in usable.items() if n.host not in zones}
+        usable = {u: d for u, d in usable.items() if d.host not in zones}
     choices = [c for c in candidates if set(c["allocations"]) <= set(usable)]
     if not choices:
         raise NoValidHost(reason="There are not enough hosts available.")
     random.shuffle(choices)  # spread, and keep concurrent builds off one provider
     raced = False
+    consumer, project_id, user_id = instance.uuid, instance.project_id, instance.user_id
     for candidate in choices:
         try:
-            placement.claim_resources(db, instance.uuid, candidate["allocations"],
-                                      instance.project_id, instance.user_id)
+            placement.claim_resources(db, consumer, candidate["allocations"], project_id,
+                                      user_id)
         except placement_errors.ConcurrentUpdate:
             raced = True  # another build took this provider meanwhile
             continue
         except ApiError:
             continue  # capacity gone: try the next candidate
-        node = next(usable[rp] for rp in candidate["allocations"] if rp in usable)
-        return (node, zones.get(node.host, hosts.DEFAULT_AZ)), raced
+        dest = next(usable[rp] for rp in candidate["allocations"] if rp in usable)
+        return dest._replace(zone=zones.get(dest.host, hosts.DEFAULT_AZ)), raced
     return None, raced
 
 
