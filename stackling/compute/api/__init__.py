@@ -24,8 +24,10 @@ def build(runtime: Any) -> Service:
     s = Service(name="compute", prefix="/compute", family="compute",
                 microversions=microversions.SPEC, rewrite_path=_rewrite)
     s.add("/", public=True, get=versions.root)
-    s.add("/v2", public=True, get=versions.redirect)
-    s.add("/v2.1", public=True, get=versions.redirect)
+    # Upstream redirects these to the trailing-slash form; strict clients want the
+    # document itself from the catalog URL (client-requirements), so both answer 200.
+    s.add("/v2", public=True, get=versions.v20)
+    s.add("/v2.1", public=True, get=versions.v21)
     s.add("/v2/", public=True, get=versions.v20)
     s.add("/v2.1/", public=True, get=versions.v21)
     servers.add_routes(s)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackling.common.http import ApiRequest, json_response
+from stackling.common.http import ApiRequest
 from stackling.compute import microversions
 
 V21_UPDATED = "2013-07-23T11:33:21Z"
@@ -42,7 +42,3 @@ def v21(rq: ApiRequest) -> Any:
 def v20(rq: ApiRequest) -> Any:
     return {"version": _with_media(_v20(rq), "2")}
 
-
-def redirect(rq: ApiRequest) -> Any:
-    path = rq.request.url.path
-    return json_response({}, 302, {"Location": rq.base_url + path + "/"})
