@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
 
 import netaddr
 from sqlalchemy import delete, exists, insert, select
@@ -74,11 +73,6 @@ def _insert(db: Session, subnet: Subnet, value: int, port_id: str, ordinal: int)
     except IntegrityError:
         return False
     return True
-
-
-def is_taken(db: Session, subnet_id: str, ip: str) -> bool:
-    return db.scalar(select(IPAllocation.port_id).where(
-        IPAllocation.subnet_id == subnet_id, IPAllocation.ip_address == ip)) is not None
 
 
 def _free_in(db: Session, subnet_id: str, lo: int, hi: int) -> int | None:
@@ -165,7 +159,3 @@ def release_port(db: Session, port_id: str, keep: Sequence[tuple[str, str]] = ()
         if (subnet_id, ip) not in kept:
             db.execute(delete(IPAllocation).where(IPAllocation.subnet_id == subnet_id,
                                                   IPAllocation.ip_address == ip))
-
-
-def used_in(db: Session, subnet_id: str) -> Any:
-    return select(IPAllocation.port_id).where(IPAllocation.subnet_id == subnet_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, exists, or_, select, update
+from sqlalchemy import delete, exists, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -442,11 +442,6 @@ def delete_network(db: Session, ctx: RequestContext, network_id: str,
     standard.delete_tags(db, [net.id, *port_ids, *subnet_ids, *(s.id for s in net.segments)])
     db.delete(net)
     db.flush()
-
-
-def bump(db: Session, network_id: str) -> None:
-    db.execute(update(Network).where(Network.id == network_id)
-               .values(revision_number=Network.revision_number + 1, updated_at=utcnow()))
 
 
 standard.register_taggable("networks", standard.Taggable(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Select, and_, exists, not_, or_, select
+from sqlalchemy import Select, and_, exists, not_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -88,7 +88,3 @@ def _as_query(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def visible_or(*clauses: ColumnElement[Any]) -> ColumnElement[Any]:
-    return or_(*clauses)

@@ -120,10 +120,6 @@ class RangeAllocator:
         db.execute(delete(SegmentAllocation).where(
             self._base(SegmentAllocation), SegmentAllocation.segmentation_id == value))
 
-    def is_taken(self, db: Session, value: int) -> bool:
-        return db.scalar(select(SegmentAllocation.segmentation_id).where(
-            self._base(SegmentAllocation), SegmentAllocation.segmentation_id == value)) is not None
-
     # -- search
     def find_free(self, db: Session, lo: int, hi: int, start: int) -> int | None:
         found = self._free_in(db, start, hi)
@@ -277,7 +273,3 @@ def mtu(cfg: NetConfig, network_type: str, physnet: str | None) -> int:
             base = min(base, cfg.path_mtu)
         return base - IP_HEADER - TUNNEL_OVERHEAD[network_type]
     return cfg.global_physnet_mtu
-
-
-def max_mtu(cfg: NetConfig, network_type: str, physnet: str | None) -> int:
-    return mtu(cfg, network_type, physnet)
