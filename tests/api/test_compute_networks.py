@@ -302,3 +302,23 @@ def test_auto_failing_after_the_api_answered_is_error(api, monkeypatch):
     assert server["status"] == "ERROR" and server["addresses"] == {}
     assert "Failed to allocate the network(s)" in server["fault"]["message"]
     assert api.delete(f"/compute/v2.1/servers/{server['id']}", user=user).status_code == 204
+
+
+def test_multi_create_auto_shares_one_network(api):
+    """tempest's test_server_multi_create_auto_allocate: min_count=3 with `auto`."""
+    from tests.api.test_compute import wait_status
+
+    user = new_member(api)
+    r = boot(api, user=user, networks="auto", min_count=3, name="multi")
+    assert r.status_code == 202, r.text
+    listed = api.get("/compute/v2.1/servers/detail?name=^multi-", user=user).json()["servers"]
+    assert sorted(s["name"] for s in listed) == ["multi-1", "multi-2", "multi-3"]
+    servers = [wait_status(api, s["id"], user=user) for s in listed]
+    assert {s["status"] for s in servers} == {"ACTIVE"}
+    assert len({label for s in servers for label in s["addresses"]}) == 1
+    project = project_id_of(api, user)
+    nets = api.get(f"/networking/v2.0/networks?project_id={project}&admin_state_up=true"
+                   ).json()["networks"]
+    assert len(nets) == 1
+    for s in servers:
+        api.delete(f"/compute/v2.1/servers/{s['id']}", user=user)
