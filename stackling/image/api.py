@@ -72,6 +72,8 @@ def list_images(rq: ApiRequest) -> Any:
                                ignored=("sort",))
     if params.limit is None:
         params.limit = 25
+    if not params.sorts:
+        params.sorts = [("created_at", False)]  # Glance's default: newest first
     filters = {k: v[-1] for k, v in params.filters.items()}
     try:
         page = logic.list_images(rq.db, rq.ctx, filters, params)
