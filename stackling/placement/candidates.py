@@ -30,6 +30,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
 )
 from sqlalchemy.orm import Session, aliased
 
@@ -240,6 +241,9 @@ class _Search:
             if len(_FLAT_STATEMENTS) > 512:
                 _FLAT_STATEMENTS.clear()
             query = _FLAT_STATEMENTS[shape] = _flat_statement(shape)
+        if with_summaries and self.db.get_bind().dialect.name in ("mysql", "mariadb"):
+            # GROUP_CONCAT stops at 1024 bytes by default: room for any provider's classes.
+            self.db.execute(text("SET SESSION group_concat_max_len = 1048576"))
         found: list[Candidate] = []
         summaries: dict[str, ProviderSummary] = {}
         suffix = g.suffix

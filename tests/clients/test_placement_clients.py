@@ -141,3 +141,22 @@ def test_candidates_and_claims_on_every_backend(cloud):
         assert http.delete(f"/placement/allocations/{consumer}", headers=v).status_code == 204
         for rp in hosts:
             assert http.delete(f"/placement/resource_providers/{rp}", headers=v).status_code == 204
+
+
+def test_wide_provider_summary_is_whole_on_every_backend(cloud):
+    """A provider with many classes: its aggregated summary is not truncated anywhere."""
+    v = {"OpenStack-API-Version": "placement 1.39"}
+    names = [f"CUSTOM_WIDE_CLASS_NUMBER_{i:02d}" for i in range(40)]
+    with cloud.http(cloud.token()) as http:
+        for name in names:
+            assert http.put(f"/placement/resource_classes/{name}", headers=v).status_code in (
+                201, 204)
+        rp = http.post("/placement/resource_providers", headers=v,
+                       json={"name": f"wide-{uuid.uuid4().hex[:6]}"}).json()["uuid"]
+        assert http.put(f"/placement/resource_providers/{rp}/inventories", headers=v, json={
+            "resource_provider_generation": 0,
+            "inventories": {n: {"total": 100} for n in names}}).status_code == 200
+        body = http.get(f"/placement/allocation_candidates?resources={names[0]}:1&in_tree={rp}",
+                        headers=v).json()
+        assert len(body["provider_summaries"][rp]["resources"]) == 40
+        assert http.delete(f"/placement/resource_providers/{rp}", headers=v).status_code == 204
