@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from tests.api.test_compute import CIRROS, boot, mv  # noqa: F401
+from tests.api.test_compute import CIRROS, boot, mv
 
 NET = str(uuid.uuid4())
 PORT = str(uuid.uuid4())
@@ -322,3 +322,22 @@ def test_multi_create_auto_shares_one_network(api):
     assert len(nets) == 1
     for s in servers:
         api.delete(f"/compute/v2.1/servers/{s['id']}", user=user)
+
+
+def test_reader_reads_but_cannot_boot(api):
+    owner = new_member(api)
+    server = active(api, owner, boot(api, user=owner, networks="none"))
+    project = api.get(f"/identity/v3/projects?name={owner}").json()["projects"][0]
+    name = f"r{uuid.uuid4().hex[:10]}"
+    user = api.post("/identity/v3/users", json={"user": {
+        "name": name, "domain_id": "default", "password": "pw"}}).json()["user"]
+    role = api.get("/identity/v3/roles?name=reader").json()["roles"][0]
+    api.put(f"/identity/v3/projects/{project['id']}/users/{user['id']}/roles/{role['id']}")
+    token = api.token(name, owner, password="pw")
+    url = f"/compute/v2.1/servers/{server['id']}"
+    assert api.get(url, token=token).status_code == 200
+    r = api.post("/compute/v2.1/servers", token=token, headers=mv("2.37"), json={"server": {
+        "name": "no", "flavorRef": "1", "imageRef": CIRROS, "networks": "none"}})
+    assert r.status_code == 403 and "forbidden" in r.json()
+    assert api.delete(url, token=token).status_code == 403
+    assert api.delete(f"/compute/v2.1/servers/{server['id']}", user=owner).status_code == 204
