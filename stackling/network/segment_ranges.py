@@ -22,6 +22,7 @@ owning its network, as upstream.
 from __future__ import annotations
 
 import bisect
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
-from stackling.common.db import utcnow, uuid_str
+from stackling.common.db import retry_on_conflict, utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
 from stackling.network import errors, segmentation, standard
 from stackling.network import policy as pol
@@ -50,6 +51,7 @@ from stackling.network.netconfig import MAX_ID, NetConfig, get_config
 from stackling.network.querying import Listing
 from stackling.network.segment_range_models import NetworkSegmentRange, NetworkSegmentRangePool
 
+LOG = logging.getLogger(__name__)
 RANGE_TYPES = ("vlan", "vxlan", "gre", "geneve")  # neutron-lib NETWORK_SEGMENT_RANGE_TYPES
 AVAILABLE_LIST_MAX = 1024  # above this many free ids, `available` lists intervals
 SETTING = "network_segment_range"  # NetworkSettings switch (upstream: the service plugin)
@@ -251,6 +253,16 @@ def sync_default_ranges(db: Session) -> bool:
                     updated_at=now, revision_number=0))
         except IntegrityError:
             pass  # another process synced it first
+    # The pools' lock rows, so that first allocations do not race to create them.
+    p = NetworkSegmentRangePool
+    pools = {(t, physnet) for t, physnet, _, _ in want.values()}
+    have_pools = set(db.execute(select(p.network_type, p.physical_network)).tuples())
+    for t, physnet in sorted(pools - have_pools):
+        try:
+            with db.begin_nested():
+                db.execute(insert(p).values(network_type=t, physical_network=physnet))
+        except IntegrityError:
+            pass
     return True
 
 
@@ -258,8 +270,18 @@ def on_start(runtime: Any) -> None:
     """The component's start hook: bring the default rows in step with the configuration."""
     if not getattr(runtime.settings.network, SETTING, False):
         return
-    with runtime.db.transaction() as db:
-        sync_default_ranges(db)
+
+    def sync() -> bool:
+        with runtime.db.transaction() as db:
+            return sync_default_ranges(db)
+
+    # Workers of one server start together: on MariaDB their inserts of the same defaults
+    # may deadlock; the retry then finds the winner's rows. Allocation reads the defaults
+    # from the configuration, so a failed sync only delays what the API lists.
+    try:
+        retry_on_conflict(sync)
+    except Exception:  # noqa: BLE001 - never keep a worker from serving
+        LOG.exception("network segment ranges: syncing the default ranges failed")
 
 
 # ------------------------------------------------------------------ allocation
