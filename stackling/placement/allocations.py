@@ -13,6 +13,9 @@ transaction:
 
 Any failure raises and the transaction rolls back: nothing is ever over-allocated,
 whatever the number of processes.
+
+Everything here reads and writes with Core statements, never ORM objects: the caller's
+session (compute's build transaction) keeps its own objects untouched.
 """
 
 from __future__ import annotations
@@ -110,7 +113,6 @@ def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
     emptied = [w.consumer_uuid for w in writes if not any(w.allocations.values())]
     if emptied:
         db.execute(delete(Consumer).where(Consumer.uuid.in_(emptied)))
-    db.expire_all()
 
 
 def _ensure_consumer(db: Session, w: ConsumerWrite) -> int | None:
@@ -200,10 +202,9 @@ def _check_capacity(db: Session, rows: list[dict[str, Any]], old: dict[tuple[int
 
 def delete_for_consumer(db: Session, consumer_uuid: str) -> bool:
     """Remove all allocations of a consumer (and the consumer); False when it had none."""
-    db.get(Consumer, consumer_uuid, with_for_update=True)
+    db.execute(select(Consumer.uuid).where(Consumer.uuid == consumer_uuid).with_for_update())
     result = db.execute(delete(Allocation).where(Allocation.consumer_id == consumer_uuid))
     db.execute(delete(Consumer).where(Consumer.uuid == consumer_uuid))
-    db.expire_all()
     return result.rowcount > 0
 
 
@@ -230,12 +231,13 @@ def for_consumer(db: Session, consumer_uuid: str) -> ConsumerAllocations:
     for rp_uuid, generation, rc, used in rows:
         entry = result.setdefault(rp_uuid, {"generation": generation, "resources": {}})
         entry["resources"][rc] = used
-    consumer = db.get(Consumer, consumer_uuid, populate_existing=True)
+    consumer = db.execute(select(Consumer.project_id, Consumer.user_id, Consumer.generation,
+                                 Consumer.consumer_type)
+                          .where(Consumer.uuid == consumer_uuid)).first()
     if consumer is None:  # allocations without a consumer row: upstream's incomplete one
         return ConsumerAllocations(result, INCOMPLETE_CONSUMER_PROJECT_ID,
                                    INCOMPLETE_CONSUMER_USER_ID, 0, None)
-    return ConsumerAllocations(result, consumer.project_id, consumer.user_id,
-                               consumer.generation, consumer.consumer_type)
+    return ConsumerAllocations(result, *consumer)
 
 
 def for_provider(db: Session, rp_id: int) -> dict[str, dict[str, Any]]:

@@ -31,14 +31,14 @@ def capacity(record: dict[str, Any]) -> int:
     return int((record["total"] - record["reserved"]) * record["allocation_ratio"])
 
 
-def _view(inv: Inventory) -> dict[str, Any]:
-    return {f: getattr(inv, f) for f in FIELDS}
+_COLUMNS = [getattr(Inventory, f) for f in FIELDS]
 
 
 def of_provider(db: Session, rp_id: int) -> dict[str, dict[str, Any]]:
-    rows = db.scalars(select(Inventory).where(Inventory.resource_provider_id == rp_id)
+    rows = db.execute(select(Inventory.resource_class, *_COLUMNS)
+                      .where(Inventory.resource_provider_id == rp_id)
                       .order_by(Inventory.resource_class))
-    return {inv.resource_class: _view(inv) for inv in rows}
+    return {row[0]: dict(zip(FIELDS, row[1:], strict=True)) for row in rows}
 
 
 def check_capacity(rp: Provider, rc: str, record: dict[str, Any], *,
@@ -72,8 +72,7 @@ def set_all(db: Session, rp: Provider, inventories: dict[str, dict[str, Any]],
     for rc, rec in records.items():
         check_capacity(rp, rc, rec, reserved_may_equal_total=reserved_may_equal_total)
     new_generation = bump_generation(db, rp.id, generation)
-    existing = {inv.resource_class: inv for inv in db.scalars(
-        select(Inventory).where(Inventory.resource_provider_id == rp.id))}
+    existing = of_provider(db, rp.id)
     removed = sorted(set(existing) - set(records))
     in_use = _used_classes(db, rp.id, removed)
     if in_use:
@@ -84,16 +83,17 @@ def set_all(db: Session, rp: Provider, inventories: dict[str, dict[str, Any]],
     now = utcnow()
     new_rows = []
     for rc, rec in records.items():
-        inv = existing.get(rc)
-        if inv is None:
+        current = existing.get(rc)
+        if current is None:
             new_rows.append({"resource_provider_id": rp.id, "resource_class": rc, **rec,
                              "created_at": now, "updated_at": now})
-        elif _view(inv) != rec:
-            db.execute(update(Inventory).where(Inventory.id == inv.id).values(**rec, updated_at=now)
+        elif current != rec:
+            db.execute(update(Inventory).where(Inventory.resource_provider_id == rp.id,
+                                               Inventory.resource_class == rc)
+                       .values(**rec, updated_at=now)
                        .execution_options(synchronize_session=False))
     if new_rows:
         db.execute(insert(Inventory), new_rows)
-    db.expire_all()
     return new_generation
 
 

@@ -28,7 +28,7 @@ def list_names(db: Session) -> list[str]:
 
 
 def exists_named(db: Session, name: str) -> bool:
-    return is_standard(name) or db.get(CustomResourceClass, name) is not None
+    return is_standard(name) or _stored(db, name)
 
 
 def unknown(db: Session, names: Iterable[str]) -> list[str]:
@@ -73,7 +73,7 @@ def rename(db: Session, old: str, new: str) -> None:
     """PUT /resource_classes/{name} before 1.7: rename a custom class not in use."""
     if is_standard(old):
         raise errors.BadRequest(f"Cannot update standard resource class {old}")
-    if db.get(CustomResourceClass, old) is None:
+    if not _stored(db, old):
         raise errors.ResourceClassNotFound(resource_class=old)
     if exists_named(db, new):
         raise errors.DuplicateName(f"Resource class already exists: {new}")
@@ -86,7 +86,7 @@ def rename(db: Session, old: str, new: str) -> None:
 def delete_custom(db: Session, name: str) -> None:
     if is_standard(name):
         raise errors.BadRequest(f"Cannot delete standard resource class {name}")
-    if db.get(CustomResourceClass, name) is None:
+    if not _stored(db, name):
         raise errors.ResourceClassNotFound(resource_class=name)
     _check_unused(db, name, action="delete")
     db.execute(delete(CustomResourceClass).where(CustomResourceClass.name == name))
@@ -96,3 +96,7 @@ def _check_unused(db: Session, name: str, action: str) -> None:
     if db.scalar(select(exists().where(Inventory.resource_class == name))):
         raise errors.InUse(f"Unable to {action} resource class {name}: Cannot {action} "
                            f"resource class {name}. Class is in use in inventory.")
+
+
+def _stored(db: Session, name: str) -> bool:
+    return db.scalar(select(CustomResourceClass.name).where(CustomResourceClass.name == name)) is not None

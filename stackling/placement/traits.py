@@ -35,7 +35,7 @@ def check_known(db: Session, names: Iterable[str]) -> None:
 
 
 def exists_named(db: Session, name: str) -> bool:
-    return name in STANDARD or db.get(CustomTrait, name) is not None
+    return name in STANDARD or _stored(db, name)
 
 
 def list_names(db: Session, *, name_in: list[str] | None = None,
@@ -55,7 +55,7 @@ def list_names(db: Session, *, name_in: list[str] | None = None,
 
 def ensure_custom(db: Session, name: str) -> bool:
     """PUT /traits/{name}: True when created, False when it already existed."""
-    if name in STANDARD or db.get(CustomTrait, name) is not None:
+    if name in STANDARD or _stored(db, name):
         return False
     try:
         with db.begin_nested():
@@ -68,7 +68,7 @@ def ensure_custom(db: Session, name: str) -> bool:
 def delete_custom(db: Session, name: str) -> None:
     if name in STANDARD:
         raise errors.BadRequest(f"Cannot delete standard trait {name}.")
-    if db.get(CustomTrait, name) is None:
+    if not _stored(db, name):
         raise errors.NotFound(f"No such trait(s): {name}.")
     if db.scalar(select(exists().where(ProviderTrait.trait == name))):
         raise errors.InUse(f"The trait {name} is in use by a resource provider.")
@@ -94,3 +94,7 @@ def set_for_provider(db: Session, rp: providers.Provider, names: Iterable[str],
         db.execute(insert(ProviderTrait),
                    [{"resource_provider_id": rp.id, "trait": n} for n in names])
     return new_generation
+
+
+def _stored(db: Session, name: str) -> bool:
+    return db.scalar(select(CustomTrait.name).where(CustomTrait.name == name)) is not None
