@@ -298,8 +298,10 @@ def _pool_recs(db: Session, cfg: NetConfig, network_type: str, physnet: str) -> 
 
 
 def _lock_pool(db: Session, network_type: str, physnet: str, *, exclusive: bool) -> None:
-    """Row lock on the pool: range writers exclusive, allocations shared (no-op on SQLite,
-    whose writers are serialised already)."""
+    """Row lock on the pool: range writers exclusive, allocations shared. Not on SQLite,
+    whose writing transactions are serialised already (BEGIN IMMEDIATE)."""
+    if db.get_bind().dialect.name == "sqlite":
+        return
     p = NetworkSegmentRangePool
     stmt = select(p.network_type).where(p.network_type == network_type,
                                         p.physical_network == physnet
