@@ -55,8 +55,10 @@ def seed_ports(db: Database, subnet_id: str, count: int) -> None:
         ports, ips = [], []
         for v in values:
             pid = str(uuid.uuid4())
-            # another OUI than base_mac, so seeded MACs never meet generated ones
-            mac = f"fa:16:3f:{v >> 16 & 255:02x}:{v >> 8 & 255:02x}:{v & 255:02x}"
+            # another OUI than base_mac, so seeded MACs never meet generated ones; the
+            # pool offset keeps them unique (pools up to 2^24 addresses)
+            o = (v - lo) & 0xFFFFFF
+            mac = f"fa:16:3f:{o >> 16:02x}:{o >> 8 & 255:02x}:{o & 255:02x}"
             ports.append({"id": pid, "project_id": subnet.project_id, "network_id":
                           subnet.network_id, "name": "", "mac_address": mac,
                           "admin_state_up": True, "status": "DOWN", "device_id": "",
