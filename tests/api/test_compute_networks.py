@@ -341,3 +341,18 @@ def test_reader_reads_but_cannot_boot(api):
     assert r.status_code == 403 and "forbidden" in r.json()
     assert api.delete(url, token=token).status_code == 403
     assert api.delete(f"/compute/v2.1/servers/{server['id']}", user=owner).status_code == 204
+
+
+def test_security_groups_by_name(api):
+    user = new_member(api)
+    net = network(api, user)
+    sg = api.post("/networking/v2.0/security-groups", user=user,
+                  json={"security_group": {"name": "web"}}).json()["security_group"]
+    server = active(api, user, boot(api, user=user, networks=[{"uuid": net}],
+                                    security_groups=[{"name": "web"}]))
+    assert server["security_groups"] == [{"name": "web"}]
+    (port,) = ports_of(api, server["id"])
+    assert port["security_groups"] == [sg["id"]]
+    bad(boot(api, user=user, networks=[{"uuid": net}], security_groups=[{"name": "nope"}]),
+        "Security group nope not found for project")
+    api.delete(f"/compute/v2.1/servers/{server['id']}", user=user)
