@@ -26,8 +26,7 @@ from stackling.compute.errors import (
 from stackling.compute.models import Aggregate, AggregateHost, AggregateMetadata, ComputeNode
 
 
-def create_aggregate(db: Session, name: str, availability_zone: str | None,
-                     mirror: bool = True) -> Aggregate:
+def create_aggregate(db: Session, name: str, availability_zone: str | None) -> Aggregate:
     agg = Aggregate(uuid=str(uuid.uuid4()), name=name)
     try:
         with db.begin_nested():

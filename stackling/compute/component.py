@@ -74,6 +74,7 @@ POLICIES = {
 
 
 def _start(runtime: Any) -> None:
+    hosts.start_hosts(runtime)
     worker = build.BuildWorker(runtime, runtime.settings.compute.build_workers)
     runtime.state["compute.builder"] = worker
     worker.start()
@@ -90,8 +91,7 @@ COMPONENT = Component(
     build=api.build,
     policies=POLICIES,
     catalog=CatalogEntry(type="compute", name="nova", path="/compute/v2.1"),
-    bootstrap=[("flavors", flavors.bootstrap_flavors), ("hosts", hosts.bootstrap_hosts),
-               ("placement", hosts.bootstrap_placement)],
+    bootstrap=[("flavors", flavors.bootstrap_flavors)],
     start=_start,
     stop=_stop,
 )

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from stackling.common.db import utcnow_precise
+from stackling.common.db import is_deadlock, utcnow_precise
 from stackling.compute.errors import ComputeHostNotFound, HypervisorNotFound, ServiceNotFound
 from stackling.compute.models import (
     Aggregate,
@@ -40,43 +40,80 @@ def service_uuid(host: str, binary: str = "nova-compute") -> str:
     return str(uuid.uuid5(_NS, f"service:{binary}:{host}"))
 
 
-def bootstrap_hosts(db: Session, runtime: Any) -> None:
-    """A nova-compute service and a compute node per configured host; hosts of a
-    non-default AZ join an aggregate of that name carrying the AZ metadata."""
-    for host in runtime.settings.compute.hosts:
-        service = ComputeService(uuid=service_uuid(host.name), host=host.name,
-                                 binary="nova-compute", version=SERVICE_VERSION,
-                                 updated_at=utcnow_precise())
-        db.add(service)
+def sync_hosts(db: Session, configured: list[Any]) -> list[str]:
+    """Register the configured hosts, as nova-compute services do when they start: a
+    service, a compute node and a placement resource provider with its inventory for
+    each host that is new or whose size changed; hosts of a non-default AZ join an
+    aggregate of that name carrying the AZ metadata. Returns the hosts it touched.
+
+    Cost grows with the configured hosts (a handful), never with servers; a start with
+    nothing changed is one query.
+    """
+    existing = {n.host: n for n in db.scalars(select(ComputeNode))}
+    touched = []
+    for host in configured:
+        node = existing.get(host.name)
+        size = (host.vcpus, host.memory_mb, host.disk_gb, list(host.physical_networks))
+        if node is not None and (node.vcpus, node.memory_mb, node.local_gb,
+                                 list(node.physical_networks or [])) == size:
+            continue
+        if node is None:
+            node = _register(db, host)
+        else:
+            node.vcpus, node.memory_mb, node.local_gb = host.vcpus, host.memory_mb, host.disk_gb
+            node.physical_networks = list(host.physical_networks)
         db.flush()
-        db.add(ComputeNode(uuid=node_uuid(host.name), service_id=service.id, host=host.name,
-                           hypervisor_hostname=host.name, vcpus=host.vcpus,
-                           memory_mb=host.memory_mb, local_gb=host.disk_gb,
-                           availability_zone=host.availability_zone,
-                           physical_networks=list(host.physical_networks)))
-        if host.availability_zone != DEFAULT_AZ:
-            from stackling.compute import aggregates
+        _report_to_placement(db, node)
+        touched.append(host.name)
+    return touched
 
-            agg = db.scalars(select(Aggregate).where(
-                Aggregate.name == host.availability_zone)).first()
-            if agg is None:
-                agg = aggregates.create_aggregate(db, host.availability_zone,
-                                                  host.availability_zone, mirror=False)
-            db.add(AggregateHost(aggregate_id=agg.id, host=host.name))
+
+def _register(db: Session, host: Any) -> ComputeNode:
+    service = ComputeService(uuid=service_uuid(host.name), host=host.name,
+                             binary="nova-compute", version=SERVICE_VERSION,
+                             updated_at=utcnow_precise())
+    db.add(service)
     db.flush()
+    node = ComputeNode(uuid=node_uuid(host.name), service_id=service.id, host=host.name,
+                       hypervisor_hostname=host.name, vcpus=host.vcpus,
+                       memory_mb=host.memory_mb, local_gb=host.disk_gb,
+                       availability_zone=host.availability_zone,
+                       physical_networks=list(host.physical_networks))
+    db.add(node)
+    if host.availability_zone != DEFAULT_AZ:
+        from stackling.compute import aggregates
+
+        agg = db.scalars(select(Aggregate).where(Aggregate.name == host.availability_zone)
+                         ).first()
+        if agg is None:
+            agg = aggregates.create_aggregate(db, host.availability_zone,
+                                              host.availability_zone)
+        db.add(AggregateHost(aggregate_id=agg.id, host=host.name))
+    return node
 
 
-def bootstrap_placement(db: Session, runtime: Any) -> None:
-    """Each compute node as a placement resource provider with its inventory."""
+def _report_to_placement(db: Session, node: ComputeNode) -> None:
     from stackling.placement import interface as placement
 
-    nodes = list(db.scalars(select(ComputeNode)))
-    memberships = host_aggregate_uuids(db)
-    for node in nodes:
-        placement.ensure_resource_provider(db, node.uuid, node.hypervisor_hostname)
-        placement.set_inventory_for_provider(db, node.uuid, inventory(node))
-        if memberships.get(node.host):
-            placement.set_aggregates_for_provider(db, node.uuid, memberships[node.host])
+    placement.ensure_resource_provider(db, node.uuid, node.hypervisor_hostname)
+    placement.set_inventory_for_provider(db, node.uuid, inventory(node))
+    aggs = host_aggregate_uuids(db, node.host).get(node.host, [])
+    if aggs:
+        placement.set_aggregates_for_provider(db, node.uuid, aggs)
+
+
+def start_hosts(runtime: Any) -> None:
+    """At process start; concurrent starts (workers) race on the unique rows and retry."""
+    from sqlalchemy.exc import IntegrityError
+
+    from stackling.common.db import retry_on_conflict
+
+    def attempt() -> list[str]:
+        with runtime.db.transaction() as db:
+            return sync_hosts(db, runtime.settings.compute.hosts)
+
+    retry_on_conflict(attempt, attempts=5,
+                      retry_if=lambda err: isinstance(err, IntegrityError) or is_deadlock(err))
 
 
 def inventory(node: ComputeNode) -> dict[str, dict[str, Any]]:

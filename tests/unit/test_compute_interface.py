@@ -60,3 +60,25 @@ def test_microversion_history_is_gapless_and_pinned():
     assert versions == [Version(2, n) for n in range(1, len(versions) + 1)]
     assert all(note for _, note in microversions.HISTORY)
     assert str(microversions.MAX) == "2.62"  # raising it means reproducing every body change
+
+
+def test_hosts_from_configuration_are_synced_at_start(api):
+    from stackling.compute import hosts
+    from stackling.config import HostSettings
+    from stackling.placement import interface as placement
+
+    configured = [*api.runtime.settings.compute.hosts,
+                  HostSettings(name="compute-r3-1", vcpus=4, availability_zone="az3")]
+    with api.runtime.db.transaction() as db:
+        assert hosts.sync_hosts(db, configured) == ["compute-r3-1"]
+    with api.runtime.db.transaction() as db:
+        assert hosts.sync_hosts(db, configured) == []  # nothing changed: nothing done
+        inventory = placement.get_inventory(db, hosts.node_uuid("compute-r3-1"))
+        assert inventory["VCPU"]["total"] == 4 and inventory["VCPU"]["allocation_ratio"] == 4.0
+        assert inventory["MEMORY_MB"]["reserved"] == 512
+    zones = api.get("/compute/v2.1/os-availability-zone").json()["availabilityZoneInfo"]
+    assert "az3" in {z["zoneName"] for z in zones}
+    configured[-1] = HostSettings(name="compute-r3-1", vcpus=16, availability_zone="az3")
+    with api.runtime.db.transaction() as db:
+        assert hosts.sync_hosts(db, configured) == ["compute-r3-1"]
+        assert placement.get_inventory(db, hosts.node_uuid("compute-r3-1"))["VCPU"]["total"] == 16
