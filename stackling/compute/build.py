@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.db import is_deadlock, retry_on_conflict, utcnow_precise
 from stackling.common.errors import ApiError
-from stackling.compute import network_api, scheduler
+from stackling.compute import actions, network_api, scheduler
 from stackling.compute.errors import NoValidHost
 from stackling.compute.models import Instance
 
@@ -62,6 +62,7 @@ def set_error(inst: Instance, flt: dict[str, Any]) -> None:
 
 def build_instance(db: Session, inst: Instance) -> None:
     """Schedule, claim, allocate networks, go ACTIVE; or ERROR with a fault."""
+    started = utcnow_precise()
     try:
         with db.begin_nested():
             dest = scheduler.select_destination(db, inst)
@@ -82,6 +83,7 @@ def build_instance(db: Session, inst: Instance) -> None:
         set_error(inst, fault(500, NETWORK_FAULT % inst.uuid, str(err)))
     except ApiError as err:
         set_error(inst, fault(err.status, f"Build of instance {inst.uuid} aborted: {err.text}"))
+    actions.build_finished(db, inst, started, inst.fault["message"] if inst.fault else None)
 
 
 class _NetworkFailed(Exception):

@@ -31,6 +31,9 @@ POLICIES = {
     "os_compute_api:server-metadata:show": READER,
     **{f"os_compute_api:server-metadata:{a}": MEMBER
        for a in ("create", "update", "update_all", "delete")},
+    "os_compute_api:os-instance-actions:list": READER,
+    "os_compute_api:os-instance-actions:show": READER,
+    "os_compute_api:os-instance-actions:events": ADMIN,
     "os_compute_api:os-server-tags:index": READER,
     "os_compute_api:os-server-tags:show": READER,
     **{f"os_compute_api:os-server-tags:{a}": MEMBER

@@ -76,7 +76,7 @@ def attach_interface(db: Session, ctx: RequestContext, server_id: str, *,
 
 def detach_interface(db: Session, ctx: RequestContext, server_id: str, port_id: str) -> None:
     inst = servers.get_instance(db, ctx, server_id, for_update=True)
-    network_api.detach_interface(db, inst, port_id)
+    network_api.detach_interface(db, ctx, inst, port_id)
 
 
 def find_flavor(db: Session, ctx: RequestContext, name_or_id: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ HISTORY = (
     ("2.18", "project id optional in URLs"),
     ("2.19", "servers: description"),
     ("2.20", "volume attach on shelved servers (not served)"),
-    ("2.21", "instance actions of deleted servers (not served)"),
+    ("2.21", "os-instance-actions: actions of deleted servers stay readable"),
     ("2.22", "force live migration completion (not served)"),
     ("2.23", "migrations: id and type (not served)"),
     ("2.24", "abort live migration (not served)"),
@@ -61,7 +61,7 @@ HISTORY = (
     ("2.48", "server diagnostics (not served)"),
     ("2.49", "os-interface attach: tag"),
     ("2.50", "quota classes (not served)"),
-    ("2.51", "instance action events (not served)"),
+    ("2.51", "os-instance-actions: events shown to non-admins (without traceback)"),
     ("2.52", "servers create: tags"),
     ("2.53", "os-services and os-hypervisors: uuid ids, PUT/DELETE /os-services/{uuid}, "
              "hypervisor_hostname_pattern and with_servers"),
@@ -69,11 +69,11 @@ HISTORY = (
     ("2.55", "flavors: description; PUT /flavors/{id}"),
     ("2.56", "migrate host (not served)"),
     ("2.57", "servers create: personality removed; limits without maxPersonality*"),
-    ("2.58", "instance actions paging (not served)"),
+    ("2.58", "os-instance-actions: updated_at, limit/marker paging, changes-since"),
     ("2.59", "migrations paging (not served)"),
     ("2.60", "multiattach volumes (not served)"),
     ("2.61", "flavors: extra_specs in the flavor body"),
-    ("2.62", "instance action events host (not served)"),
+    ("2.62", "os-instance-actions events: hostId (and host for admins)"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

@@ -163,3 +163,22 @@ class Instance(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow_precise)
     updated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     launched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class InstanceAction(Base):
+    """One user action on a server (os-instance-actions); kept after the server is gone,
+    as Nova keeps them for deleted servers (readable from 2.21). Its few events live in
+    a JSON list: [{event, start_time, finish_time, result, traceback, host}]."""
+
+    __tablename__ = "compute_instance_action"
+    __table_args__ = (Index("ix_compute_instance_action_instance", "instance_uuid", "id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    instance_uuid: Mapped[str] = mapped_column(String(36))
+    action: Mapped[str] = mapped_column(String(255))
+    request_id: Mapped[str] = mapped_column(String(255))
+    project_id: Mapped[str] = mapped_column(String(64))
+    user_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    message: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    start_time: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow_precise)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    events: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list)

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.errors import ApiError
-from stackling.compute import errors
+from stackling.compute import actions, errors
 
 AUTO, NONE = "auto", "none"
 
@@ -289,13 +289,15 @@ def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: st
             raise errors.NoMoreFixedIps(net=net_id) from None
         raise
     instance.network_info = [*(instance.network_info or []), vif]
+    actions.record(db, ctx, instance, "attach_interface")
     return port
 
 
-def detach_interface(db: Session, instance: Any, port_id: str) -> None:
+def detach_interface(db: Session, ctx: RequestContext, instance: Any, port_id: str) -> None:
     vifs = list(instance.network_info or [])
     vif = next((v for v in vifs if v["port_id"] == port_id), None)
     if vif is None:
         raise errors.PortNotFoundForInstance(port_id=port_id, instance=instance.uuid)
     release_port(db, vif)
     instance.network_info = [v for v in vifs if v["port_id"] != port_id]
+    actions.record(db, ctx, instance, "detach_interface")

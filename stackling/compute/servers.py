@@ -16,8 +16,8 @@ from stackling.common.context import RequestContext
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError, BadRequest, Forbidden
 from stackling.common.listing import to_bool
+from stackling.compute import actions, hosts, network_api, scheduler
 from stackling.compute import flavors as flavors_logic
-from stackling.compute import hosts, network_api, scheduler
 from stackling.compute.errors import (
     FlavorDiskTooSmall,
     FlavorMemoryTooSmall,
@@ -216,6 +216,7 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
             build_state="pending",
             created_at=now, updated_at=now)
         db.add(inst)
+        actions.record(db, ctx, inst, "create", finished=False)
         out.append(inst)
     db.flush()
     return out
@@ -370,6 +371,7 @@ def delete_instance(db: Session, ctx: RequestContext, server_id: str) -> None:
     inst = get_instance(db, ctx, server_id, for_update=True)
     if inst.locked and not ctx.is_admin:
         raise InstanceIsLocked(instance_uuid=inst.uuid)
+    actions.record(db, ctx, inst, "delete")
     network_api.deallocate_for_instance(db, inst)
     if inst.build_state == "done" and inst.host:
         scheduler.release(db, inst.uuid)
@@ -406,10 +408,12 @@ def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str) ->
                                    state=state)
     inst.vm_state, inst.power_state = vm_state, power_state
     inst.updated_at = utcnow_precise()
+    actions.record(db, ctx, inst, method)
     db.flush()
 
 
-def set_locked(db: Session, inst: Instance, locked: bool) -> None:
+def set_locked(db: Session, ctx: RequestContext, inst: Instance, locked: bool) -> None:
+    actions.record(db, ctx, inst, "lock" if locked else "unlock")
     inst.locked = locked
     inst.updated_at = utcnow_precise()
     db.flush()

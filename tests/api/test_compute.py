@@ -470,6 +470,37 @@ def test_hypervisor_uptime(api):
     assert " up " in r["uptime"] and r["hypervisor_hostname"] == node["hypervisor_hostname"]
 
 
+def test_instance_actions(api):
+    sid = boot(api, networks="none").json()["server"]["id"]
+    wait_status(api, sid)
+    api.post(f"/compute/v2.1/servers/{sid}/action", user="demo", json={"os-stop": None})
+    url = f"/compute/v2.1/servers/{sid}/os-instance-actions"
+    listed = api.get(url, user="demo").json()["instanceActions"]
+    assert [a["action"] for a in listed] == ["stop", "create"]
+    assert "updated_at" not in listed[0]
+    create = listed[1]
+    assert create["instance_uuid"] == sid and create["request_id"].startswith("req-")
+    # events: admin-only before 2.51; from 2.51 for the owner too, without traceback
+    shown = api.get(f"{url}/{create['request_id']}", user="demo").json()["instanceAction"]
+    assert "events" not in shown
+    shown = api.get(f"{url}/{create['request_id']}", user="demo", headers=mv("2.51")).json()
+    (event,) = shown["instanceAction"]["events"]
+    assert event["event"] == "compute__do_build_and_run_instance"
+    assert event["result"] == "Success" and "traceback" not in event
+    admin = api.get(f"{url}/{create['request_id']}", headers=mv("2.62")).json()
+    (event,) = admin["instanceAction"]["events"]
+    assert event["host"].startswith("compute-") and len(event["hostId"]) == 56
+    page = api.get(f"{url}?limit=1", user="demo", headers=mv("2.58")).json()
+    assert len(page["instanceActions"]) == 1 and "updated_at" in page["instanceActions"][0]
+    assert page["links"][0]["rel"] == "next"
+    api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
+    # 2.21: the actions of a deleted server stay readable; before, 404
+    assert api.get(url, user="demo", headers=mv("2.20")).status_code == 404
+    after = api.get(url, user="demo", headers=mv("2.21")).json()["instanceActions"]
+    assert [a["action"] for a in after] == ["delete", "stop", "create"]
+    assert api.get(url, user="admin", headers=mv("2.21")).status_code == 200
+
+
 def test_delete_a_compute_service(api):
     """Last in this module: it removes a host (one that runs nothing yet)."""
     h = mv("2.53")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from typing import Any
 
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
-from stackling.compute import network_api, schemas, servers, validation, views
+from stackling.compute import actions, network_api, schemas, servers, validation, views
 from stackling.compute.api.common import (
     allowed,
     authorize,
@@ -254,7 +255,7 @@ def interfaces_delete(rq: ApiRequest) -> Any:
     inst = _get(rq, for_update=True)
     authorize(rq, "os-attach-interfaces:delete", _target(inst))
     _check_attach_state(inst, "detach_interface", rq.ctx.is_admin)
-    network_api.detach_interface(rq.db, inst, rq.path_params["port_id"])
+    network_api.detach_interface(rq.db, rq.ctx, inst, rq.path_params["port_id"])
     return 202, None
 
 
@@ -276,9 +277,85 @@ def action(rq: ApiRequest) -> Any:
         return 202, None
     if name in ("lock", "unlock") and version(rq).matches("2.1"):
         authorize(rq, f"os-lock-server:{name}", _target(inst))
-        servers.set_locked(rq.db, inst, name == "lock")
+        servers.set_locked(rq.db, rq.ctx, inst, name == "lock")
         return 202, None
     raise BadRequest(f"There is no such action: {name}")
+
+
+# ------------------------------------------------------------------ os-instance-actions
+def _action_view(rq: ApiRequest, row: Any) -> dict[str, Any]:
+    view = {"action": row.action, "instance_uuid": row.instance_uuid,
+            "request_id": row.request_id, "user_id": row.user_id,
+            "project_id": row.project_id, "start_time": views.naive(row.start_time),
+            "message": row.message}
+    if version(rq).matches("2.58"):
+        view["updated_at"] = views.naive(row.updated_at)
+    return view
+
+
+def actions_index(rq: ApiRequest) -> Any:
+    server_id = rq.path_params["server_id"]
+    authorize(rq, "os-instance-actions:list")
+    limit = marker = since_ = None
+    if version(rq).matches("2.58"):
+        marker = rq.query.get("marker")
+        if rq.query.get("limit") is not None:
+            try:
+                limit = max(0, int(rq.query.get("limit")))
+            except ValueError:
+                raise BadRequest("limit param must be an integer") from None
+        if rq.query.get("changes-since"):
+            since_ = _timestamp(rq.query.get("changes-since"), "changes-since")
+    rows = actions.list_actions(rq.db, rq.ctx, server_id,
+                                allow_deleted=version(rq).matches("2.21"), limit=limit,
+                                marker=marker, changes_since=since_)
+    out: dict[str, Any] = {"instanceActions": [_action_view(rq, r) for r in rows]}
+    if limit and len(rows) == limit:
+        out["links"] = [{"rel": "next", "href": f"{links(rq).versioned}/servers/{server_id}/"
+                         f"os-instance-actions?limit={limit}&marker={rows[-1].request_id}"}]
+    return out
+
+
+def actions_show(rq: ApiRequest) -> Any:
+    authorize(rq, "os-instance-actions:show")
+    row = actions.get_action(rq.db, rq.ctx, rq.path_params["server_id"],
+                             rq.path_params["request_id"],
+                             allow_deleted=version(rq).matches("2.21"))
+    view = _action_view(rq, row)
+    privileged = allowed(rq, "os-instance-actions:events")
+    if privileged or version(rq).matches("2.51"):
+        view["events"] = [_event_view(rq, e, row.project_id, privileged) for e in row.events]
+    return {"instanceAction": view}
+
+
+def _event_view(rq: ApiRequest, e: dict[str, Any], project_id: str,
+                privileged: bool) -> dict[str, Any]:
+    import datetime as dt
+
+    def naive(value: str | None) -> str | None:
+        return views.naive(dt.datetime.fromisoformat(value)) if value else None
+
+    view = {"event": e["event"], "start_time": naive(e["start_time"]),
+            "finish_time": naive(e["finish_time"]), "result": e["result"]}
+    if privileged:
+        view["traceback"] = e.get("traceback")
+    if version(rq).matches("2.62"):
+        host = e.get("host")
+        view["hostId"] = hashlib.sha224((project_id + host).encode()).hexdigest() if host else ""
+        if privileged:
+            view["host"] = host or ""
+    return view
+
+
+def _timestamp(value: str, name: str) -> Any:
+    import datetime as dt
+
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadRequest(f"Invalid input for query parameters {name}. Value: {value}. "
+                         f"'{value}' is not a 'date-time'") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
 # ------------------------------------------------------------------ metadata
@@ -398,6 +475,8 @@ def add_routes(s: Any) -> None:
     s.add("/v2.1/servers/detail", get=detail)
     s.add("/v2.1/servers/{server_id}", get=show, put=update, delete=delete)
     s.add("/v2.1/servers/{server_id}/action", post=action)
+    s.add("/v2.1/servers/{server_id}/os-instance-actions", get=actions_index)
+    s.add("/v2.1/servers/{server_id}/os-instance-actions/{request_id}", get=actions_show)
     s.add("/v2.1/servers/{server_id}/metadata", get=metadata_index, post=metadata_update,
           put=metadata_update)
     s.add("/v2.1/servers/{server_id}/metadata/{key}", get=metadata_show, put=metadata_put_item,
