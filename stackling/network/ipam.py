@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any
 
 import netaddr
-from sqlalchemy import delete, exists, insert, select
+from sqlalchemy import bindparam, delete, exists, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -75,18 +76,28 @@ def _insert(db: Session, subnet: Subnet, value: int, port_id: str, ordinal: int)
     return True
 
 
+def _gap_queries() -> tuple[Any, Any]:
+    """The two searches, built once (building them per call costs more than running them)."""
+    a, b = IPAllocation, aliased(IPAllocation)
+    sid, lo, hi = bindparam("sid"), bindparam("lo"), bindparam("hi")
+    first = (select(a.ip_key).where(a.subnet_id == sid, a.ip_key >= lo, a.ip_key <= hi)
+             .order_by(a.ip_key).limit(1))
+    gap = (select(a.ip_key).where(
+        a.subnet_id == sid, a.ip_key >= lo, a.ip_key < hi,
+        ~exists().where(b.subnet_id == sid, b.ip_key == a.next_key))
+        .order_by(a.ip_key).limit(1))
+    return first, gap
+
+
+_FIRST_TAKEN, _FIRST_GAP = _gap_queries()
+
+
 def _free_in(db: Session, subnet_id: str, lo: int, hi: int) -> int | None:
-    a = IPAllocation
-    first = db.scalar(select(a.ip_key).where(a.subnet_id == subnet_id, a.ip_key >= key(lo),
-                                             a.ip_key <= key(hi))
-                      .order_by(a.ip_key).limit(1))
+    args = {"sid": subnet_id, "lo": key(lo), "hi": key(hi)}
+    first = db.scalar(_FIRST_TAKEN, args)
     if first is None or int(first, 16) > lo:
         return lo
-    b = aliased(IPAllocation)
-    taken = db.scalar(select(a.ip_key).where(
-        a.subnet_id == subnet_id, a.ip_key >= key(lo), a.ip_key < key(hi),
-        ~exists().where(b.subnet_id == subnet_id, b.ip_key == a.next_key))
-        .order_by(a.ip_key).limit(1))
+    taken = db.scalar(_FIRST_GAP, args)
     return None if taken is None else int(taken, 16) + 1
 
 

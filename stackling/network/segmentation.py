@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, insert, select
+from sqlalchemy import and_, bindparam, delete, exists, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -128,18 +128,31 @@ class RangeAllocator:
         return found
 
     def _free_in(self, db: Session, lo: int, hi: int) -> int | None:
-        a = SegmentAllocation
-        first = db.scalar(select(a.segmentation_id).where(
-            self._base(a), a.segmentation_id >= lo, a.segmentation_id <= hi)
-            .order_by(a.segmentation_id).limit(1))
+        args = {"t": self.network_type, "p": self.physnet, "lo": lo, "hi": hi}
+        first = db.scalar(_FIRST_TAKEN, args)
         if first is None or first > lo:
             return lo
-        b = aliased(SegmentAllocation)
-        taken = db.scalar(select(a.segmentation_id).where(
-            self._base(a), a.segmentation_id >= lo, a.segmentation_id < hi,
-            ~exists().where(self._base(b), b.segmentation_id == a.segmentation_id + 1))
-            .order_by(a.segmentation_id).limit(1))
+        taken = db.scalar(_FIRST_GAP, args)
         return None if taken is None else taken + 1
+
+
+def _gap_queries() -> tuple[Any, Any]:
+    """The two searches, built once (building them per call costs more than running them)."""
+    a, b = SegmentAllocation, aliased(SegmentAllocation)
+    t, p, lo, hi = bindparam("t"), bindparam("p"), bindparam("lo"), bindparam("hi")
+    same = and_(a.network_type == t, a.physical_network == p)
+    first = (select(a.segmentation_id).where(same, a.segmentation_id >= lo,
+                                             a.segmentation_id <= hi)
+             .order_by(a.segmentation_id).limit(1))
+    gap = (select(a.segmentation_id).where(
+        same, a.segmentation_id >= lo, a.segmentation_id < hi,
+        ~exists().where(b.network_type == t, b.physical_network == p,
+                        b.segmentation_id == a.segmentation_id + 1))
+        .order_by(a.segmentation_id).limit(1))
+    return first, gap
+
+
+_FIRST_TAKEN, _FIRST_GAP = _gap_queries()
 
 
 # ------------------------------------------------------------------ type drivers
