@@ -151,13 +151,6 @@ def host_zones(db: Session) -> dict[str, str]:
     return zones
 
 
-def zone_of(db: Session, host: str) -> str:
-    zone = db.scalars(select(AggregateMetadata.value).join(
-        AggregateHost, AggregateHost.aggregate_id == AggregateMetadata.aggregate_id).where(
-        AggregateHost.host == host, AggregateMetadata.key == "availability_zone")).first()
-    return zone or DEFAULT_AZ
-
-
 # ------------------------------------------------------------------ services
 def list_services(db: Session, host: str | None = None,
                   binary: str | None = None) -> list[ComputeService]:
