@@ -1,6 +1,7 @@
 """A project's segment range under many processes: 80 racing network creates against a
 50-id project range with no shared id left for that project give exactly 50 networks with
-distinct VNIs inside the range and 30 clean 503s, and nothing half-made."""
+distinct VNIs inside the range and 30 clean 503s, and nothing half-made; racing creates of
+overlapping ranges make exactly one."""
 
 from __future__ import annotations
 
@@ -16,17 +17,18 @@ R = f"{N}/network_segment_ranges"
 CONFIG = "network:\n  ml2:\n    tenant_network_types: [vxlan]\n    vni_ranges: ['1000:1999']\n"
 
 
-def _parallel(server, token: str, calls: int, threads: int = 20) -> list[httpx.Response]:
+def _parallel(server, token: str, calls: list[tuple[str, dict]], threads: int = 20
+              ) -> list[httpx.Response]:
     local = threading.local()
 
-    def run(i: int) -> httpx.Response:
+    def run(call: tuple[str, dict]) -> httpx.Response:
         if not hasattr(local, "http"):
             local.http = httpx.Client(base_url=server.url, headers={"X-Auth-Token": token},
                                       timeout=120)
-        return local.http.post(f"{N}/networks", json={"network": {"name": f"race-{i}"}})
+        return local.http.post(call[0], json=call[1])
 
     with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(run, range(calls)))
+        return list(pool.map(run, calls))
 
 
 @pytest.mark.concurrency
@@ -49,7 +51,8 @@ def test_racing_creates_fill_a_project_range_exactly(cloud_factory, backend, tmp
     token = server.token(user=member["user"].name, project=member["project"].name,
                          password=member["password"])
 
-    results = _parallel(server, token, 80)
+    results = _parallel(server, token, [(f"{N}/networks", {"network": {"name": f"race-{i}"}})
+                                        for i in range(80)])
     codes = sorted(r.status_code for r in results)
     assert codes == [201] * 50 + [503] * 30, [r.text for r in results
                                                if r.status_code not in (201, 503)][:3]
@@ -78,3 +81,14 @@ def test_racing_creates_fill_a_project_range_exactly(cloud_factory, backend, tmp
     finally:
         engine.dispose()
     assert (allocations, segments, networks) == (50, 50, 50)
+
+    # ten racing creates of pairwise-overlapping ranges: exactly one is made
+    results = _parallel(server, server.token(), [(R, {"network_segment_range": {
+        "network_type": "geneve", "minimum": 3000 + i, "maximum": 3010 + i}})
+        for i in range(10)])
+    assert sorted(r.status_code for r in results) == [201] + [409] * 9
+    assert {r.json()["NeutronError"]["type"] for r in results if r.status_code == 409} == {
+        "NetworkSegmentRangeOverlaps"}
+    made = [r for r in admin.network.network_segment_ranges(network_type="geneve")
+            if not r.default]
+    assert len(made) == 1
