@@ -27,7 +27,7 @@ from stackling.compute.models import Instance
 
 LOG = logging.getLogger(__name__)
 POLL_SECONDS = 1.0  # how soon another process's (or a crashed one's) work is noticed
-MAX_ATTEMPTS = 3  # unexpected errors before a build is failed rather than retried
+MAX_ATTEMPTS = 3  # hosts tried per build (Nova's max_attempts); also unexpected errors
 NETWORK_FAULT = "Build of instance %s aborted: Failed to allocate the network(s), not rescheduling."
 
 
@@ -61,22 +61,25 @@ def set_error(inst: Instance, flt: dict[str, Any]) -> None:
 
 
 def build_instance(db: Session, inst: Instance) -> None:
-    """Schedule, claim, allocate networks, go ACTIVE; or ERROR with a fault."""
+    """Schedule, claim, allocate networks, go ACTIVE; or ERROR with a fault.
+
+    A port that cannot bind on the chosen host (Neutron's `binding_failed`) reschedules
+    to another host, as Nova's compute manager does, up to MAX_ATTEMPTS hosts.
+    """
     started = utcnow_precise()
+    failed_on: list[str] = []
     try:
-        with db.begin_nested():
-            dest = scheduler.select_destination(db, inst)
-            inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+        while True:
             try:
-                inst.network_info = network_api.allocate_for_instance(db, inst, dest.host,
-                                                                      dest.zone)
-            except ApiError as err:
-                raise _NetworkFailed(str(err)) from err
-            now = utcnow_precise()
-            inst.vm_state, inst.task_state, inst.power_state = "active", None, 1
-            inst.launched_at = inst.updated_at = now
-            inst.build_state = "done"
-            db.flush()
+                _build_on_a_host(db, inst, frozenset(failed_on))
+                break
+            except network_api.PortBindingFailed as err:
+                failed_on.append(err.kwargs["host"])
+                if len(failed_on) >= MAX_ATTEMPTS:
+                    raise NoValidHost(reason=(
+                        f"Exceeded maximum number of retries. Exceeded max scheduling "
+                        f"attempts {MAX_ATTEMPTS} for instance {inst.uuid}. Last exception: "
+                        f"{err.text}")) from None
     except NoValidHost as err:
         set_error(inst, fault(500, err.text))
     except _NetworkFailed as err:
@@ -84,6 +87,25 @@ def build_instance(db: Session, inst: Instance) -> None:
     except ApiError as err:
         set_error(inst, fault(err.status, f"Build of instance {inst.uuid} aborted: {err.text}"))
     actions.build_finished(db, inst, started, inst.fault["message"] if inst.fault else None)
+
+
+def _build_on_a_host(db: Session, inst: Instance, excluded: frozenset[str]) -> None:
+    """One attempt, in a savepoint: nothing of it stays when it raises."""
+    with db.begin_nested():
+        dest = scheduler.select_destination(db, inst, excluded)
+        inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+        try:
+            inst.network_info = network_api.allocate_for_instance(db, inst, dest.host,
+                                                                  dest.zone)
+        except network_api.PortBindingFailed:
+            raise
+        except ApiError as err:
+            raise _NetworkFailed(str(err)) from err
+        now = utcnow_precise()
+        inst.vm_state, inst.task_state, inst.power_state = "active", None, 1
+        inst.launched_at = inst.updated_at = now
+        inst.build_state = "done"
+        db.flush()
 
 
 class _NetworkFailed(Exception):

@@ -146,6 +146,18 @@ def _vif(port: dict[str, Any], label: str, preexisting: bool,
             "tag": tag, "port_state": port.get("status")}
 
 
+class PortBindingFailed(ApiError):
+    status = 500
+    message = ("Binding failed for port %(port_id)s, please check neutron logs for more "
+               "information.")
+
+
+def _check_bound(port: dict[str, Any], host: str) -> dict[str, Any]:
+    if port.get("binding:vif_type") == "binding_failed":
+        raise PortBindingFailed(port_id=port["id"], host=host)
+    return port
+
+
 def _binding(instance: Any, host: str, az: str) -> dict[str, Any]:
     return {"device_id": instance.uuid, "device_owner": f"compute:{az}",
             "binding:host_id": host}
@@ -200,7 +212,7 @@ def allocate_for_instance(db: Session, instance: Any, host: str,
         label = by_id[req["network_id"]].get("name") or req["network_id"]
         if req.get("port_id"):
             port = net.update_port(db, admin, req["port_id"], _binding(instance, host, az))
-            info.append(_vif(port, label, True, req.get("tag")))
+            info.append(_vif(_check_bound(port, host), label, True, req.get("tag")))
             continue
         body: dict[str, Any] = {"network_id": req["network_id"], "admin_state_up": True,
                                 "project_id": instance.project_id,
@@ -210,7 +222,7 @@ def allocate_for_instance(db: Session, instance: Any, host: str,
         if sg_ids:
             body["security_groups"] = sg_ids
         port = net.create_port(db, admin, body)
-        info.append(_vif(port, label, False, req.get("tag")))
+        info.append(_vif(_check_bound(port, host), label, False, req.get("tag")))
     return info
 
 

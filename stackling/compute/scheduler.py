@@ -48,8 +48,10 @@ class Destination(NamedTuple):
     zone: str
 
 
-def select_destination(db: Session, instance: Any) -> Destination:
-    """Pick a host for the instance and claim its resources there."""
+def select_destination(db: Session, instance: Any,
+                       excluded: frozenset[str] = frozenset()) -> Destination:
+    """Pick a host for the instance (none of `excluded`, the hosts a build already
+    failed on) and claim its resources there."""
     zone, _, forced_host = (instance.requested_az or "").partition(":")
     zone = zone or None
     in_tree = hosts.node_uuid(forced_host) if forced_host else None
@@ -60,7 +62,7 @@ def select_destination(db: Session, instance: Any) -> Destination:
             raise NoValidHost(reason="")
         member_of = [aggs]
     for _ in range(CLAIM_ROUNDS):
-        chosen, raced = _try_claim(db, instance, member_of, zone, in_tree)
+        chosen, raced = _try_claim(db, instance, member_of, zone, in_tree, excluded)
         if chosen is not None:
             return chosen
         if not raced:
@@ -69,7 +71,8 @@ def select_destination(db: Session, instance: Any) -> Destination:
 
 
 def _try_claim(db: Session, instance: Any, member_of: list[list[str]], zone: str | None,
-               in_tree: str | None) -> tuple[Destination | None, bool]:
+               in_tree: str | None, excluded: frozenset[str]
+               ) -> tuple[Destination | None, bool]:
     """One round: fresh candidates, claim the first that takes it. Returns the choice (or
     None) and whether a concurrent update (worth another round) made a claim fail."""
     from stackling.placement import errors as placement_errors
@@ -86,7 +89,7 @@ def _try_claim(db: Session, instance: Any, member_of: list[list[str]], zone: str
         select(ComputeNode, ComputeService).join(
             ComputeService, ComputeService.id == ComputeNode.service_id).where(
             ComputeNode.uuid.in_(rp_uuids)))
-        if not s.disabled and hosts.is_up(s)}
+        if not s.disabled and hosts.is_up(s) and n.host not in excluded}
     zones = hosts.host_zones(db)
     if zone == hosts.DEFAULT_AZ:
         usable = {u: d for u, d in usable.items() if d.host not in zones}

@@ -356,3 +356,44 @@ def test_security_groups_by_name(api):
     bad(boot(api, user=user, networks=[{"uuid": net}], security_groups=[{"name": "nope"}]),
         "Security group nope not found for project")
     api.delete(f"/compute/v2.1/servers/{server['id']}", user=user)
+
+
+def test_binding_failure_reschedules_then_gives_up(api, monkeypatch):
+    """A port that cannot bind on the chosen host sends the build to another host (at
+    most three); nothing of a failed attempt remains."""
+    from stackling.network import interface
+    from tests.api.test_compute import wait_status
+
+    real_create = interface.create_port
+    tried: list[str] = []
+
+    def create_port(db, ctx, body):
+        port = real_create(db, ctx, body)
+        tried.append(body["binding:host_id"])
+        if not body["binding:host_id"].startswith(allowed_prefix):
+            port["binding:vif_type"] = "binding_failed"
+        return port
+
+    monkeypatch.setattr(interface, "create_port", create_port)
+    user = new_member(api)
+    net = network(api, user)
+    allowed_prefix = "compute-r2-"
+    server = active(api, user, boot(api, user=user, networks=[{"uuid": net}]))
+    host = api.get(f"/compute/v2.1/servers/{server['id']}").json()["server"][
+        "OS-EXT-SRV-ATTR:host"]
+    assert host.startswith("compute-r2-") and tried[-1] == host
+    assert len(ports_of(api, server["id"])) == 1
+
+    allowed_prefix = "nowhere"
+    tried.clear()
+    r = boot(api, user=user, networks=[{"uuid": net}])
+    failed = wait_status(api, r.json()["server"]["id"], user=user)
+    assert failed["status"] == "ERROR" and len(set(tried)) == 3
+    assert "Exceeded maximum number of retries" in failed["fault"]["message"]
+    assert ports_of(api, failed["id"]) == []
+    from stackling.placement import interface as placement
+
+    with api.runtime.db.transaction() as db:
+        assert placement.get_allocations_for_consumer(db, failed["id"]) == {}
+    for s in (server, failed):
+        api.delete(f"/compute/v2.1/servers/{s['id']}", user=user)
