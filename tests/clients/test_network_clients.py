@@ -7,6 +7,8 @@ import uuid
 import pytest
 from openstack import exceptions
 
+from tests.conftest import sqlite_only
+
 
 def _name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
@@ -141,15 +143,9 @@ def test_sdk_security_groups(cloud):
 
 
 # ------------------------------------------------------------------ CLI (SQLite only)
-@pytest.fixture(scope="module")
-def sqlite_cloud(cloud):
-    if cloud.backend != "sqlite":
-        pytest.skip("the CLI set runs once, on the embedded default")
-    return cloud
-
-
-def test_cli_network_story(sqlite_cloud):
-    c = sqlite_cloud
+@sqlite_only
+def test_cli_network_story(cloud):
+    c = cloud
     name = _name("cli")
     net = c.cli("network", "create", name, "--provider-network-type", "vlan",
                 "--provider-physical-network", "physnet2", "-f", "json")
