@@ -113,13 +113,8 @@ def _errors(schema: dict[str, Any], value: Any, path: list[Any]) -> Iterator[Sch
             yield SchemaError(f"{value!r} is greater than the maximum of {schema['maximum']!r}",
                               path, value)
     if isinstance(value, dict):
-        for key in schema.get("required", ()):
-            if key not in value:
-                yield SchemaError(f"{key!r} is a required property", path, value)
-        if "minProperties" in schema and len(value) < schema["minProperties"]:
-            yield SchemaError(f"{value!r} does not have enough properties", path, value)
-        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-            yield SchemaError(f"{value!r} has too many properties", path, value)
+        # jsonschema walks the keywords in schema order; Nova's schemas list
+        # properties, then required, then additionalProperties.
         props = schema.get("properties", {})
         patterns = schema.get("patternProperties", {})
         extra = []
@@ -134,6 +129,13 @@ def _errors(schema: dict[str, Any], value: Any, path: list[Any]) -> Iterator[Sch
                     yield from _errors(sub, item, [*path, key])
             if not matched:
                 extra.append(key)
+        for key in schema.get("required", ()):
+            if key not in value:
+                yield SchemaError(f"{key!r} is a required property", path, value)
+        if "minProperties" in schema and len(value) < schema["minProperties"]:
+            yield SchemaError(f"{value!r} does not have enough properties", path, value)
+        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+            yield SchemaError(f"{value!r} has too many properties", path, value)
         additional = schema.get("additionalProperties", True)
         if extra and additional is False:
             if patterns and not props:
