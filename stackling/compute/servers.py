@@ -356,8 +356,6 @@ def update_instance(db: Session, ctx: RequestContext, server_id: str,
     for key, attr in mapping.items():
         if key in values:
             setattr(inst, attr, values[key])
-    if "name" in values:
-        inst.hostname = _hostname(values["name"])
     inst.updated_at = utcnow_precise()
     db.flush()
     return inst
