@@ -57,7 +57,7 @@ def vm_hwm_kb(pid: int) -> int:
 
 # ------------------------------------------------------------------ 1. startup and memory
 def startup(runs: int) -> list[list[Any]]:
-    """Both configurations measured alternately, so machine load hits them alike."""
+    """Every configuration measured in turn within each round, so load hits them alike."""
     rows: list[list[Any]] = []
     tmp = Path(tempfile.mkdtemp(prefix="stackling-segments-"))
     try:
@@ -77,7 +77,16 @@ def startup(runs: int) -> list[list[Any]]:
                 tokens[label] = srv.token()
                 srv.stop()
                 servers[label] = srv
-        for _ in range(runs):
+        # a third data dir restarted alternately with the small and the demo
+        # configuration: every start there finds changed defaults and replaces them
+        flip_demo = Server(tmp / "flip" / "data", free_port(), [])
+        flip_demo.start()
+        flip_token = flip_demo.token()
+        flip_demo.stop()
+        flip = [Server(flip_demo.data_dir, free_port(), ["--config", str(small_cfg)]),
+                flip_demo]
+        swaps = []
+        for i in range(runs):
             for label, srv in servers.items():
                 starts[label].append(first_authenticated(srv, tokens[label]))
                 with httpx.Client(headers={"X-Auth-Token": tokens[label]}, timeout=30) as c:
@@ -85,6 +94,9 @@ def startup(runs: int) -> list[list[Any]]:
                 assert srv.proc is not None
                 hwms[label].append(vm_hwm_kb(srv.proc.pid))
                 srv.stop()
+            target = flip[i % 2]
+            swaps.append(first_authenticated(target, flip_token))
+            target.stop()
         base = "tunnel ranges 1:1000"
         med = statistics.median
         for label in configs:
@@ -95,16 +107,6 @@ def startup(runs: int) -> list[list[Any]]:
             rows.append([f"peak RSS (VmHWM) after start + range list: {label}", "",
                          med(hwms[label]) / med(hwms[base]),
                          f"{med(hwms[label]) / 1024:.1f} MB"])
-        # one data dir restarted alternately with the small and the demo configuration:
-        # every start finds changed defaults and replaces them
-        demo_dir = servers[next(iter(configs))].data_dir
-        flip = [Server(demo_dir, free_port(), ["--config", str(small_cfg)]),
-                Server(demo_dir, free_port(), [])]
-        token = tokens[next(iter(configs))]
-        swaps = []
-        for i in range(runs):
-            swaps.append(first_authenticated(flip[i % 2], token))
-            flip[i % 2].stop()
         rows.append(["restart with a changed configuration (defaults replaced)",
                      med(swaps) * 1000, med(swaps) / med(starts[base]), ""])
     finally:
@@ -230,7 +232,7 @@ def _latencies(srv: Server, off_srv: Server, samples: int) -> list[list[Any]]:
 
 def main() -> None:
     samples = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 60
-    runs = 5
+    runs = 7
     start_rows = startup(runs)
     lat_rows = latencies(samples)
     text = (f"Segment ranges on SQLite, one process ({runs} starts per configuration; "
