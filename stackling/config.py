@@ -1,22 +1,35 @@
-"""Settings: one pydantic-settings class with nested groups.
+"""Settings: typed dataclasses in nested groups, loaded from layered sources.
 
-Sources, strongest first: explicit keyword arguments (the CLI flags), environment
-variables `STACKLING_<GROUP>__<KEY>`, the YAML file given by `--config`
-(or `STACKLING_CONFIG`), then the defaults below (which are the demo cloud's).
+Sources, strongest first: explicit keyword arguments (the CLI flags, tests), environment
+variables `STACKLING_<GROUP>__<KEY>` (e.g. `STACKLING_IDENTITY__TOKEN_EXPIRATION=120`), the
+YAML file given by `--config` (or `STACKLING_CONFIG`), then the defaults below, which are
+the demo cloud's. Values are checked and converted at start; a wrong type or an unknown key
+in the file is refused with its dotted path.
+
+This is plain dataclasses rather than pydantic-settings on purpose: it keeps the same
+layering and checks, and takes ~1 ms to import instead of ~120 ms, which is a quarter
+of the start-up budget.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+import types
+import typing
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+ENV_PREFIX = "STACKLING_"
+# STACKLING_* variables that are not settings (read elsewhere).
+_NOT_SETTINGS = {"CONFIG", "SERVE_SETTINGS", "ADMIN_PASSWORD", "DEMO_PASSWORD"}
 
 
-class IdentitySettings(BaseModel):
+@dataclass
+class IdentitySettings:
     token_expiration: int = 3600  # seconds, as Keystone's [token] expiration
     allow_expired_window: int = 172800  # seconds, as Keystone's [token] allow_expired_window
     password_hash_rounds: int = 10  # bcrypt cost; Keystone's crypt_strength floor is 4
@@ -25,23 +38,27 @@ class IdentitySettings(BaseModel):
     region: str = "RegionOne"
 
 
-class ML2Settings(BaseModel):
+@dataclass
+class ML2Settings:
     """ML2-style type driver configuration (neutron's [ml2] and [ml2_type_*])."""
 
-    type_drivers: list[str] = ["flat", "vlan", "vxlan", "gre", "geneve"]
-    tenant_network_types: list[str] = ["vxlan"]
-    flat_networks: list[str] = ["public", "physnet1", "physnet2"]
-    network_vlan_ranges: list[str] = ["physnet1:100:199", "physnet2:200:299"]
-    vni_ranges: list[str] = ["1:16777215"]  # vxlan
-    tunnel_id_ranges: list[str] = ["1:4294967295"]  # gre
-    geneve_vni_ranges: list[str] = ["1:16777215"]
-    physical_network_mtus: list[str] = []
+    type_drivers: list[str] = field(default_factory=lambda: ["flat", "vlan", "vxlan", "gre",
+                                                             "geneve"])
+    tenant_network_types: list[str] = field(default_factory=lambda: ["vxlan"])
+    flat_networks: list[str] = field(default_factory=lambda: ["public", "physnet1", "physnet2"])
+    network_vlan_ranges: list[str] = field(
+        default_factory=lambda: ["physnet1:100:199", "physnet2:200:299"])
+    vni_ranges: list[str] = field(default_factory=lambda: ["1:16777215"])  # vxlan
+    tunnel_id_ranges: list[str] = field(default_factory=lambda: ["1:4294967295"])  # gre
+    geneve_vni_ranges: list[str] = field(default_factory=lambda: ["1:16777215"])
+    physical_network_mtus: list[str] = field(default_factory=list)
     global_physnet_mtu: int = 1500
     path_mtu: int = 0
 
 
-class NetworkSettings(BaseModel):
-    ml2: ML2Settings = Field(default_factory=ML2Settings)
+@dataclass
+class NetworkSettings:
+    ml2: ML2Settings = field(default_factory=ML2Settings)
     # service_plugins-like switches
     network_segment_range: bool = True
     base_mac: str = "fa:16:3e:00:00:00"
@@ -53,13 +70,14 @@ class NetworkSettings(BaseModel):
     public_cidr: str = "172.24.4.0/24"
 
 
-class HostSettings(BaseModel):
+@dataclass
+class HostSettings:
     name: str
     vcpus: int = 8
     memory_mb: int = 16384
     disk_gb: int = 160
     availability_zone: str = "nova"
-    physical_networks: list[str] = []
+    physical_networks: list[str] = field(default_factory=list)
 
 
 def _demo_hosts() -> list[HostSettings]:
@@ -72,16 +90,14 @@ def _demo_hosts() -> list[HostSettings]:
     ]
 
 
-class ComputeSettings(BaseModel):
-    hosts: list[HostSettings] = Field(default_factory=_demo_hosts)
+@dataclass
+class ComputeSettings:
+    hosts: list[HostSettings] = field(default_factory=_demo_hosts)
     build_workers: int = 2
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="STACKLING_", env_nested_delimiter="__", extra="ignore"
-    )
-
+@dataclass
+class Settings:
     data_dir: Path = Path(".stackling")
     database_url: str | None = None  # default: sqlite in data_dir
     host: str = "127.0.0.1"
@@ -89,20 +105,9 @@ class Settings(BaseSettings):
     workers: int = 1
     public_url: str | None = None  # default: from the request's Host header
     policy_file: str | None = None
-    identity: IdentitySettings = Field(default_factory=IdentitySettings)
-    network: NetworkSettings = Field(default_factory=NetworkSettings)
-    compute: ComputeSettings = Field(default_factory=ComputeSettings)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _YamlSource(settings_cls))
+    identity: IdentitySettings = field(default_factory=IdentitySettings)
+    network: NetworkSettings = field(default_factory=NetworkSettings)
+    compute: ComputeSettings = field(default_factory=ComputeSettings)
 
     @property
     def db_url(self) -> str:
@@ -111,27 +116,120 @@ class Settings(BaseSettings):
         return f"sqlite:///{(self.data_dir / 'stackling.db').resolve()}"
 
 
-class _YamlSource(PydanticBaseSettingsSource):
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        path = os.environ.get("STACKLING_CONFIG")
-        if not path:
-            return {}
-        import yaml
-
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: the configuration file must be a mapping")
-        return data
-
-
+# ------------------------------------------------------------------ loading
 def load_settings(**overrides: Any) -> Settings:
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    """Defaults < YAML file < environment < keyword overrides (None means "not given")."""
+    raw: dict[str, Any] = {}
+    _merge(raw, _yaml_source())
+    _merge(raw, _env_source(os.environ))
+    _merge(raw, {k: v for k, v in overrides.items() if v is not None})
+    return _build(Settings, raw, "")
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return load_settings()
+
+
+def _yaml_source() -> dict[str, Any]:
+    path = os.environ.get("STACKLING_CONFIG")
+    if not path:
+        return {}
+    import yaml
+
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the configuration file must be a mapping")
+    return data
+
+
+def _env_source(environ: typing.Mapping[str, str]) -> dict[str, Any]:
+    """`STACKLING_A__B=v` becomes {"a": {"b": "v"}} (converted when built)."""
+    out: dict[str, Any] = {}
+    known = {f.name for f in dataclasses.fields(Settings)}
+    for key, value in environ.items():
+        if not key.startswith(ENV_PREFIX) or key[len(ENV_PREFIX):] in _NOT_SETTINGS:
+            continue
+        path = key[len(ENV_PREFIX):].lower().split("__")
+        if path[0] not in known:
+            continue  # other STACKLING_* variables are not ours to refuse
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = _EnvValue(value)
+    return out
+
+
+class _EnvValue(str):
+    """A string from the environment: converted to the field's type when built."""
+
+
+def _merge(into: dict[str, Any], new: dict[str, Any]) -> None:
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _build(cls: type, data: Any, path: str) -> Any:
+    if isinstance(data, cls):
+        return data
+    if isinstance(data, _EnvValue):
+        data = json.loads(data)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path or 'settings'}: expected a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ValueError(f"{path + '.' if path else ''}{unknown[0]}: unknown setting")
+    kwargs = {name: _convert(hints[name], value, f"{path + '.' if path else ''}{name}")
+              for name, value in data.items()}
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ValueError(f"{path or 'settings'}: {exc}") from None
+
+
+def _convert(hint: Any, value: Any, path: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None or (isinstance(value, _EnvValue) and value == ""):
+            return None
+        return _convert(args[0], value, path)
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, path)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if isinstance(value, _EnvValue):
+            value = (json.loads(value) if value.strip().startswith("[")
+                     else [v.strip() for v in value.split(",") if v.strip()])
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"{path}: expected a list, got {value!r}")
+        return [_convert(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"{path}: expected a boolean, got {value!r}")
+    if hint in (int, float):
+        if isinstance(value, bool):
+            raise ValueError(f"{path}: expected {hint.__name__}, got {value!r}")
+        try:
+            return hint(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{path}: expected {hint.__name__}, got {value!r}") from None
+    if hint is Path:
+        return Path(value)
+    if hint is str:
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise ValueError(f"{path}: expected a string, got {value!r}")
+        return str(value)
+    return value
