@@ -272,6 +272,9 @@ def _bad(msg: str) -> errors.BadRequest:
 
 def _project(ctx: RequestContext, item: dict[str, Any]) -> None:
     """Neutron's populate_project_info plus the 'other project needs admin' rule."""
+    for key in ("project_id", "tenant_id"):
+        if key in item and item[key] is None:  # null is not a project (type:string)
+            raise _bad(f"Invalid input for {key}. Reason: 'None' is not a valid string.")
     project = item.get("project_id")
     tenant = item.get("tenant_id")
     if project is not None and tenant is not None and project != tenant:

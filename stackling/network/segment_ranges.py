@@ -53,7 +53,9 @@ from stackling.network.segment_range_models import NetworkSegmentRange, NetworkS
 
 LOG = logging.getLogger(__name__)
 RANGE_TYPES = ("vlan", "vxlan", "gre", "geneve")  # neutron-lib NETWORK_SEGMENT_RANGE_TYPES
-AVAILABLE_LIST_MAX = 1024  # above this many free ids, `available` lists intervals
+# Above this many free ids `available` lists intervals. 4,096 keeps every VLAN range (at
+# most 4,094 ids) in upstream's list of ints, which the openstack CLI needs.
+AVAILABLE_LIST_MAX = 4096
 SETTING = "network_segment_range"  # NetworkSettings switch (upstream: the service plugin)
 
 EXTENSIONS.append(Extension(
@@ -256,7 +258,7 @@ def sync_default_ranges(db: Session) -> bool:
     # The pools' lock rows, so that first allocations do not race to create them.
     p = NetworkSegmentRangePool
     pools = {(t, physnet) for t, physnet, _, _ in want.values()}
-    have_pools = set(db.execute(select(p.network_type, p.physical_network)).tuples())
+    have_pools = {tuple(r) for r in db.execute(select(p.network_type, p.physical_network))}
     for t, physnet in sorted(pools - have_pools):
         try:
             with db.begin_nested():

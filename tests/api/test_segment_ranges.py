@@ -287,17 +287,20 @@ def test_filters_sorting_paging_tags(api):
 
 # ------------------------------------------------------------------ views at any size
 def test_available_switches_to_intervals_above_the_threshold(api):
-    small = new_range(api, network_type="gre", minimum=2**32 - 1024, maximum=2**32 - 1)
-    assert small["available"] == list(range(2**32 - 1024, 2**32))
-    big = new_range(api, network_type="gre", minimum=1000, maximum=2099)
-    assert big["available"] == ["1000-2099"]
+    small = new_range(api, network_type="gre", minimum=2**32 - 4096, maximum=2**32 - 1)
+    assert small["available"] == list(range(2**32 - 4096, 2**32))
+    vlan = new_range(api, network_type="vlan", physical_network="physnet9", minimum=1,
+                     maximum=4094)
+    assert vlan["available"] == list(range(1, 4095))  # a whole VLAN space stays a list
+    big = new_range(api, network_type="gre", minimum=1000, maximum=5199)
+    assert big["available"] == ["1000-5199"]
     # taking ids splits the free intervals; back under the threshold they are ids again
     nets = [api.post(f"{N}/networks", json={"network": {
         "name": f"gre-{i}", "provider:network_type": "gre",
         "provider:segmentation_id": seg}}) for i, seg in enumerate((1000, 1500, 1501, 2024))]
     assert all(n.status_code == 201 for n in nets)
     big = api.get(f"{R}/{big['id']}").json()["network_segment_range"]
-    assert big["available"] == ["1001-1499", "1502-2023", "2025-2099"]
+    assert big["available"] == ["1001-1499", "1502-2023", "2025-5199"]
     project = api.get("/identity/v3/projects?name=admin").json()["projects"][0]["id"]
     assert big["used"] == {"1000": project, "1500": project, "1501": project, "2024": project}
     upd = api.put(f"{R}/{big['id']}", json={"network_segment_range": {

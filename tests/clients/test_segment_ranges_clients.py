@@ -152,6 +152,12 @@ def test_cli_segment_range_commands(cloud):
     row = next(r for r in listed if r["ID"] == made["id"])
     assert (row["Name"], row["Minimum ID"], row["Maximum ID"]) == ("cli-range", lo, lo + 4)
     assert any(r["Default"] for r in listed)
+    # A default VLAN range (physnet1 100:199) shows through the CLI's own range formatter.
+    vlan = next(r for r in listed if r["Default"] and r["Network Type"] == "vlan"
+                and r["Physical Network"] == "physnet1")
+    default = cloud.cli("network", "segment", "range", "show", vlan["ID"], "-f", "json")
+    assert default["minimum"] == 100 and default["maximum"] == 199 and default["default"]
+    assert default["available"][0].startswith("1")
     net = member["sdk"].network.create_network(name="cli-net")
     cloud.cli("network", "segment", "range", "set", "cli-range", "--name", "cli-renamed",
               "--minimum", str(lo), "--maximum", str(lo + 9), parse=False)
