@@ -13,11 +13,13 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/python -m compileall -q stackling
 	touch $(STAMP)
 
 install: $(STAMP)
 
 run: $(STAMP)
+	@$(BIN)/python -m compileall -q stackling
 	$(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)
 
 test: $(STAMP)

@@ -38,12 +38,13 @@ def create_app(runtime: Runtime | None = None) -> Starlette:
     mounts = []
     for component in runtime.components:
         service = component.build(runtime)
+        service.component = component.name
         runtime.services[service.name] = service
         mounts.append(Mount(service.prefix, app=build_router(runtime, service)))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        runtime.start()
+        runtime.start(background=True)
         try:
             yield
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +68,9 @@ class Runtime:
             self.enforcer.register(component.policies)
         self.services: dict[str, Service] = {}
         self.state: dict[str, Any] = {}  # per-component process state (workers, caches)
+        # Set when a component's start hook has run: its service's requests wait for it.
+        self.ready: dict[str, threading.Event] = {c.name: threading.Event() for c in components}
+        self._starters: list[threading.Thread] = []
         self._authenticate: Callable[[Session, Any, str], RequestContext] | None = None
 
     # The identity component installs the token validator.
@@ -113,12 +117,32 @@ class Runtime:
                 LOG.info("bootstrap step %s done concurrently elsewhere", key)
         return ran
 
-    def start(self) -> None:
+    def start(self, background: bool = False) -> None:
+        """Run the start hooks; in the background, each service's requests wait for its own
+        hook (identity answers at once while compute is still syncing its hosts)."""
         for component in self.components:
-            if component.start:
-                component.start(self)
+            if component.start is None:
+                self.ready[component.name].set()
+            elif background:
+                thread = threading.Thread(target=self._start_one, args=(component,),
+                                          name=f"start-{component.name}", daemon=True)
+                self._starters.append(thread)
+                thread.start()
+            else:
+                self._start_one(component)
+
+    def _start_one(self, component: Component) -> None:
+        try:
+            component.start(self)  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - log and serve; the service reports its own errors
+            LOG.exception("start hook of %s failed", component.name)
+        finally:
+            self.ready[component.name].set()
 
     def stop(self) -> None:
+        for thread in self._starters:
+            thread.join(timeout=30)
+        self._starters.clear()
         for component in reversed(self.components):
             if component.stop:
                 component.stop(self)

@@ -84,6 +84,7 @@ class Service:
     microversions: VersionSpec | None = None
     # Optional rewrite of the path below the prefix before routing (Neutron's `-`/`_`).
     rewrite_path: Callable[[str], str] | None = None
+    component: str | None = None  # the component whose start hook gates this service
 
     def add(self, path: str, public: bool = False, **methods: Handler) -> None:
         """Add handlers for `path`; adding the same path again merges the methods."""
@@ -252,6 +253,9 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
             if handler is None:
                 raise errors.MethodNotAllowed(
                     f"The method {method} is not supported for this resource.", allow=allow)
+            ready = runtime.ready.get(service.component or "")
+            if ready is not None and not ready.is_set():
+                await run_in_threadpool(ready.wait)  # the service's start hook is running
             response = await run_in_threadpool(_run, rq, route, handler)
         except errors.ApiError as err:
             response = _render_error(rq, err)
