@@ -3,72 +3,136 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
+import logging
 import os
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.routing import Mount
 
 from stackling.common.http import build_router
 from stackling.config import Settings, load_settings
 from stackling.runtime import Runtime, load_components
 
-# The services that exist, in catalog order. A service is served and listed in the
-# catalog only once its component is here.
+LOG = logging.getLogger(__name__)
+
+# The services that exist, in catalog order, with their URL prefixes. A service is served
+# and listed in the catalog only once its component is here.
 COMPONENTS = [
-    "stackling.identity.component",
-    "stackling.network.component",
-    "stackling.placement.component",
-    "stackling.compute.component",
-    "stackling.image.component",
+    ("stackling.identity.component", "/identity"),
+    ("stackling.network.component", "/networking"),
+    ("stackling.placement.component", "/placement"),
+    ("stackling.compute.component", "/compute"),
+    ("stackling.image.component", "/image"),
 ]
+# Loaded before the server listens: every service checks tokens through identity.
+EAGER = ("stackling.identity.component",)
+# Every bootstrap step of the components above (pinned by tests/unit/test_app.py). A start
+# whose database has run them all serves identity at once and imports the other services
+# just after the socket opens; their requests wait for that (a progressive start).
+BOOTSTRAP_STEPS = frozenset({
+    "identity.base", "catalog.identity", "network.base", "catalog.network",
+    "catalog.placement", "compute.flavors", "catalog.compute", "image.cirros", "catalog.image",
+})
 
 
-def create_runtime(settings: Settings) -> Runtime:
-    return Runtime(settings, load_components(COMPONENTS))
+def create_runtime(settings: Settings, *, progressive: bool = False) -> Runtime:
+    """A runtime with every component, or (progressive) only the eager ones, the rest
+    left in `runtime.pending` for `create_app` to load in the background."""
+    if not progressive:
+        return Runtime(settings, load_components([path for path, _ in COMPONENTS]))
+    runtime = Runtime(settings, load_components(list(EAGER)))
+    runtime.pending = [(path, prefix) for path, prefix in COMPONENTS if path not in EAGER]
+    if runtime.pending:
+        runtime.loaded.clear()
+    return runtime
 
 
-def create_app(runtime: Runtime | None = None) -> Starlette:
+def load_pending_now(runtime: Runtime) -> None:
+    """Import the pending components at once (a first start must bootstrap them all)."""
+    for path, _ in runtime.pending:
+        runtime.add_component(importlib.import_module(path).COMPONENT)
+    runtime.pending = []
+    runtime.loaded.set()
+
+
+def create_app(runtime: Runtime | None = None) -> Any:
     """The ASGI app; with no runtime, settings come from STACKLING_SERVE_SETTINGS (workers)."""
     if runtime is None:
         overrides = json.loads(os.environ.get("STACKLING_SERVE_SETTINGS", "{}"))
-        runtime = create_runtime(load_settings(**overrides))
-    mounts = []
-    for component in runtime.components:
-        service = component.build(runtime)
-        service.component = component.name
-        runtime.services[service.name] = service
-        mounts.append(Mount(service.prefix, app=build_router(runtime, service)))
+        runtime = create_runtime(load_settings(**overrides), progressive=True)
+        if not runtime.bootstrap_complete(BOOTSTRAP_STEPS):
+            load_pending_now(runtime)
+    mounts = [_mount(runtime, component) for component in runtime.components]
+    pending, loader = list(runtime.pending), None
+
+    def load_pending() -> None:
+        try:
+            for path, _ in pending:
+                component = importlib.import_module(path).COMPONENT
+                runtime.add_component(component)
+                app.router.routes.append(_mount(runtime, component))
+        except Exception:  # noqa: BLE001 - logged; the waiting requests then get 404s
+            LOG.exception("loading the services failed")
+        finally:
+            runtime.pending = []
+            runtime.loaded.set()
+        runtime.start(background=True, only=[c for c in runtime.components
+                                             if c.name not in started])
+
+    started: set[str] = set()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        nonlocal loader
+        started.update(c.name for c in runtime.components)
         runtime.start(background=True)
+        if pending:
+            loader = threading.Thread(target=load_pending, name="load-services", daemon=True)
+            loader.start()
         try:
             yield
         finally:
+            if loader is not None:
+                loader.join(timeout=60)
             runtime.stop()
             runtime.db.dispose()
 
     app = Starlette(routes=mounts, lifespan=lifespan)
     app.state.runtime = runtime
-    return _PathNormalizer(app, list(runtime.services.values()))
+    return _PathNormalizer(app, runtime, [prefix for _, prefix in pending])
+
+
+def _mount(runtime: Runtime, component: Any) -> Mount:
+    service = component.build(runtime)
+    service.component = component.name
+    runtime.services[service.name] = service
+    return Mount(service.prefix, app=build_router(runtime, service))
 
 
 class _PathNormalizer:
     """`/placement` answers like `/placement/`, and a service may rewrite its own paths
     (Neutron's `-`/`_` collection names and `.json` suffix) before routing."""
 
-    def __init__(self, app: Starlette, services: list[Any]) -> None:
+    def __init__(self, app: Starlette, runtime: Runtime, pending: list[str]) -> None:
         self.app = app
         self.state = app.state
-        self.services = [(s.prefix, s.rewrite_path) for s in services]
+        self.runtime = runtime
+        self.pending = pending  # prefixes of services still loading at start
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             path = scope["path"]
-            for prefix, rewrite in self.services:
+            if not self.runtime.loaded.is_set() and any(
+                    path == p or path.startswith(p + "/") for p in self.pending):
+                await run_in_threadpool(self.runtime.loaded.wait)
+            for prefix, rewrite in ((s.prefix, s.rewrite_path)
+                                    for s in self.runtime.services.values()):
                 if path == prefix:
                     scope = dict(scope, path=prefix + "/")
                     break

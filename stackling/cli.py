@@ -22,16 +22,19 @@ def _settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _prepare(overrides: dict[str, Any]) -> tuple[Any, Any, list[str]]:
     """Migrate, bootstrap what is missing, refresh clouds.yaml: the start of every serve."""
-    from stackling.app import create_runtime
+    from stackling.app import BOOTSTRAP_STEPS, create_runtime, load_pending_now
     from stackling.config import load_settings
     from stackling.identity.bootstrap import write_clouds_yaml
     from stackling.migrations.schema import upgrade
 
     settings = load_settings(**overrides)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    runtime = create_runtime(settings)
+    runtime = create_runtime(settings, progressive=True)
     upgrade(runtime.db.engine)
-    ran = runtime.run_bootstrap()
+    ran: list[str] = []
+    if not runtime.bootstrap_complete(BOOTSTRAP_STEPS):
+        load_pending_now(runtime)  # a first start bootstraps every service before serving
+        ran = runtime.run_bootstrap()
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
     base = settings.public_url or f"http://{host}:{settings.port}"
     write_clouds_yaml(settings.data_dir, f"{base}/identity", settings.identity.region,

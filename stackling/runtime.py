@@ -71,6 +71,11 @@ class Runtime:
         # Set when a component's start hook has run: its service's requests wait for it.
         self.ready: dict[str, threading.Event] = {c.name: threading.Event() for c in components}
         self._starters: list[threading.Thread] = []
+        # Components still to import after the server listens (a progressive start), with
+        # their URL prefixes; `loaded` is set once they all are.
+        self.pending: list[tuple[str, str]] = []
+        self.loaded = threading.Event()
+        self.loaded.set()
         self._authenticate: Callable[[Session, Any, str], RequestContext] | None = None
 
     # The identity component installs the token validator.
@@ -81,6 +86,18 @@ class Runtime:
         if self._authenticate is None:
             raise RuntimeError("no identity component")
         return self._authenticate(db, headers, request_id)
+
+    def add_component(self, component: Component) -> None:
+        """A component imported after start: its policies and readiness join the runtime."""
+        self.components.append(component)
+        self.enforcer.register(component.policies)
+        self.ready[component.name] = threading.Event()
+
+    def bootstrap_complete(self, keys: frozenset[str]) -> bool:
+        """Whether this database has run every one of `keys` (one query, no imports)."""
+        with self.db.transaction(write=False) as db:
+            done = set(db.scalars(select(BootstrapStep.name)))
+        return keys <= done
 
     def catalog_entries(self) -> list[CatalogEntry]:
         return [c.catalog for c in self.components if c.catalog is not None]
@@ -117,10 +134,10 @@ class Runtime:
                 LOG.info("bootstrap step %s done concurrently elsewhere", key)
         return ran
 
-    def start(self, background: bool = False) -> None:
+    def start(self, background: bool = False, only: list[Component] | None = None) -> None:
         """Run the start hooks; in the background, each service's requests wait for its own
         hook (identity answers at once while compute is still syncing its hosts)."""
-        for component in self.components:
+        for component in self.components if only is None else only:
             if component.start is None:
                 self.ready[component.name].set()
             elif background:
@@ -140,6 +157,7 @@ class Runtime:
             self.ready[component.name].set()
 
     def stop(self) -> None:
+        self.loaded.wait(timeout=60)
         for thread in self._starters:
             thread.join(timeout=30)
         self._starters.clear()

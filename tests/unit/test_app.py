@@ -1,0 +1,28 @@
+"""The app's static manifest matches what the components declare."""
+
+from __future__ import annotations
+
+from stackling.app import BOOTSTRAP_STEPS, COMPONENTS, EAGER, create_runtime
+from stackling.config import load_settings
+
+
+def test_manifest_matches_components(tmp_path):
+    runtime = create_runtime(load_settings(data_dir=str(tmp_path)))
+    keys = set()
+    for component in runtime.components:
+        keys |= {f"{component.name}.{name}" for name, _ in component.bootstrap}
+        if component.catalog is not None:
+            keys.add(f"catalog.{component.catalog.type}")
+    # A new bootstrap step must be listed, or a progressive start would skip it.
+    assert keys == BOOTSTRAP_STEPS
+    prefixes = {path: prefix for path, prefix in COMPONENTS}
+    for component, (path, _) in zip(runtime.components, COMPONENTS, strict=True):
+        assert component.build(runtime).prefix == prefixes[path]
+    assert set(EAGER) == {"stackling.identity.component"}
+
+
+def test_progressive_runtime_defers_all_but_identity(tmp_path):
+    runtime = create_runtime(load_settings(data_dir=str(tmp_path)), progressive=True)
+    assert [c.name for c in runtime.components] == ["identity"]
+    assert [p for p, _ in runtime.pending] == [p for p, _ in COMPONENTS if p not in EAGER]
+    assert not runtime.loaded.is_set()
