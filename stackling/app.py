@@ -47,6 +47,15 @@ def create_runtime(settings: Settings, *, progressive: bool = False) -> Runtime:
     if not progressive:
         return Runtime(settings, load_components([path for path, _ in COMPONENTS]))
     runtime = Runtime(settings, load_components(list(EAGER)))
+    # Every mapped class, and the mappers configured, before any request: SQLAlchemy
+    # configures a registry as a whole on a query, so a model module half-imported by the
+    # background loader would otherwise fail (and poison) that configuration.
+    from sqlalchemy.orm import configure_mappers
+
+    from stackling.migrations.schema import all_metadata
+
+    all_metadata()
+    configure_mappers()
     runtime.pending = [(path, prefix) for path, prefix in COMPONENTS if path not in EAGER]
     if runtime.pending:
         runtime.loaded.clear()

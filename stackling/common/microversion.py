@@ -6,11 +6,32 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from microversion_parse import get_version
-
 from stackling.common.errors import BadRequest, NotAcceptable
 
 _VERSION_RE = re.compile(r"^([1-9]\d*)\.([1-9]\d*|0)$")
+
+
+def get_version(headers: dict[str, str], service_type: str,
+                legacy_headers: list[str] | None = None) -> str | None:
+    """The version a request asks of `service_type`, or None.
+
+    `OpenStack-API-Version` holds comma-separated `<service> <version>` entries (several
+    headers arrive joined by commas); the legacy headers (e.g. Nova's) hold a bare version.
+    Same rules as microversion-parse's `get_version`, which costs ~27 ms to import (it
+    pulls in WebOb) — 5% of the start-up budget.
+    """
+    lowered = {k.lower(): v for k, v in headers.items()}
+    value = lowered.get("openstack-api-version")
+    if value:
+        for entry in value.split(","):
+            parts = entry.strip().split(None, 1)
+            if len(parts) == 2 and parts[0].lower() == service_type.lower():
+                return parts[1].strip()
+    for name in legacy_headers or ():
+        legacy = lowered.get(name.lower())
+        if legacy:
+            return legacy.split(",")[-1].strip()
+    return None
 
 
 class Version(NamedTuple):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from stackling.app import BOOTSTRAP_STEPS, COMPONENTS, EAGER, create_runtime
 from stackling.config import load_settings
 
@@ -26,3 +29,21 @@ def test_progressive_runtime_defers_all_but_identity(tmp_path):
     assert [c.name for c in runtime.components] == ["identity"]
     assert [p for p, _ in runtime.pending] == [p for p, _ in COMPONENTS if p not in EAGER]
     assert not runtime.loaded.is_set()
+
+
+def test_progressive_start_maps_every_model_before_serving(tmp_path):
+    """In a fresh interpreter: every model module imported and every mapper configured
+    before the services load (a half-imported model module once broke a request)."""
+    code = f"""
+import sys
+from stackling.app import create_runtime
+from stackling.config import load_settings
+from stackling.migrations.schema import MODEL_MODULES
+from stackling.common.db import Base
+runtime = create_runtime(load_settings(data_dir={str(tmp_path)!r}), progressive=True)
+assert all(m in sys.modules for m in MODEL_MODULES), [m for m in MODEL_MODULES if m not in sys.modules]
+assert not Base.registry._new_mappers
+assert all(m.configured for m in Base.registry.mappers)
+assert "stackling.network.api" not in sys.modules  # the services themselves are deferred
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)
