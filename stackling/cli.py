@@ -55,9 +55,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
               f"(database: {runtime.db.engine.url.render_as_string(hide_password=True)})")
         if ran:
             print(f"bootstrapped: {', '.join(ran)}")
+        cli = Path(sys.executable).parent / "openstack"
+        osc = str(cli) if cli.exists() else "openstack"
         print(f"\n  export OS_CLIENT_CONFIG_FILE={clouds}\n"
-              "  openstack --os-cloud stackling token issue\n"
-              "  openstack --os-cloud stackling-admin catalog list\n", flush=True)
+              f"  {osc} --os-cloud stackling token issue\n"
+              f"  {osc} --os-cloud stackling server create --flavor m1.tiny --image cirros "
+              "--nic auto --wait vm1\n"
+              f"  {osc} --os-cloud stackling-admin catalog list\n", flush=True)
     log_level = "info" if args.verbose else "warning"
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     common = dict(host=settings.host, port=settings.port, log_level=log_level,
