@@ -81,25 +81,23 @@ def create_app(runtime: Runtime | None = None) -> Any:
     pending, loader = list(runtime.pending), None
 
     def load_pending() -> None:
+        loaded = []
         try:
             for path, _ in pending:
                 component = importlib.import_module(path).COMPONENT
                 runtime.add_component(component)
                 app.router.routes.append(_mount(runtime, component))
+                loaded.append(component)
         except Exception:  # noqa: BLE001 - logged; the waiting requests then get 404s
             LOG.exception("loading the services failed")
         finally:
             runtime.pending = []
             runtime.loaded.set()
-        runtime.start(background=True, only=[c for c in runtime.components
-                                             if c.name not in started])
-
-    started: set[str] = set()
+        runtime.start(background=True, only=loaded)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         nonlocal loader
-        started.update(c.name for c in runtime.components)
         runtime.start(background=True)
         if pending:
             loader = threading.Thread(target=load_pending, name="load-services", daemon=True)

@@ -19,7 +19,6 @@ import os
 import types
 import typing
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -124,11 +123,6 @@ def load_settings(**overrides: Any) -> Settings:
     _merge(raw, _env_source(os.environ))
     _merge(raw, {k: v for k, v in overrides.items() if v is not None})
     return _build(Settings, raw, "")
-
-
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    return load_settings()
 
 
 def _yaml_source() -> dict[str, Any]:

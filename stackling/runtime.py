@@ -99,9 +99,6 @@ class Runtime:
             done = set(db.scalars(select(BootstrapStep.name)))
         return keys <= done
 
-    def catalog_entries(self) -> list[CatalogEntry]:
-        return [c.catalog for c in self.components if c.catalog is not None]
-
     def component(self, name: str) -> Component | None:
         return next((c for c in self.components if c.name == name), None)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -314,12 +314,3 @@ def _finish(rq: ApiRequest, response: Response) -> Response:
         response.headers["Vary"] = "X-Auth-Token"
     return response
 
-
-def path_variants(path: str, names: Iterable[str]) -> list[str]:
-    """Both `_` and `-` spellings of the given collection names in `path`."""
-    variants = {path}
-    for name in names:
-        for p in list(variants):
-            variants.add(p.replace(name, name.replace("_", "-")))
-            variants.add(p.replace(name, name.replace("-", "_")))
-    return sorted(variants)
