@@ -26,8 +26,8 @@ from sqlalchemy import insert, select
 
 from bench.common import median_ms, noop_floor, report, server, table, timed
 from stackling.common.db import Database, utcnow
-from stackling.network.ipam import key
-from stackling.network.models import IPAllocation, Port, Subnet
+from stackling.network.core.ipam import key
+from stackling.network.core.models import IPAllocation, Port, Subnet
 
 N = "/networking/v2.0"
 

@@ -33,7 +33,7 @@ from sqlalchemy import insert, select
 from bench.common import Server, free_port, median_ms, report, server, table
 from bench.startup import first_authenticated
 from stackling.common.db import Database
-from stackling.network.models import SegmentAllocation
+from stackling.network.core.models import SegmentAllocation
 
 N = "/networking/v2.0"
 R = f"{N}/network_segment_ranges"

@@ -16,9 +16,9 @@ VERSIONS = Path(__file__).parent / "versions"
 MODEL_MODULES = [
     "stackling.runtime",
     "stackling.identity.models",
-    "stackling.network.models",
-    "stackling.network.l3_models",
-    "stackling.network.segment_range_models",
+    "stackling.network.core.models",
+    "stackling.network.l3.models",
+    "stackling.network.segments.range_models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.image.models",

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import admin_context
-from stackling.network import networks, subnetpools, subnets
+from stackling.network.core import networks, subnetpools, subnets
 
 
 def _admin_project(db: Session) -> str | None:

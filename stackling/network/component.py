@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import Service
-from stackling.network import api, bootstrap, l3_policy, segment_ranges
+from stackling.network import api, bootstrap
+from stackling.network.l3 import policy as l3_policy
 from stackling.network.policy import POLICIES
+from stackling.network.segments import ranges as segment_ranges
 from stackling.runtime import CatalogEntry, Component
 
 

@@ -28,8 +28,8 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.listing import ListParams, select_fields
-from stackling.network import networks, ports, security_groups, subnets
 from stackling.network.attributes import Attr, parse_create, parse_update
+from stackling.network.core import networks, ports, security_groups, subnets
 from stackling.network.querying import Listing, params_from
 
 __all__ = [
@@ -127,6 +127,6 @@ def get_auto_allocated_topology(db: Session, ctx: RequestContext, project_id: st
     `{"id": network_id, "project_id", "tenant_id"}`, built on first use; 409
     AutoAllocationFailure when the deployment lacks a default external network or
     default subnet pools."""
-    from stackling.network import auto_allocate
+    from stackling.network.l3 import auto_allocate
 
     return auto_allocate.get_topology(db, ctx, project_id, dry_run=dry_run)

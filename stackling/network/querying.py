@@ -15,7 +15,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from stackling.common.listing import ListParams, Page, paginate, parse_list_params
 from stackling.network import errors
 from stackling.network.attributes import Attr, filter_keys, query_value, sort_keys
-from stackling.network.models import Tag
+from stackling.network.core.models import Tag
 
 Clause = Callable[[list[Any]], ColumnElement[Any]]
 

@@ -16,11 +16,9 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.network import errors
-from stackling.network import l3_errors as l3e
 from stackling.network import policy as pol
 from stackling.network.attributes import Invalid, integer
-from stackling.network.l3_models import FloatingIP, Quota, Router
-from stackling.network.models import (
+from stackling.network.core.models import (
     Network,
     Port,
     SecurityGroup,
@@ -28,6 +26,8 @@ from stackling.network.models import (
     Subnet,
     SubnetPool,
 )
+from stackling.network.l3 import errors as l3e
+from stackling.network.l3.models import FloatingIP, Quota, Router
 
 # neutron's [quotas] defaults; -1 is unlimited.
 DEFAULTS: dict[str, int] = {

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.network import errors
-from stackling.network.models import Tag
+from stackling.network.core.models import Tag
 
 MAX_TAG_LEN = 255
 

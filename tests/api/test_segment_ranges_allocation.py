@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stackling.network.segment_ranges import Rec, contains, gaps, may_hold, merge, subtract
+from stackling.network.segments.ranges import Rec, contains, gaps, may_hold, merge, subtract
 from tests.conftest import make_api
 
 N = "/networking/v2.0"

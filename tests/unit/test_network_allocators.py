@@ -12,8 +12,9 @@ from sqlalchemy import event, func, insert, select
 
 from stackling.common.db import Base, Database, utcnow
 from stackling.migrations.schema import all_metadata
-from stackling.network import errors, ipam, segmentation, subnetpools
-from stackling.network.models import (
+from stackling.network import errors
+from stackling.network.core import ipam, subnetpools
+from stackling.network.core.models import (
     IPAllocation,
     Network,
     Port,
@@ -23,7 +24,8 @@ from stackling.network.models import (
     SubnetPoolPrefix,
 )
 from stackling.network.netconfig import parse
-from stackling.network.segmentation import RangeAllocator, RangeFull, SegmentSpec, Taken
+from stackling.network.segments import segmentation
+from stackling.network.segments.segmentation import RangeAllocator, RangeFull, SegmentSpec, Taken
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service
-from stackling.network import auto_allocate
-from stackling.network import l3_errors as l3e
 from stackling.network.api import common
 from stackling.network.extensions import EXTENSIONS, Extension
+from stackling.network.l3 import auto_allocate
+from stackling.network.l3 import errors as l3e
 
 
 def show_topology(rq: ApiRequest) -> Any:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service
-from stackling.network import floatingips
 from stackling.network.api import common
 from stackling.network.api.discovery import RESOURCES
 from stackling.network.extensions import EXTENSIONS, Extension
+from stackling.network.l3 import floatingips
 
 
 def list_floatingips(rq: ApiRequest) -> Any:

@@ -6,8 +6,8 @@ from typing import Any
 
 from stackling.common.http import ApiRequest, Service
 from stackling.common.listing import select_fields
-from stackling.network import ip_availability
 from stackling.network.api import common
+from stackling.network.core import ip_availability
 from stackling.network.extensions import EXTENSIONS, Extension
 
 

@@ -6,10 +6,10 @@ from typing import Any
 
 from stackling.common.http import ApiRequest, Service
 from stackling.network import errors
-from stackling.network import segment_ranges as ranges
 from stackling.network.api import common
 from stackling.network.api.discovery import RESOURCES
 from stackling.network.attributes import items_of, parse_create
+from stackling.network.segments import ranges
 
 RESOURCES.append(("network_segment_range", "network_segment_ranges"))
 

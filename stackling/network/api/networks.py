@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service
-from stackling.network import networks
 from stackling.network.api import common
+from stackling.network.core import networks
 
 
 def list_networks(rq: ApiRequest) -> Any:

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service
-from stackling.network import errors, l3
+from stackling.network import errors
 from stackling.network.api import common
 from stackling.network.api.discovery import RESOURCES
 from stackling.network.extensions import EXTENSIONS, Extension
+from stackling.network.l3 import routers as l3
 
 
 def list_routers(rq: ApiRequest) -> Any:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service
-from stackling.network import security_groups as sgs
 from stackling.network.api import common
+from stackling.network.core import security_groups as sgs
 
 
 def list_groups(rq: ApiRequest) -> Any:

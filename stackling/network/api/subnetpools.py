@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service
-from stackling.network import subnetpools
 from stackling.network.api import common
+from stackling.network.core import subnetpools
 
 
 def list_pools(rq: ApiRequest) -> Any:

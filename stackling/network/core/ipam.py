@@ -34,7 +34,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from stackling.network import errors
-from stackling.network.models import IPAllocation, Subnet
+from stackling.network.core.models import IPAllocation, Subnet
 
 ATTEMPTS = 32
 LOWEST_FIRST_OWNERS = ("network:dhcp", "network:distributed")

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, ipam, networks, security_groups, standard
+from stackling.network import errors, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,
@@ -40,7 +40,8 @@ from stackling.network.attributes import (
     string,
     uuid_value,
 )
-from stackling.network.models import (
+from stackling.network.core import ipam, networks, security_groups
+from stackling.network.core.models import (
     AllowedAddressPair,
     IPAllocation,
     Network,
@@ -599,7 +600,7 @@ def delete_port(db: Session, ctx: RequestContext, port_id: str, if_match: int | 
     if l3_port_check and port.device_owner in L3_OWNERS:
         raise errors.ServicePortInUse(port_id=port.id,
                                       reason=f"has device owner {port.device_owner}")
-    from stackling.network import floatingips  # L3: its floating IPs stay, unassociated
+    from stackling.network.l3 import floatingips
 
     floatingips.disassociate_port(db, port.id)
     db.execute(delete(IPAllocation).where(IPAllocation.port_id == port.id))

@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import retry_on_conflict, utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, segmentation, standard
+from stackling.network import errors, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     REQUIRED,
@@ -45,11 +45,12 @@ from stackling.network.attributes import (
     one_of,
     string,
 )
+from stackling.network.core.models import Network, Segment, SegmentAllocation
 from stackling.network.extensions import EXTENSIONS, Extension
-from stackling.network.models import Network, Segment, SegmentAllocation
 from stackling.network.netconfig import MAX_ID, NetConfig, get_config
 from stackling.network.querying import Listing
-from stackling.network.segment_range_models import NetworkSegmentRange, NetworkSegmentRangePool
+from stackling.network.segments import segmentation
+from stackling.network.segments.range_models import NetworkSegmentRange, NetworkSegmentRangePool
 
 LOG = logging.getLogger(__name__)
 RANGE_TYPES = ("vlan", "vxlan", "gre", "geneve")  # neutron-lib NETWORK_SEGMENT_RANGE_TYPES

@@ -18,7 +18,7 @@ from sqlalchemy import BigInteger, Boolean, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from stackling.common.db import Base, JSONType, UTCDateTime, utcnow, uuid_str
-from stackling.network.models import StandardAttrs
+from stackling.network.core.models import StandardAttrs
 
 
 class Router(StandardAttrs, Base):

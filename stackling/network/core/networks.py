@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, segmentation, standard
+from stackling.network import errors, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,
@@ -24,10 +24,11 @@ from stackling.network.attributes import (
     list_of,
     string,
 )
-from stackling.network.models import IPAllocation, Network, Port, Segment, Subnet, SubnetPool
+from stackling.network.core.models import IPAllocation, Network, Port, Segment, Subnet, SubnetPool
 from stackling.network.netconfig import get_config
 from stackling.network.querying import Listing
-from stackling.network.segmentation import SegmentSpec
+from stackling.network.segments import segmentation
+from stackling.network.segments.segmentation import SegmentSpec
 
 PROVIDER = pol.PROVIDER
 # Ports that go away with their network (neutron's AUTO_DELETE_PORT_OWNERS).
@@ -295,7 +296,7 @@ def create_network(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> N
     if tags:
         standard.set_tags(db, "network", net.id, tags)
     # neutron creates the project's default security group on first network create
-    from stackling.network import security_groups
+    from stackling.network.core import security_groups
 
     security_groups.ensure_default(db, net.project_id)
     # what render() would read back, known already

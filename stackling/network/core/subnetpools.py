@@ -36,7 +36,7 @@ from stackling.network.attributes import (
     string,
     uuid_or_none,
 )
-from stackling.network.models import Subnet, SubnetPool, SubnetPoolPrefix
+from stackling.network.core.models import Subnet, SubnetPool, SubnetPoolPrefix
 from stackling.network.querying import Listing
 
 QUOTA_UNIT = {4: 32, 6: 64}

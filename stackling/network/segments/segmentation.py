@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from stackling.network import errors
-from stackling.network.models import SegmentAllocation
+from stackling.network.core.models import SegmentAllocation
 from stackling.network.netconfig import MAX_ID, TUNNEL_TYPES, NetConfig, get_config
 
 ATTEMPTS = 20

@@ -23,8 +23,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, networks, ports, quotas, standard, subnets
-from stackling.network import l3_errors as l3e
+from stackling.network import errors, quotas, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,
@@ -40,8 +39,10 @@ from stackling.network.attributes import (
     string,
     uuid_value,
 )
-from stackling.network.l3_models import FloatingIP, Router, RouterPort, RouterRoute
-from stackling.network.models import IPAllocation, Port, Subnet
+from stackling.network.core import networks, ports, subnets
+from stackling.network.core.models import IPAllocation, Port, Subnet
+from stackling.network.l3 import errors as l3e
+from stackling.network.l3.models import FloatingIP, Router, RouterPort, RouterRoute
 from stackling.network.querying import Listing
 
 GATEWAY = "network:router_gateway"

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.network import errors
 from stackling.network import policy as pol
-from stackling.network.models import IPAllocation, Network, Subnet
+from stackling.network.core.models import IPAllocation, Network, Subnet
 
 # Query keys that filter; others are ignored (as upstream).
 FILTERS = ("network_id", "network_name", "project_id", "tenant_id", "ip_version")

@@ -23,11 +23,13 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.errors import ApiError
-from stackling.network import errors, l3, networks, subnetpools, subnets
-from stackling.network import l3_errors as l3e
+from stackling.network import errors
 from stackling.network import policy as pol
-from stackling.network.l3_models import AutoAllocatedTopology, RouterPort
-from stackling.network.models import Network, Port, SubnetPool
+from stackling.network.core import networks, subnetpools, subnets
+from stackling.network.core.models import Network, Port, SubnetPool
+from stackling.network.l3 import errors as l3e
+from stackling.network.l3 import routers as l3
+from stackling.network.l3.models import AutoAllocatedTopology, RouterPort
 
 DRY_RUN = "dry-run"
 NETWORK_NAME = "auto_allocated_network"

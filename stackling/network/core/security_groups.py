@@ -34,7 +34,7 @@ from stackling.network.attributes import (
     uuid_or_none,
     uuid_value,
 )
-from stackling.network.models import (
+from stackling.network.core.models import (
     DefaultSecurityGroup,
     PortSecurityGroup,
     SecurityGroup,

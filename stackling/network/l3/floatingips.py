@@ -20,9 +20,8 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import l3_errors as l3e
-from stackling.network import networks, ports, quotas, standard
 from stackling.network import policy as pol
+from stackling.network import quotas, standard
 from stackling.network.attributes import (
     DESCRIPTION,
     REQUIRED,
@@ -33,9 +32,11 @@ from stackling.network.attributes import (
     uuid_or_none,
     uuid_value,
 )
-from stackling.network.l3 import INTERFACE, port_ips
-from stackling.network.l3_models import FloatingIP, Router, RouterPort
-from stackling.network.models import IPAllocation, Port, Subnet
+from stackling.network.core import networks, ports
+from stackling.network.core.models import IPAllocation, Port, Subnet
+from stackling.network.l3 import errors as l3e
+from stackling.network.l3.models import FloatingIP, Router, RouterPort
+from stackling.network.l3.routers import INTERFACE, port_ips
 from stackling.network.querying import Listing
 
 OWNER = "network:floatingip"

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, ipam, networks, standard, subnetpools
+from stackling.network import errors, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,
@@ -39,7 +39,8 @@ from stackling.network.attributes import (
     uuid_or_none,
     uuid_value,
 )
-from stackling.network.models import IPAllocation, Network, Port, Segment, Subnet
+from stackling.network.core import ipam, networks, subnetpools
+from stackling.network.core.models import IPAllocation, Network, Port, Segment, Subnet
 from stackling.network.querying import Listing
 
 MAX_DNS_NAMESERVERS = 5

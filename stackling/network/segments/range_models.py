@@ -18,7 +18,7 @@ from sqlalchemy import BigInteger, Boolean, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from stackling.common.db import Base, uuid_str
-from stackling.network.models import Segment, StandardAttrs
+from stackling.network.core.models import Segment, StandardAttrs
 
 
 class NetworkSegmentRange(StandardAttrs, Base):
