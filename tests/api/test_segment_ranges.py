@@ -304,8 +304,12 @@ def test_available_switches_to_intervals_above_the_threshold(api):
     assert big["available"] == ["1001-1499", "1502-2023", "2025-5199"]
     project = api.get("/identity/v3/projects?name=admin").json()["projects"][0]["id"]
     assert big["used"] == {"1000": project, "1500": project, "1501": project, "2024": project}
-    upd = api.put(f"{R}/{big['id']}", json={"network_segment_range": {
-        "minimum": 1000, "maximum": 1600}}).json()["network_segment_range"]
+    # shrinking past an id in use (2024) is refused until its network is gone
+    shrink = {"network_segment_range": {"minimum": 1000, "maximum": 1600}}
+    assert api.put(f"{R}/{big['id']}", json=shrink).status_code == 409
+    last = nets.pop()
+    assert api.delete(f"{N}/networks/{last.json()['network']['id']}").status_code == 204
+    upd = api.put(f"{R}/{big['id']}", json=shrink).json()["network_segment_range"]
     assert upd["available"] == [*range(1001, 1500), *range(1502, 1601)]
     for n in nets:
         assert api.delete(f"{N}/networks/{n.json()['network']['id']}").status_code == 204

@@ -154,29 +154,28 @@ def test_use_case_2_updated_range_and_in_use_protection(tiny):
     assert api.delete(f"{R}/{rng['id']}").status_code == 204
 
 
-def test_ids_still_covered_by_a_shared_range_do_not_block(tmp_path):
+def test_ids_in_use_block_even_when_a_shared_range_covers_them(tmp_path):
     gen = make_api(tmp_path, network={"ml2": {"tenant_network_types": ["vxlan"],
                                               "vni_ranges": ["1000:1099"]}})
     api = next(gen)
     try:
         (user, project), (_, other) = new_member(api), new_member(api)
         rng = project_range(api, project, 1000, 1000)
-        vni, _ = net_vni(api, user)
+        vni, net_id = net_vni(api, user)
         assert vni == 1000
-        foreign = project_range(api, other, 1001, 1010)
-        # 1000 stays in the shared default and in no other project's range: allowed
+        # 1000 is also in the shared default, yet leaving it behind is refused (upstream)
         r = api.put(f"{R}/{rng['id']}", json={"network_segment_range": {
             "minimum": 1050, "maximum": 1060}})
-        assert r.status_code == 200, r.text
-        assert api.get(f"{R}/{rng['id']}").json()["network_segment_range"]["used"] == {}
-        # ... but moving another project's range over it is not stealing it
+        assert r.status_code == 409, r.text
+        assert api.delete(f"{R}/{rng['id']}").status_code == 409
+        # another project's range moved over 1000 now holds it, and may not leave it
+        foreign = project_range(api, other, 1001, 1010)
         r = api.put(f"{R}/{foreign['id']}", json={"network_segment_range": {
-            "minimum": 1000, "maximum": 1010}})
-        assert r.status_code == 200
-        assert api.get(f"{R}/{foreign['id']}").json()["network_segment_range"]["used"] == {
-            "1000": project}
-        # the other project's range moving off 1000 strands nothing of its own: allowed
+            "minimum": 999, "maximum": 1010}})
+        assert r.status_code == 409  # overlaps the first range
+        assert api.get(f"{R}/{foreign['id']}").json()["network_segment_range"]["used"] == {}
         assert api.delete(f"{R}/{foreign['id']}").status_code == 204
+        assert api.delete(f"{N}/networks/{net_id}").status_code == 204
         assert api.delete(f"{R}/{rng['id']}").status_code == 204
     finally:
         gen.close()

@@ -77,7 +77,11 @@ def test_sdk_use_case_2_update_and_in_use_protection(cloud):
         maximum=lo)
     first = member["sdk"].network.create_network(name="first")
     assert _vni(admin, first.id) == lo
-    # the range moves (lo stays in the shared default, so nothing is stranded)
+    # moving off an id in use is refused, even though the shared default still covers it
+    with pytest.raises(exceptions.ConflictException, match="referenced by one or more"):
+        admin.network.update_network_segment_range(rng, minimum=lo + 10, maximum=lo + 11)
+    member["sdk"].network.delete_network(first)
+    rng = admin.network.get_network_segment_range(rng.id)
     rng = admin.network.update_network_segment_range(rng, minimum=lo + 10, maximum=lo + 11)
     assert (rng.minimum, rng.maximum) == (lo + 10, lo + 11)
     later = [member["sdk"].network.create_network(name=f"later{i}") for i in range(2)]
@@ -100,7 +104,7 @@ def test_sdk_use_case_2_update_and_in_use_protection(cloud):
     assert renamed.name == "uc2-vlan-renamed" and renamed.minimum == 500
     admin.network.delete_network(pinned)
     admin.network.update_network_segment_range(vlan, minimum=506, maximum=509)
-    for net in (first, *later):
+    for net in later:
         member["sdk"].network.delete_network(net)
     for r in (rng, vlan):
         admin.network.delete_network_segment_range(r)

@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from stackling.common.http import ApiRequest
-from stackling.common.listing import ListParams, Page, page_links, select_fields
+from stackling.common.listing import ListParams, Page, select_fields
 from stackling.network import errors, standard
+from stackling.network.api.paging import page_links
 from stackling.network.attributes import Attr, items_of, parse_create, parse_update
 from stackling.network.querying import Listing
 
@@ -25,7 +26,7 @@ def list_body(rq: ApiRequest, collection: str, items: Sequence[dict[str, Any]],
               params: ListParams, page: Page) -> dict[str, Any]:
     url = rq.url_for_request()
     body: dict[str, Any] = {collection: [select_fields(i, params.fields) for i in items]}
-    body.update(page_links(url, rq.query, collection, items, params, page.has_more))
+    body.update(page_links(url, rq.query, collection, items, params))
     return body
 
 

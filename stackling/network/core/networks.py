@@ -258,7 +258,7 @@ def create_network(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> N
     if requested is None:
         specs = [segmentation.allocate_project_segment(db, attrs["project_id"])]
     else:
-        specs = [segmentation.reserve(db, s) for s in requested]
+        specs = [segmentation.reserve(db, s, attrs["project_id"]) for s in requested]
     max_mtu = min(segmentation.mtu(cfg, s.network_type, s.physical_network) for s in specs)
     mtu = attrs.get("mtu") or max_mtu
     if mtu > max_mtu:

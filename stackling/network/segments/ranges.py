@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_, select
+from sqlalchemy import delete, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -472,12 +472,9 @@ def update_range(db: Session, ctx: RequestContext, range_id: str, attrs: dict[st
     changed = False
     if (lo, hi) != (rng.minimum, rng.maximum):
         _verify_bounds(rng.network_type, lo, hi)
-        before = _pool_recs(db, cfg, rng.network_type, rng.physical_network)
-        after = [r for r in before if r.id != rng.id]
-        after.append(Rec(lo, hi, rng.shared, rng.project_id, rng.id))
-        _check_stranded(db, rng, before, after,
-                        subtract([(rng.minimum, rng.maximum)], [(lo, hi)]))
-        _check_overlap(before, lo, hi, rng.id)
+        _check_in_use(db, rng, subtract([(rng.minimum, rng.maximum)], [(lo, hi)]))
+        _check_overlap(_pool_recs(db, cfg, rng.network_type, rng.physical_network),
+                       lo, hi, rng.id)
         rng.minimum, rng.maximum = lo, hi
         changed = True
     for key in ("name", "description"):
@@ -492,7 +489,7 @@ def update_range(db: Session, ctx: RequestContext, range_id: str, attrs: dict[st
 
 def delete_range(db: Session, ctx: RequestContext, range_id: str,
                  if_match: int | None = None) -> None:
-    cfg = _require_enabled(db)
+    _require_enabled(db)
     rng = get_range(db, ctx, range_id)
     pol.authorize(db, ctx, "delete_network_segment_range", _target(rng))
     if rng.default:
@@ -500,47 +497,28 @@ def delete_range(db: Session, ctx: RequestContext, range_id: str,
     _lock_pool(db, rng.network_type, rng.physical_network, exclusive=True)
     rng = get_range(db, ctx, range_id, for_update=True)
     standard.check_revision(rng, if_match)
-    before = _pool_recs(db, cfg, rng.network_type, rng.physical_network)
-    after = [r for r in before if r.id != rng.id]
-    _check_stranded(db, rng, before, after, [(rng.minimum, rng.maximum)])
+    _check_in_use(db, rng, [(rng.minimum, rng.maximum)])
     standard.delete_tags(db, [rng.id])
     db.delete(rng)
     db.flush()
 
 
-def _check_stranded(db: Session, rng: NetworkSegmentRange, before: list[Rec],
-                    after: list[Rec], removed: list[Interval]) -> None:
-    """409 when an id allocated in `removed` was in a range its owner may use before the
-    change and is in none after it (ids elsewhere, or still covered, do not matter)."""
-    cache: dict[str | None, tuple[list[Interval], list[Interval]]] = {}
+def _check_in_use(db: Session, rng: NetworkSegmentRange, removed: list[Interval]) -> None:
+    """409 when a network segment holds an id of `removed` (the ids the range gives up),
+    as upstream: whether another range still covers the id does not matter."""
+    a = SegmentAllocation
     for lo, hi in removed:
-        for seg_id, owner in _allocations_with_owner(db, rng.network_type,
-                                                     rng.physical_network, lo, hi):
-            if owner not in cache:
-                cache[owner] = (may_hold(before, owner), may_hold(after, owner))
-            was, will = cache[owner]
-            if contains(was, seg_id) and not contains(will, seg_id):
-                raise NetworkSegmentRangeReferencedByProject(range_id=rng.id)
+        if db.scalar(select(a.segmentation_id).where(
+                a.network_type == rng.network_type,
+                a.physical_network == rng.physical_network,
+                a.segmentation_id >= lo, a.segmentation_id <= hi).limit(1)) is not None:
+            raise NetworkSegmentRangeReferencedByProject(range_id=rng.id)
 
 
 def _segment_physnet(network_type: str, physnet: str) -> Any:
     if network_type == "vlan":
         return Segment.physical_network == physnet
     return or_(Segment.physical_network.is_(None), Segment.physical_network == "")
-
-
-def _allocations_with_owner(db: Session, network_type: str, physnet: str, lo: int, hi: int
-                            ) -> Iterable[tuple[int, str | None]]:
-    """Taken ids in [lo, hi] with the project of the network holding each (None: none)."""
-    a = SegmentAllocation
-    stmt = (select(a.segmentation_id, Network.project_id).select_from(a)
-            .outerjoin(Segment, and_(Segment.network_type == a.network_type,
-                                     Segment.segmentation_id == a.segmentation_id,
-                                     _segment_physnet(network_type, physnet)))
-            .outerjoin(Network, Network.id == Segment.network_id)
-            .where(a.network_type == network_type, a.physical_network == physnet,
-                   a.segmentation_id >= lo, a.segmentation_id <= hi))
-    return db.execute(stmt)
 
 
 # ------------------------------------------------------------------ views

@@ -206,8 +206,11 @@ def _in_use(spec: SegmentSpec, seg_id: int) -> Exception:
     return errors.TunnelIdInUse(tunnel_id=seg_id)
 
 
-def reserve(db: Session, spec: SegmentSpec) -> SegmentSpec:
-    """Reserve a (partially) specified provider segment; returns it fully specified."""
+def reserve(db: Session, spec: SegmentSpec, project_id: str | None = None) -> SegmentSpec:
+    """Reserve a (partially) specified provider segment; returns it fully specified.
+
+    A partial one draws its id like a tenant segment of `project_id` (the network's
+    project): that project's ranges first, as upstream's type drivers do."""
     cfg = get_config(db)
     validate(cfg, spec)
     t = spec.network_type
@@ -229,7 +232,7 @@ def reserve(db: Session, spec: SegmentSpec) -> SegmentSpec:
     physnets = [spec.physical_network] if spec.physical_network else (
         list(cfg.vlan_physnets) if t == "vlan" else [None])
     for physnet in physnets:
-        seg_id = _allocate_any(db, t, physnet, None)
+        seg_id = _allocate_any(db, t, physnet, project_id)
         if seg_id is not None:
             return SegmentSpec(t, physnet, seg_id)
     raise errors.NoNetworkAvailable()
