@@ -90,17 +90,35 @@ def _direction(value: Any) -> str:
 
 
 def _port(value: Any) -> int | None:
+    """neutron's convert_validate_port_value: anything int() takes, 0-65535; otherwise
+    its own 400 naming the value as given."""
     if value is None:
         return None
-    v = integer()(value)
-    if not 0 <= v <= 65535:
-        raise Invalid(f"Invalid port {v}")
+    try:
+        v = int(value)
+    except (ValueError, TypeError):
+        raise errors.SecurityGroupInvalidPortValue(port=value) from None
+    if isinstance(value, bool) or not 0 <= v <= 65535:
+        raise errors.SecurityGroupInvalidPortValue(port=value)
     return v
+
+
+def _remote_group(value: Any) -> str | None:
+    """No UUID check, as upstream: an unknown id is the group lookup's 404."""
+    return None if value is None else string(255)(value)
+
+
+def _name_not_default(value: Any) -> str:
+    """neutron's `type:name_not_default`: `default` (any case) is the project's own."""
+    name = string(255)(value)
+    if name.lower() == "default":
+        raise errors.SecurityGroupDefaultAlreadyExists()
+    return name
 
 
 SG_ATTRS: dict[str, Attr] = {
     **STANDARD,
-    "name": Attr(post=True, put=True, default="", convert=string(255), filter=True,
+    "name": Attr(post=True, put=True, default="", convert=_name_not_default, filter=True,
                  sort=True),
     "description": DESCRIPTION,
     "stateful": Attr(post=True, put=True, default=True, convert=boolean, filter=True),
@@ -122,7 +140,7 @@ RULE_ATTRS: dict[str, Attr] = {
                            query=integer()),
     "remote_ip_prefix": Attr(post=True, default=None, convert=lambda v: None if v is None
                              else cidr_or_ip(v), filter=True, sort=True),
-    "remote_group_id": Attr(post=True, default=None, convert=uuid_or_none, filter=True,
+    "remote_group_id": Attr(post=True, default=None, convert=_remote_group, filter=True,
                             sort=True),
     "remote_address_group_id": Attr(post=True, default=None, convert=uuid_or_none,
                                     filter=True),
@@ -277,8 +295,6 @@ def create_group(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Sec
     project_id = attrs["project_id"]
     pol.authorize(db, ctx, "create_security_group", {"project_id": project_id})
     ensure_default(db, project_id)
-    if attrs.get("name") == "default":
-        raise errors.SecurityGroupDefaultAlreadyExists()
     sg_id = _insert_group(db, project_id, attrs.get("name", ""), attrs.get("description", ""),
                           attrs.get("stateful", True), default=False)
     if attrs.get("tags"):
