@@ -96,6 +96,26 @@ class ComputeSettings:
 
 
 @dataclass
+class HttpSettings:
+    """Request limits (docs/security.md), with upstream's defaults."""
+
+    # oslo.middleware [oslo_middleware] max_request_body_size: 112 KiB for JSON bodies.
+    max_request_body_size: int = 114688
+    # Glance's image_size_cap (1 TiB): image data uploads are streamed, never buffered.
+    image_size_cap: int = 1099511627776
+    # JSON nesting deeper than this is a 400 (Python's own parser would recurse ~1,000 deep).
+    max_json_depth: int = 64
+    # Seconds a client may take to send a request's headers, or between two body chunks
+    # (eventlet's client_socket_timeout in upstream services is 900; 60 suits an API).
+    client_timeout: int = 60
+    # Seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive).
+    keep_alive_timeout: int = 30
+    # oslo.middleware's enable_proxy_headers_parsing: trust X-Forwarded-Proto/-Host only
+    # behind a proxy that sets them (any client can send them).
+    enable_proxy_headers_parsing: bool = False
+
+
+@dataclass
 class Settings:
     data_dir: Path = Path(".stackling")
     database_url: str | None = None  # default: sqlite in data_dir
@@ -107,6 +127,7 @@ class Settings:
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     network: NetworkSettings = field(default_factory=NetworkSettings)
     compute: ComputeSettings = field(default_factory=ComputeSettings)
+    http: HttpSettings = field(default_factory=HttpSettings)
 
     @property
     def db_url(self) -> str:

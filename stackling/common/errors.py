@@ -16,6 +16,7 @@ STATUS_TITLES = {
     404: "Not Found",
     405: "Method Not Allowed",
     406: "Not Acceptable",
+    408: "Request Timeout",
     409: "Conflict",
     412: "Precondition Failed",
     413: "Request Entity Too Large",

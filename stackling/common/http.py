@@ -25,7 +25,7 @@ from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
 from starlette.routing import Router
 
-from stackling.common import errors
+from stackling.common import errors, limits
 from stackling.common.context import RequestContext, new_request_id
 from stackling.common.db import is_deadlock, retry_on_conflict
 from stackling.common.microversion import Version, VersionSpec
@@ -68,6 +68,7 @@ class Route:
     path: str
     methods: dict[str, Handler]
     public: set[str] = field(default_factory=set)  # methods served without a token
+    stream: set[str] = field(default_factory=set)  # methods whose body the handler streams
 
     def is_public(self, method: str) -> bool:
         return method in self.public or (method == "HEAD" and "GET" in self.public)
@@ -86,8 +87,10 @@ class Service:
     rewrite_path: Callable[[str], str] | None = None
     component: str | None = None  # the component whose start hook gates this service
 
-    def add(self, path: str, public: bool = False, **methods: Handler) -> None:
-        """Add handlers for `path`; adding the same path again merges the methods."""
+    def add(self, path: str, public: bool = False, stream: bool = False,
+            **methods: Handler) -> None:
+        """Add handlers for `path`; adding the same path again merges the methods.
+        `stream`: the handlers read bulk data from `rq.body_stream` (limits.BodyStream)."""
         upper = {m.upper(): h for m, h in methods.items()}
         route = next((r for r in self.routes if r.path == path), None)
         if route is None:
@@ -96,6 +99,8 @@ class Service:
         route.methods.update(upper)
         if public:
             route.public.update(upper)
+        if stream:
+            route.stream.update(upper)
 
     def render_error(self, err: errors.ApiError, request_id: str) -> Response:
         status, body = errors.RENDERERS[self.family](err, request_id)
@@ -128,6 +133,7 @@ class ApiRequest:
         self.db: Session = None  # type: ignore[assignment]  # set by the dispatcher
         self._after_commit: list[Callable[[], None]] = []
         self._json: Any = _UNSET
+        self.body_stream: limits.BodyStream | None = None  # streamed routes only
 
     # ----------------------------------------------------------------- request data
     @property
@@ -152,7 +158,8 @@ class ApiRequest:
         """The public base URL (scheme://host[:port]) that links and the catalog use."""
         if self.runtime.settings.public_url:
             return self.runtime.settings.public_url.rstrip("/")
-        return request_base_url(self.request)
+        return request_base_url(self.request,
+                                trust_proxy=self.runtime.settings.http.enable_proxy_headers_parsing)
 
     @property
     def service_url(self) -> str:
@@ -172,7 +179,9 @@ class ApiRequest:
                 self._json = None
             else:
                 try:
-                    self._json = json.loads(self.raw_body)
+                    self._json = limits.loads(self.raw_body, self.settings.http.max_json_depth)
+                except limits.InvalidInput:
+                    raise
                 except (ValueError, UnicodeDecodeError):
                     raise bad_request(malformed) from None
         return self._json
@@ -197,9 +206,12 @@ class ApiRequest:
 _UNSET = object()
 
 
-def request_base_url(request: Request) -> str:
-    scheme = request.headers.get("x-forwarded-proto") or request.url.scheme
-    host = request.headers.get("x-forwarded-host") or request.headers.get("host")
+def request_base_url(request: Request, *, trust_proxy: bool = False) -> str:
+    """scheme://host of the request; X-Forwarded-* only when a proxy is trusted to set
+    them (oslo.middleware's HTTPProxyToWSGI, off by default): any client can send them."""
+    headers = request.headers
+    scheme = (trust_proxy and headers.get("x-forwarded-proto")) or request.url.scheme
+    host = (trust_proxy and headers.get("x-forwarded-host")) or headers.get("host")
     if not host:
         server = request.scope.get("server") or ("127.0.0.1", 80)
         host = f"{server[0]}:{server[1]}"
@@ -237,8 +249,7 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
 
     async def endpoint(request: Request) -> Response:
         request_id = new_request_id()
-        body = await request.body()
-        rq = ApiRequest(request, runtime, service, dict(request.path_params), body, request_id)
+        rq = ApiRequest(request, runtime, service, dict(request.path_params), b"", request_id)
         method = request.method
         handler = route.methods.get(method)
         if handler is None and method == "HEAD":
@@ -248,6 +259,8 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
                 # Negotiated first, as upstream's middleware does: 404/405 answers also
                 # carry the version (and placement's error code from 1.23).
                 rq.version = service.microversions.negotiate(dict(request.headers))
+            # Before authentication and before buffering: size, timeout, NUL, nesting.
+            await limits.accept(rq, method in route.stream)
             if not route.methods:
                 raise errors.NotFound("The resource could not be found.")
             if handler is None:

@@ -1,0 +1,180 @@
+"""Request limits applied to every route before authentication: body size, body read
+timeout, NUL bytes, JSON nesting and non-standard JSON constants.
+
+Bodies are read here, counted as they arrive: a declared `Content-Length` over the limit
+is refused before a byte is read, a chunked body as soon as it passes it (413). Routes
+that take bulk data (image uploads) are streamed instead: the handler pulls the chunks
+after authentication, under their own, larger cap. The limits are `Settings.http`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+import anyio.from_thread
+
+from stackling.common import errors
+
+
+class RequestEntityTooLarge(errors.ApiError):
+    status = 413
+    message = "Request is too large."
+
+
+class RequestTimeout(errors.ApiError):
+    status = 408
+    message = "Request timed out: the request body did not arrive in time."
+
+
+class InvalidInput(errors.BadRequest):
+    """Input no backend can store or no parser should recurse into (a 400)."""
+
+
+def _too_large(limit: int) -> RequestEntityTooLarge:
+    return RequestEntityTooLarge(f"Request is too large: the limit is {limit} bytes.")
+
+
+def declared_length(headers: Any, limit: int) -> int | None:
+    """The Content-Length, refused (413) before reading when it is over `limit`."""
+    raw = headers.get("content-length")
+    if raw is None:
+        return None
+    try:
+        length = int(raw)
+    except ValueError:
+        raise errors.BadRequest("Content-Length must be an integer.") from None
+    if length > limit:
+        raise _too_large(limit)
+    return length
+
+
+async def read_body(stream: AsyncIterator[bytes], headers: Any, limit: int,
+                    timeout: float) -> bytes:
+    """The whole body, at most `limit` bytes, each chunk within `timeout` seconds."""
+    declared_length(headers, limit)
+    chunks: list[bytes] = []
+    size = 0
+    iterator = stream.__aiter__()
+    while True:
+        with anyio.move_on_after(timeout) as scope:
+            try:
+                chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                break
+        if scope.cancelled_caught:
+            raise RequestTimeout()
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class BodyStream:
+    """A streamed request body, read from a worker thread chunk by chunk (never whole)."""
+
+    def __init__(self, stream: AsyncIterator[bytes], headers: Any, limit: int,
+                 timeout: float) -> None:
+        self._iterator = stream.__aiter__()
+        self._headers = headers
+        self.limit = limit
+        self.timeout = timeout
+        self.size = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        declared_length(self._headers, self.limit)
+        while True:
+            chunk = anyio.from_thread.run(self._next)
+            if chunk is None:
+                return
+            self.size += len(chunk)
+            if self.size > self.limit:
+                raise _too_large(self.limit)
+            if chunk:
+                yield chunk
+
+    async def _next(self) -> bytes | None:
+        with anyio.move_on_after(self.timeout) as scope:
+            try:
+                return await self._iterator.__anext__()
+            except StopAsyncIteration:
+                return None
+        if scope.cancelled_caught:
+            raise RequestTimeout()
+        return None
+
+
+# ------------------------------------------------------------------ input sanity
+def check_text(value: str, what: str) -> None:
+    """NUL bytes are refused everywhere: PostgreSQL cannot store them in text."""
+    if "\x00" in value:
+        raise InvalidInput(f"Invalid input: {what} contains a NUL character.")
+
+
+def check_request_text(path: str, query: Any) -> None:
+    check_text(path, "the URL path")
+    for key, value in query.multi_items():
+        check_text(key, "a query parameter")
+        check_text(value, "a query parameter")
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON (RFC 8259); Python's parser accepts them by default.
+    raise ValueError(f"{name} is not a valid JSON value")
+
+
+class TooDeep(ValueError):
+    pass
+
+
+def loads(raw: bytes | str, max_depth: int) -> Any:
+    """Strict JSON: no NaN/Infinity; nesting beyond `max_depth` or a NUL in any string
+    is an InvalidInput (400); other malformed input is a ValueError for the caller."""
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+    except RecursionError:
+        raise InvalidInput(f"Invalid input: JSON nested deeper than {max_depth} levels.") from None
+    _check_tree(value, max_depth)
+    return value
+
+
+def _check_tree(value: Any, max_depth: int) -> None:
+    # Iterative, so that checking a deep document cannot itself recurse too deep.
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth > max_depth:
+                raise InvalidInput(f"Invalid input: JSON nested deeper than {max_depth} levels.")
+            for key, sub in item.items():
+                check_text(key, "the request body")
+                stack.append((sub, depth + 1))
+        elif isinstance(item, list):
+            if depth > max_depth:
+                raise InvalidInput(f"Invalid input: JSON nested deeper than {max_depth} levels.")
+            stack.extend((sub, depth + 1) for sub in item)
+        elif isinstance(item, str):
+            check_text(item, "the request body")
+
+
+async def accept(rq: Any, streamed: bool) -> None:
+    """Check a request before authentication: NUL bytes in its path and query, then its
+    body (size, read timeout; a JSON body's nesting, NaN and NUL bytes). A streamed body
+    is left for the handler, under the image size cap."""
+    request, http = rq.request, rq.settings.http
+    check_request_text(request.url.path, request.query_params)
+    if streamed:
+        rq.body_stream = BodyStream(request.stream(), request.headers, http.image_size_cap,
+                                    http.client_timeout)
+        return
+    rq.raw_body = await read_body(request.stream(), request.headers,
+                                  http.max_request_body_size, http.client_timeout)
+    ctype = request.headers.get("content-type", "")
+    if rq.raw_body.strip() and ("json" in ctype or not ctype):
+        try:
+            rq._json = loads(rq.raw_body, http.max_json_depth)
+        except (ValueError, UnicodeDecodeError):
+            pass  # not JSON: the handler answers in its own words, if it wants a body
