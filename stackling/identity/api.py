@@ -553,62 +553,6 @@ def list_grants(rq: ApiRequest) -> Any:
     return {"roles": [role_view(rq, r) for r in roles], "links": _collection_links(rq)}
 
 
-def role_assignments(rq: ApiRequest) -> Any:
-    q = rq.query
-    user_id = q.get("user.id")
-    if not (user_id and user_id == rq.ctx.user_id):
-        _require_admin(rq, "list_role_assignments")
-    if q.get("group.id"):
-        return {"role_assignments": [], "links": _collection_links(rq)}
-    effective = "effective" in q and (q.get("effective") in ("", None) or to_bool(q["effective"]))
-    include_names = "include_names" in q and (q.get("include_names") in ("", None)
-                                              or to_bool(q["include_names"]))
-    rows = logic.list_assignments(
-        rq.db, user_id=user_id, role_id=q.get("role.id"), project_id=q.get("scope.project.id"),
-        domain_id=q.get("scope.domain.id"), system=q.get("scope.system") == "all",
-        effective=effective)
-    return {"role_assignments": [_assignment_view(rq, r, include_names) for r in rows],
-            "links": _collection_links(rq)}
-
-
-def _assignment_view(rq: ApiRequest, row: dict[str, Any], names: bool) -> dict[str, Any]:
-    db = rq.db
-    role: dict[str, Any] = {"id": row["role_id"]}
-    user: dict[str, Any] = {"id": row["user_id"]}
-    if row["type"] == USER_PROJECT:
-        scope: dict[str, Any] = {"project": {"id": row["target_id"]}}
-        path = f"projects/{row['target_id']}"
-    elif row["type"] == USER_DOMAIN:
-        scope = {"domain": {"id": row["target_id"]}}
-        path = f"domains/{row['target_id']}"
-    else:
-        scope = {"system": {"all": True}}
-        path = "system"
-    if names:
-        r = db.get(Role, row["role_id"])
-        u = db.get(User, row["user_id"])
-        if r:
-            role["name"] = r.name
-        if u:
-            d = db.get(Domain, u.domain_id)
-            user.update(name=u.name, domain={"id": u.domain_id, "name": d.name if d else ""})
-        if "project" in scope:
-            p = db.get(Project, row["target_id"])
-            if p:
-                d = db.get(Domain, p.domain_id)
-                scope["project"].update(name=p.name,
-                                        domain={"id": p.domain_id, "name": d.name if d else ""})
-        elif "domain" in scope:
-            d = db.get(Domain, row["target_id"])
-            if d:
-                scope["domain"]["name"] = d.name
-    prior = row["prior_role_id"] or row["role_id"]
-    links = {"assignment": f"{rq.service_url}/v3/{path}/users/{row['user_id']}/roles/{prior}"}
-    if row["prior_role_id"]:
-        links["prior_role"] = f"{rq.service_url}/v3/roles/{row['prior_role_id']}"
-    return {"role": role, "user": user, "scope": scope, "links": links}
-
-
 # ------------------------------------------------------------------ catalog admin (read)
 def _endpoint_view(rq: ApiRequest, ep: Endpoint) -> dict[str, Any]:
     return {"id": ep.id, "service_id": ep.service_id, "interface": ep.interface,
@@ -659,7 +603,8 @@ def list_regions(rq: ApiRequest) -> Any:
 
 # ------------------------------------------------------------------ the table
 def build(runtime: Any) -> Service:
-    s = Service(name="identity", prefix="/identity", family="identity")
+    s = Service(name="identity", prefix="/identity", family="identity",
+                project_scoped=False)
     s.add("/", public=True, get=versions)
     s.add("/v3", public=True, get=version_v3)
     s.add("/v3/", public=True, get=version_v3)
@@ -681,7 +626,6 @@ def build(runtime: Any) -> Service:
     s.add("/v3/roles/{role_id}", get=show_role, delete=delete_role)
     s.add("/v3/roles/{prior_role_id}/implies/{implied_role_id}", put=put_implied_role)
     s.add("/v3/role_inferences", get=role_inferences)
-    s.add("/v3/role_assignments", get=role_assignments)
     s.add("/v3/services", get=list_services)
     s.add("/v3/services/{service_id}", get=show_service)
     s.add("/v3/endpoints", get=list_endpoints)
@@ -690,4 +634,8 @@ def build(runtime: Any) -> Service:
         s.add(f"{scope}/users/{{user_id}}/roles", get=list_grants)
         s.add(f"{scope}/users/{{user_id}}/roles/{{role_id}}", put=put_grant, get=check_grant,
               head=check_grant, delete=delete_grant)
+    from stackling.identity import app_credentials_api, groups_api
+
+    groups_api.add_routes(s)
+    app_credentials_api.add_routes(s)
     return s

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackling.identity import api, bootstrap, tokens
+from stackling.identity import api, app_credentials_api, bootstrap, groups_api, tokens
 from stackling.runtime import CatalogEntry, Component
 
 # Keystone's defaults, reduced to what stackling serves: admin for writes and for
@@ -18,7 +18,8 @@ POLICIES = {
         "update_user", "delete_user", "change_password", "list_user_projects", "list_roles",
         "get_role", "create_role", "delete_role", "list_role_inference_rules",
         "create_implied_role", "create_grant", "check_grant", "revoke_grant", "list_grants",
-        "list_role_assignments", "list_services", "get_service", "list_endpoints")},
+        "list_role_assignments", "list_services", "get_service", "list_endpoints",
+        *groups_api.POLICIES, *app_credentials_api.POLICIES)},
 }
 
 

@@ -127,7 +127,11 @@ def direct_role_ids(db: Session, kind: str, actor_id: str, target_id: str) -> se
 
 
 def effective_roles(db: Session, kind: str, actor_id: str, target_id: str) -> list[Role]:
-    ids = expand_implied(db, direct_role_ids(db, kind, actor_id, target_id))
+    """A user's roles on a target: its own grants, its groups' grants, implied roles."""
+    from stackling.identity import groups
+
+    direct = direct_role_ids(db, kind, actor_id, target_id)
+    ids = expand_implied(db, direct | groups.inherited_role_ids(db, kind, actor_id, target_id))
     if not ids:
         return []
     return list(db.scalars(select(Role).where(Role.id.in_(ids)).order_by(Role.name)))
@@ -150,9 +154,14 @@ def revoke_grant(db: Session, kind: str, actor_id: str, target_id: str, role_id:
         raise NotFound(f"Could not find role assignment with role: {role_id}, "
                        f"user or group: {actor_id}, project, domain, or system: {target_id}.")
     db.delete(row)
-    # As Keystone: tokens carrying the old roles stop working.
+    # As Keystone: tokens carrying the old roles stop working, and the user's
+    # application credentials on that project are deleted.
     tokens.revoke(db, user_id=actor_id,
                   project_id=target_id if kind == USER_PROJECT else None)
+    if kind == USER_PROJECT:
+        from stackling.identity import app_credentials
+
+        app_credentials.delete_for_user_on_project(db, actor_id, target_id)
 
 
 # ------------------------------------------------------------------ authentication
@@ -165,6 +174,10 @@ def authenticate(db: Session, keys: tokens.KeyRing, expiration: int,
     """
     identity = auth["identity"]
     methods: list[str] = identity["methods"]
+    if "application_credential" in methods:
+        from stackling.identity import app_credentials
+
+        return app_credentials.authenticate(db, expiration, identity, auth.get("scope"))
     if "password" in methods:
         user_ref = identity["password"]["user"]
         user = find_user(db, user_ref)
@@ -175,6 +188,9 @@ def authenticate(db: Session, keys: tokens.KeyRing, expiration: int,
     elif "token" in methods:
         if existing is None:
             raise Unauthorized()
+        if existing.app_cred_id:
+            # never widen a delegated token into the user's own roles
+            raise Unauthorized("A token from an application credential cannot be rescoped.")
         user = db.get(User, existing.user_id)
         if user is None:
             raise Unauthorized()
@@ -284,6 +300,10 @@ def render_token(db: Session, data: tokens.TokenData, base_url: str,
         body["roles"] = [{"id": r.id, "name": r.name} for r in roles]
         if include_catalog:
             body["catalog"] = catalog(db, base_url, data.project_id)
+    if data.app_cred_id:
+        from stackling.identity import app_credentials
+
+        body["application_credential"] = app_credentials.token_section(db, data.app_cred_id)
     return body
 
 
@@ -354,10 +374,14 @@ def change_password(db: Session, user: User, original: str, new: str, rounds: in
 
 
 def projects_for_user(db: Session, user_id: str) -> list[Project]:
+    from stackling.identity import groups
+
     ids = select(Assignment.target_id).where(Assignment.type == USER_PROJECT,
                                              Assignment.actor_id == user_id)
-    return list(db.scalars(select(Project).where(Project.id.in_(ids), Project.enabled.is_(True))
-                           .order_by(Project.name)))
+    through_groups = groups.group_project_ids(db, user_id)
+    return list(db.scalars(select(Project).where(
+        Project.id.in_(ids) | Project.id.in_(through_groups), Project.enabled.is_(True))
+        .order_by(Project.name)))
 
 
 def list_assignments(db: Session, *, user_id: str | None = None, role_id: str | None = None,

@@ -51,6 +51,7 @@ class TokenData:
     project_domain_id: str | None = None
     user_name: str | None = None
     project_name: str | None = None
+    app_cred_id: str | None = None  # issued by the application_credential method
 
     def to_payload(self) -> bytes:
         data = {
@@ -59,6 +60,8 @@ class TokenData:
             "d": self.domain_id, "s": self.system, "r": self.roles, "ud": self.user_domain_id,
             "pd": self.project_domain_id, "un": self.user_name, "pn": self.project_name,
         }
+        if self.app_cred_id:
+            data["ac"] = self.app_cred_id
         return json.dumps(data, separators=(",", ":")).encode()
 
     @classmethod
@@ -71,6 +74,7 @@ class TokenData:
             audit_ids=d["a"], project_id=d.get("p"), domain_id=d.get("d"), system=d.get("s"),
             roles=d.get("r") or [], user_domain_id=d.get("ud"),
             project_domain_id=d.get("pd"), user_name=d.get("un"), project_name=d.get("pn"),
+            app_cred_id=d.get("ac"),
         )
 
     def context(self, token: str, request_id: str) -> RequestContext:
@@ -135,6 +139,11 @@ def decode(db: Session, keys: KeyRing, token: str, *, allow_expired_window: int 
         raise Unauthorized("The request you have made requires authentication.")
     if is_revoked(db, data):
         raise Unauthorized()
+    if data.app_cred_id:
+        from stackling.identity import app_credentials
+
+        if not app_credentials.still_valid(db, data.app_cred_id):
+            raise Unauthorized()
     return data
 
 

@@ -16,11 +16,14 @@ VERSIONS = Path(__file__).parent / "versions"
 MODEL_MODULES = [
     "stackling.runtime",
     "stackling.identity.models",
+    "stackling.identity.group_appcred_models",
     "stackling.network.core.models",
     "stackling.network.l3.models",
     "stackling.network.segments.range_models",
+    "stackling.network.segments.models",
     "stackling.placement.models",
     "stackling.compute.models",
+    "stackling.compute.move_models",
     "stackling.image.models",
 ]
 
