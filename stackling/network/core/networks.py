@@ -425,6 +425,8 @@ def delete_network(db: Session, ctx: RequestContext, network_id: str,
     net = get_visible(db, ctx, network_id)
     pol.authorize(db, ctx, "delete_network", target(net))
     standard.check_revision(net, if_match)
+    if net.router_external:
+        _delete_disassociated_floatingips(db, net.id)
     in_use = db.scalar(select(Port.id).where(Port.network_id == net.id,
                                              Port.device_owner.not_in(AUTO_DELETE_OWNERS))
                        .limit(1))
@@ -443,6 +445,24 @@ def delete_network(db: Session, ctx: RequestContext, network_id: str,
     standard.delete_tags(db, [net.id, *port_ids, *subnet_ids, *(s.id for s in net.segments)])
     db.delete(net)
     db.flush()
+
+
+def _delete_disassociated_floatingips(db: Session, network_id: str) -> None:
+    """Upstream's network BEFORE_DELETE hook: floating IPs of the network that are not
+    associated go with it (an associated one keeps its router gateway, hence 409)."""
+    from stackling.network.l3.models import FloatingIP
+
+    fips = db.execute(select(FloatingIP.id, FloatingIP.floating_port_id).where(
+        FloatingIP.floating_network_id == network_id, FloatingIP.fixed_port_id.is_(None),
+        FloatingIP.router_id.is_(None))).all()
+    if not fips:
+        return
+    standard.delete_tags(db, [fip_id for fip_id, _ in fips])
+    db.execute(delete(FloatingIP).where(FloatingIP.id.in_([fip_id for fip_id, _ in fips])))
+    port_ids = [port_id for _, port_id in fips]
+    db.execute(delete(IPAllocation).where(IPAllocation.port_id.in_(port_ids)))
+    standard.delete_tags(db, port_ids)
+    db.execute(delete(Port).where(Port.id.in_(port_ids)))
 
 
 standard.register_taggable("networks", standard.Taggable(

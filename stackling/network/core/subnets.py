@@ -133,8 +133,10 @@ LISTING = Listing(attrs=ATTRS, columns=LISTING_COLUMNS, id_column=Subnet.id,
 def _visible(ctx: RequestContext) -> Any:
     if ctx.is_admin or ctx.is_service:
         return None
+    # An external network's subnets stay its owner's (upstream: only `access_as_shared`
+    # reveals them), although the network itself is visible to all.
     return or_(Subnet.project_id == ctx.project_id, Subnet.network_id.in_(
-        select(Network.id).where(or_(Network.shared.is_(True), Network.router_external.is_(True),
+        select(Network.id).where(or_(Network.shared.is_(True),
                                      Network.project_id == ctx.project_id))))
 
 
@@ -144,7 +146,7 @@ def get_visible(db: Session, ctx: RequestContext, subnet_id: str) -> Subnet:
         raise errors.SubnetNotFound(subnet_id=subnet_id)
     if not (ctx.is_admin or ctx.is_service or subnet.project_id == ctx.project_id):
         net = db.get(Network, subnet.network_id)
-        if net is None or not networks.can_see(ctx, net):
+        if net is None or not (net.shared or net.project_id == ctx.project_id):
             raise errors.SubnetNotFound(subnet_id=subnet_id)
     return subnet
 
