@@ -43,7 +43,9 @@ def _claim(db: Session) -> Instance | None:
             build_attempts=Instance.build_attempts + 1).execution_options(
             synchronize_session=False))
         return inst if claimed.rowcount == 1 else None
-    return db.scalars(stmt.with_for_update(skip_locked=True)).first()
+    # Locked and read fresh: a delete that held the row first has removed it by now.
+    return db.scalars(stmt.with_for_update(skip_locked=True).execution_options(
+        populate_existing=True)).first()
 
 
 def fault(code: int, message: str, details: str = "") -> dict[str, Any]:

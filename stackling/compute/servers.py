@@ -235,7 +235,9 @@ def get_instance(db: Session, ctx: RequestContext, server_id: str, *,
     if not ctx.is_admin:
         stmt = stmt.where(Instance.project_id == ctx.project_id)
     if for_update:
-        stmt = stmt.with_for_update()
+        # Fresh from the database: the request may already hold an older copy of the row
+        # (read before the lock was granted, e.g. while a build was still in flight).
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
     inst = db.scalars(stmt).first()
     if inst is None:
         raise InstanceNotFound(instance_id=server_id)
@@ -364,15 +366,17 @@ def update_instance(db: Session, ctx: RequestContext, server_id: str,
 def delete_instance(db: Session, ctx: RequestContext, server_id: str) -> None:
     """Release everything the server holds (ports, placement allocation), then forget it.
 
-    The row lock waits out a build in flight, so a delete never races a half build.
+    The row lock waits out a build in flight and the row is re-read under it, so the
+    delete sees what that build committed (its ports and its placement claim) and
+    releases it; a build that has not claimed the row yet never will (it skips locked
+    rows and finds this one gone).
     """
     inst = get_instance(db, ctx, server_id, for_update=True)
     if inst.locked and not ctx.is_admin:
         raise InstanceIsLocked(instance_uuid=inst.uuid)
     actions.record(db, ctx, inst, "delete")
     network_api.deallocate_for_instance(db, inst)
-    if inst.build_state == "done" and inst.host:
-        scheduler.release(db, inst.uuid)
+    scheduler.release(db, inst.uuid)  # idempotent: nothing to release before a build
     db.delete(inst)
     db.flush()
 
