@@ -17,6 +17,8 @@ from starlette.routing import Mount
 
 from stackling.common.http import build_router
 from stackling.config import Settings, load_settings
+from stackling.console.routes import routes as console_routes
+from stackling.observability import logs, metrics
 from stackling.runtime import Runtime, load_components
 
 LOG = logging.getLogger(__name__)
@@ -75,6 +77,7 @@ def create_app(runtime: Runtime | None = None) -> Any:
     if runtime is None:
         overrides = json.loads(os.environ.get("STACKLING_SERVE_SETTINGS", "{}"))
         runtime = create_runtime(load_settings(**overrides), progressive=True)
+        logs.configure(runtime.settings.observability.log_format)  # a worker process
         if not runtime.bootstrap_complete(BOOTSTRAP_STEPS):
             load_pending_now(runtime)
     mounts = [_mount(runtime, component) for component in runtime.components]
@@ -99,6 +102,7 @@ def create_app(runtime: Runtime | None = None) -> Any:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         nonlocal loader
         runtime.start(background=True)
+        metrics.load_in_background()
         if pending:
             loader = threading.Thread(target=load_pending, name="load-services", daemon=True)
             loader.start()
@@ -110,7 +114,7 @@ def create_app(runtime: Runtime | None = None) -> Any:
             runtime.stop()
             runtime.db.dispose()
 
-    app = Starlette(routes=mounts, lifespan=lifespan)
+    app = Starlette(routes=[*console_routes(runtime), *mounts], lifespan=lifespan)
     app.state.runtime = runtime
     return _PathNormalizer(app, runtime, [prefix for _, prefix in pending])
 

@@ -6,9 +6,13 @@ import argparse
 import json
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
+
+from stackling.observability import logs
+from stackling.startup_errors import StartupError, explain_startup_error
 
 
 def _settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -17,6 +21,8 @@ def _settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, key, None)
         if value is not None:
             overrides[key] = str(value) if key == "data_dir" else value
+    if getattr(args, "log_format", None):
+        overrides["observability"] = {"log_format": args.log_format}
     return overrides
 
 
@@ -63,11 +69,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "--nic auto --wait vm1\n"
               f"  {osc} --os-cloud stackling-admin catalog list\n", flush=True)
     log_level = "info" if args.verbose else "warning"
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    logs.configure(settings.observability.log_format,
+                   logging.INFO if args.verbose else logging.WARNING)
+    _check_port_free(settings.host, settings.port)
+    # Our own access line replaces uvicorn's; log_config=None keeps our handlers.
     common = dict(host=settings.host, port=settings.port, log_level=log_level,
-                  access_log=args.verbose, timeout_keep_alive=30)
+                  access_log=False, log_config=None, timeout_keep_alive=30)
     if settings.workers > 1:
         runtime.db.dispose()
+        _share_metrics(settings.data_dir)
         os.environ["STACKLING_SERVE_SETTINGS"] = json.dumps(overrides)
         uvicorn.run("stackling.app:asgi_app_factory", factory=True, workers=settings.workers,
                     **common)
@@ -76,6 +86,30 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         uvicorn.run(create_app(runtime), **common)
     return 0
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse a port in use with one clear line (uvicorn would log a traceback-like error)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise StartupError(f"port: cannot listen on {host}:{port}: "
+                               f"{exc.strerror or exc} (choose another with --port)") from None
+
+
+def _share_metrics(data_dir: Path) -> None:
+    """Workers write their metrics to one directory that any worker's /metrics reads."""
+    import shutil
+
+    from stackling.observability.metrics import MULTIPROC_ENV
+
+    directory = (data_dir / "metrics").resolve()
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    os.environ[MULTIPROC_ENV] = str(directory)
 
 
 def cmd_db_upgrade(args: argparse.Namespace) -> int:
@@ -122,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
     serve.add_argument("--workers", type=int, default=None)
+    serve.add_argument("--log-format", choices=["text", "json"], default=None,
+                       help="text (default) or json: one object per line")
     serve.add_argument("--verbose", action="store_true")
     serve.add_argument("--quiet", action="store_true")
     serve.set_defaults(fn=cmd_serve)
@@ -148,7 +184,17 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "config", None):
         os.environ["STACKLING_CONFIG"] = str(Path(args.config).resolve())
-    return int(args.fn(args) or 0)
+    try:
+        return int(args.fn(args) or 0)
+    except StartupError as exc:
+        print(f"stackling: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - known start-up mistakes become one line
+        message = explain_startup_error(exc)
+        if message is None:
+            raise
+        print(f"stackling: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -23,6 +23,12 @@ from pathlib import Path
 from typing import Any
 
 ENV_PREFIX = "STACKLING_"
+
+
+class SettingsError(ValueError):
+    """A setting that is missing, unknown or of the wrong type; the message names it."""
+
+
 # STACKLING_* variables that are not settings (read elsewhere).
 _NOT_SETTINGS = {"CONFIG", "SERVE_SETTINGS", "ADMIN_PASSWORD", "DEMO_PASSWORD"}
 
@@ -96,6 +102,14 @@ class ComputeSettings:
 
 
 @dataclass
+class ObservabilitySettings:
+    log_format: str = "text"  # or "json": one object per line
+    # /metrics answers without a token only to loopback clients unless this is true;
+    # other clients need an admin token.
+    metrics_public: bool = False
+
+
+@dataclass
 class HttpSettings:
     """Request limits (docs/security.md), with upstream's defaults."""
 
@@ -116,6 +130,49 @@ class HttpSettings:
 
 
 @dataclass
+class ComputeQuotaSettings:
+    """Nova's [quota] defaults, per project (key_pairs per user); -1 is unlimited."""
+
+    instances: int = 10
+    cores: int = 20
+    ram: int = 51200  # MB
+    metadata_items: int = 128
+    injected_files: int = 5
+    injected_file_content_bytes: int = 10240
+    injected_file_path_bytes: int = 255
+    key_pairs: int = 100
+    # Not a Nova option: the most servers one POST /servers may create whatever the quota
+    # (an unlimited quota must not let max_count=10**30 loop in one transaction).
+    max_count: int = 1000
+
+
+@dataclass
+class NetworkQuotaSettings:
+    """Neutron's [quotas] quota_<resource> defaults, per project; -1 is unlimited."""
+
+    network: int = 100
+    subnet: int = 100
+    port: int = 500
+    router: int = 10
+    floatingip: int = 50
+    security_group: int = 10
+    security_group_rule: int = 100
+    subnetpool: int = -1
+    rbac_policy: int = 10
+    # Not a Neutron option: the most items one bulk POST may create (larger is a 400), so
+    # one request cannot hold the write lock for minutes.
+    max_bulk: int = 1000
+
+
+@dataclass
+class QuotaSettings:
+    """docs/security.md, "Quotas"."""
+
+    compute: ComputeQuotaSettings = field(default_factory=ComputeQuotaSettings)
+    network: NetworkQuotaSettings = field(default_factory=NetworkQuotaSettings)
+
+
+@dataclass
 class Settings:
     data_dir: Path = Path(".stackling")
     database_url: str | None = None  # default: sqlite in data_dir
@@ -127,7 +184,9 @@ class Settings:
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     network: NetworkSettings = field(default_factory=NetworkSettings)
     compute: ComputeSettings = field(default_factory=ComputeSettings)
+    quota: QuotaSettings = field(default_factory=QuotaSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
+    observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
 
     @property
     def db_url(self) -> str:
@@ -155,7 +214,7 @@ def _yaml_source() -> dict[str, Any]:
     with open(path, encoding="utf-8") as fh:
         data = yaml.safe_load(fh) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: the configuration file must be a mapping")
+        raise SettingsError(f"{path}: the configuration file must be a mapping")
     return data
 
 
@@ -194,18 +253,18 @@ def _build(cls: type, data: Any, path: str) -> Any:
     if isinstance(data, _EnvValue):
         data = json.loads(data)
     if not isinstance(data, dict):
-        raise ValueError(f"{path or 'settings'}: expected a mapping, got {data!r}")
+        raise SettingsError(f"{path or 'settings'}: expected a mapping, got {data!r}")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ValueError(f"{path + '.' if path else ''}{unknown[0]}: unknown setting")
+        raise SettingsError(f"{path + '.' if path else ''}{unknown[0]}: unknown setting")
     kwargs = {name: _convert(hints[name], value, f"{path + '.' if path else ''}{name}")
               for name, value in data.items()}
     try:
         return cls(**kwargs)
     except TypeError as exc:
-        raise ValueError(f"{path or 'settings'}: {exc}") from None
+        raise SettingsError(f"{path or 'settings'}: {exc}") from None
 
 
 def _convert(hint: Any, value: Any, path: str) -> Any:
@@ -223,7 +282,7 @@ def _convert(hint: Any, value: Any, path: str) -> Any:
             value = (json.loads(value) if value.strip().startswith("[")
                      else [v.strip() for v in value.split(",") if v.strip()])
         if not isinstance(value, list | tuple):
-            raise ValueError(f"{path}: expected a list, got {value!r}")
+            raise SettingsError(f"{path}: expected a list, got {value!r}")
         return [_convert(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
     if hint is bool:
         if isinstance(value, bool):
@@ -233,18 +292,18 @@ def _convert(hint: Any, value: Any, path: str) -> Any:
             return True
         if text in ("false", "0", "no", "off"):
             return False
-        raise ValueError(f"{path}: expected a boolean, got {value!r}")
+        raise SettingsError(f"{path}: expected a boolean, got {value!r}")
     if hint in (int, float):
         if isinstance(value, bool):
-            raise ValueError(f"{path}: expected {hint.__name__}, got {value!r}")
+            raise SettingsError(f"{path}: expected {hint.__name__}, got {value!r}")
         try:
             return hint(value)
         except (TypeError, ValueError):
-            raise ValueError(f"{path}: expected {hint.__name__}, got {value!r}") from None
+            raise SettingsError(f"{path}: expected {hint.__name__}, got {value!r}") from None
     if hint is Path:
         return Path(value)
     if hint is str:
         if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise ValueError(f"{path}: expected a string, got {value!r}")
+            raise SettingsError(f"{path}: expected a string, got {value!r}")
         return str(value)
     return value

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,8 @@ from stackling.common import errors, limits
 from stackling.common.context import RequestContext, new_request_id
 from stackling.common.db import is_deadlock, retry_on_conflict
 from stackling.common.microversion import Version, VersionSpec
+from stackling.common.policy import require_project_scope
+from stackling.observability import logs, metrics
 
 if TYPE_CHECKING:
     from stackling.runtime import Runtime
@@ -86,6 +89,7 @@ class Service:
     # Optional rewrite of the path below the prefix before routing (Neutron's `-`/`_`).
     rewrite_path: Callable[[str], str] | None = None
     component: str | None = None  # the component whose start hook gates this service
+    project_scoped: bool = True  # tokens without a project scope get a 403 (not identity)
 
     def add(self, path: str, public: bool = False, stream: bool = False,
             **methods: Handler) -> None:
@@ -249,6 +253,8 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
 
     async def endpoint(request: Request) -> Response:
         request_id = new_request_id()
+        started = time.perf_counter()
+        logs.bind(request_id)
         rq = ApiRequest(request, runtime, service, dict(request.path_params), b"", request_id)
         method = request.method
         handler = route.methods.get(method)
@@ -275,7 +281,9 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
         except Exception:  # noqa: BLE001 - the last resort: a family 500, logged
             LOG.exception("unhandled error in %s %s", method, request.url.path)
             response = service.render_error(errors.InternalError(), request_id)
-        return _finish(rq, response)
+        response = _finish(rq, response)
+        _observe(service, route, method, request.url.path, response.status_code, started)
+        return response
 
     return endpoint
 
@@ -292,6 +300,9 @@ def _run(rq: ApiRequest, route: Route, handler: Handler) -> Response:
             rq.db = session
             if not route.is_public(rq.method):
                 rq.ctx = rq.runtime.authenticate(session, rq.request.headers, rq.request_id)
+                logs.identify(rq.ctx.user_id, rq.ctx.project_id)
+                if service.project_scoped:
+                    require_project_scope(rq.ctx)
             result = to_response(handler(rq))
         return result
 
@@ -302,6 +313,14 @@ def _run(rq: ApiRequest, route: Route, handler: Handler) -> Response:
         except Exception:  # noqa: BLE001 - post-commit hooks must not fail the request
             LOG.exception("after-commit hook failed")
     return response
+
+
+def _observe(service: Service, route: Route, method: str, path: str, status: int,
+             started: float) -> None:
+    """The access log line and the request metrics, keyed by the route template."""
+    seconds = time.perf_counter() - started
+    logs.log_request(method, path, service.name, route.path, status, seconds)
+    metrics.observe_request(service.name, route.path, method, status, seconds)
 
 
 def _render_error(rq: ApiRequest, err: errors.ApiError) -> Response:

@@ -1,0 +1,461 @@
+// The stackling console: a client of the public APIs, like any other. It signs in through
+// Keystone, keeps the token in this tab's sessionStorage only, and reads the same routes
+// as openstacksdk does, so policy applies unchanged (a member sees their project).
+"use strict";
+
+const POLL_MS = 3000;
+const COMPUTE_VERSION = "compute 2.53";
+const PLACEMENT_VERSION = "placement 1.26";
+const $ = (sel) => document.querySelector(sel);
+let session = JSON.parse(sessionStorage.getItem("stackling.session") || "null");
+let graph = null;
+let current = "topology";
+let pollTimer = null;
+let segmentHostsCache = {key: "", hosts: {}};
+
+// ------------------------------------------------------------------ API access
+class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+function errorMessage(body, fallback) {
+  if (!body || typeof body !== "object") return fallback;
+  if (body.error && body.error.message) return body.error.message;            // keystone
+  if (body.NeutronError) return body.NeutronError.message;                     // neutron
+  if (Array.isArray(body.errors) && body.errors[0]) return body.errors[0].detail; // placement
+  const nova = Object.values(body)[0];
+  if (nova && nova.message) return nova.message;                               // nova, heat
+  return fallback;
+}
+
+async function api(service, path, options = {}) {
+  const base = session.endpoints[service];
+  if (base === undefined) throw new ApiError(404, `no ${service} endpoint in the catalog`);
+  const headers = {"X-Auth-Token": session.token, "Accept": "application/json"};
+  if (service === "compute") headers["OpenStack-API-Version"] = COMPUTE_VERSION;
+  if (service === "placement") headers["OpenStack-API-Version"] = PLACEMENT_VERSION;
+  if (options.body) headers["Content-Type"] = "application/json";
+  const resp = await fetch(base + path, {method: options.method || "GET", headers,
+                                         body: options.body ? JSON.stringify(options.body) : undefined});
+  if (resp.status === 401) { signOut("Your session has expired: sign in again."); throw new ApiError(401, "unauthorized"); }
+  const text = await resp.text();
+  const body = text ? JSON.parse(text) : null;
+  if (!resp.ok) throw new ApiError(resp.status, errorMessage(body, resp.statusText));
+  return body;
+}
+
+// A list the caller may not be allowed to read (admin-only routes) is empty for them.
+async function optional(promise, empty) {
+  try { return await promise; } catch (err) {
+    if (err.status === 403 || err.status === 404) return empty;
+    throw err;
+  }
+}
+
+// ------------------------------------------------------------------ sign in / out
+function endpointsFrom(catalog) {
+  const out = {};
+  for (const entry of catalog || []) {
+    const ep = entry.endpoints.find((e) => e.interface === "public") || entry.endpoints[0];
+    if (ep) out[entry.type] = new URL(ep.url, location.href).pathname.replace(/\/$/, "");
+  }
+  return out;
+}
+
+async function signIn(user, password, project, domain) {
+  const body = {auth: {
+    identity: {methods: ["password"], password: {user: {name: user, domain: {name: domain}, password}}},
+    scope: {project: {name: project, domain: {name: domain}}}}};
+  const resp = await fetch("/identity/v3/auth/tokens", {method: "POST",
+    headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
+  const data = await resp.json().catch(() => null);
+  if (!resp.ok) throw new ApiError(resp.status, errorMessage(data, "The request you have made requires authentication."));
+  const token = data.token;
+  const roles = token.roles.map((r) => r.name);
+  session = {token: resp.headers.get("X-Subject-Token"), user: token.user.name,
+             project: token.project.name, projectId: token.project.id, roles,
+             isAdmin: roles.includes("admin"), endpoints: endpointsFrom(token.catalog)};
+  sessionStorage.setItem("stackling.session", JSON.stringify(session));
+}
+
+function signOut(message) {
+  session = null;
+  sessionStorage.removeItem("stackling.session");
+  clearTimeout(pollTimer);
+  if (graph) { graph.destroy(); graph = null; }
+  showLoggedOut(message || "");
+}
+
+function showLoggedOut(message) {
+  $("#login").hidden = false;
+  $("#tabs").hidden = true;
+  $("#who").hidden = true;
+  document.querySelectorAll(".view").forEach((v) => { v.hidden = true; });
+  $("#login-error").textContent = message;
+}
+
+function showLoggedIn() {
+  $("#login").hidden = true;
+  $("#tabs").hidden = false;
+  $("#who").hidden = false;
+  $("#who-name").textContent = `${session.user} @ ${session.project}${session.isAdmin ? " (admin)" : ""}`;
+  show(current);
+}
+
+function show(view) {
+  current = view;
+  document.querySelectorAll("#tabs button").forEach((b) => b.classList.toggle("active", b.dataset.view === view));
+  document.querySelectorAll(".view").forEach((v) => { v.hidden = v.id !== view; });
+  clearTimeout(pollTimer);
+  refresh();
+}
+
+async function refresh() {
+  if (!session) return;
+  try {
+    if (current === "topology") await refreshTopology();
+    else if (current === "capacity") await refreshCapacity();
+    else if (current === "failures") await refreshFailures();
+  } catch (err) {
+    if (err.status !== 401) setStatus(`Could not refresh: ${err.message}`);
+  }
+  if (session && current !== "audit") pollTimer = setTimeout(refresh, POLL_MS);
+}
+
+function setStatus(text) { const el = $("#status"); if (el) el.textContent = text; }
+
+// ------------------------------------------------------------------ topology
+async function loadCloud() {
+  const allProjects = session.isAdmin ? "?all_tenants=1" : "";
+  const portFields = ["id", "name", "device_id", "device_owner", "network_id", "fixed_ips",
+                      "binding:host_id", "status", "mac_address"].map((f) => `fields=${f}`).join("&");
+  const [networks, subnets, routers, ports, servers, segments] = await Promise.all([
+    api("network", "/v2.0/networks"), api("network", "/v2.0/subnets"),
+    api("network", "/v2.0/routers"), api("network", `/v2.0/ports?${portFields}`),
+    api("compute", `/servers/detail${allProjects}`),
+    session.isAdmin ? optional(api("network", "/v2.0/segments"), {segments: []}) : {segments: []},
+  ]);
+  const cloud = {networks: networks.networks, subnets: subnets.subnets, routers: routers.routers,
+                 ports: ports.ports, servers: servers.servers, segments: segments.segments,
+                 segmentHosts: {}};
+  cloud.segmentHosts = await segmentHosts(cloud.segments);
+  return cloud;
+}
+
+// Hosts reaching each segment: the members of the segment's placement aggregate (the
+// compute hosts of its rack). Fetched again only when the set of segments changes.
+async function segmentHosts(segments) {
+  const key = segments.map((s) => s.id).sort().join(",");
+  if (!session.isAdmin || !segments.length || key === segmentHostsCache.key) {
+    return segments.length ? segmentHostsCache.hosts : {};
+  }
+  const hosts = {};
+  await Promise.all(segments.map(async (seg) => {
+    const aggs = await optional(api("placement", `/resource_providers/${seg.id}/aggregates`), {aggregates: []});
+    const members = aggs.aggregates.length
+      ? await optional(api("placement", `/resource_providers?member_of=in:${aggs.aggregates.join(",")}`),
+                       {resource_providers: []})
+      : {resource_providers: []};
+    hosts[seg.id] = members.resource_providers.filter((rp) => rp.uuid !== seg.id).map((rp) => rp.name);
+  }));
+  segmentHostsCache = {key, hosts};
+  return hosts;
+}
+
+function label(obj, fallback) { return obj.name || fallback || obj.id.slice(0, 8); }
+
+function elementsOf(cloud) {
+  const nodes = [];
+  const edges = [];
+  const ids = new Set();
+  const node = (id, kind, lbl, data, classes = "") => {
+    if (ids.has(id)) return;
+    ids.add(id);
+    nodes.push({group: "nodes", data: {id, kind, label: lbl, obj: data}, classes: `${kind} ${classes}`});
+  };
+  const edge = (source, target, lbl = "") => {
+    const id = `${source}->${target}`;
+    if (ids.has(id) || !ids.has(source) || !ids.has(target)) return;
+    ids.add(id);
+    edges.push({group: "edges", data: {id, source, target, label: lbl}});
+  };
+  for (const net of cloud.networks) {
+    node(`net:${net.id}`, "network", label(net), net,
+         (net["router:external"] ? "external" : "") + (net.segments && net.segments.length > 1 ? " routed" : ""));
+  }
+  const bySegment = {};
+  for (const seg of cloud.segments) {
+    node(`seg:${seg.id}`, "segment", label(seg, `${seg.network_type}:${seg.physical_network || ""}`), seg);
+    bySegment[seg.id] = seg;
+  }
+  for (const sub of cloud.subnets) node(`sub:${sub.id}`, "subnet", `${label(sub)}\n${sub.cidr}`, sub);
+  for (const rtr of cloud.routers) node(`rtr:${rtr.id}`, "router", label(rtr), rtr);
+  for (const srv of cloud.servers) node(`srv:${srv.id}`, "server", label(srv), srv, `status-${srv.status}`);
+  // Racks: the hosts each segment reaches.
+  for (const [segId, hosts] of Object.entries(cloud.segmentHosts || {})) {
+    for (const host of hosts) {
+      node(`host:${host}`, "host", host, {name: host, kind: "compute host"});
+      edge(`seg:${segId}`, `host:${host}`);
+    }
+  }
+  // Network -> segment -> subnet (routed), else network -> subnet.
+  const multiSegment = new Set();
+  for (const seg of cloud.segments) {
+    const net = cloud.networks.find((n) => n.id === seg.network_id);
+    if (net && cloud.segments.filter((s) => s.network_id === net.id).length > 1) multiSegment.add(seg.id);
+  }
+  for (const seg of cloud.segments) if (multiSegment.has(seg.id)) edge(`net:${seg.network_id}`, `seg:${seg.id}`);
+  for (const sub of cloud.subnets) {
+    if (sub.segment_id && multiSegment.has(sub.segment_id)) edge(`seg:${sub.segment_id}`, `sub:${sub.id}`);
+    else edge(`net:${sub.network_id}`, `sub:${sub.id}`);
+  }
+  for (const rtr of cloud.routers) {
+    const gw = rtr.external_gateway_info;
+    if (gw && gw.network_id) edge(`net:${gw.network_id}`, `rtr:${rtr.id}`, "gateway");
+  }
+  for (const port of cloud.ports) {
+    const owner = port.device_owner || "";
+    const ips = port.fixed_ips || [];
+    if (owner === "network:router_interface" || owner === "network:router_interface_distributed") {
+      for (const ip of ips) edge(`rtr:${port.device_id}`, `sub:${ip.subnet_id}`, ip.ip_address);
+    } else if (owner.startsWith("compute:")) {
+      if (ips.length) for (const ip of ips) edge(`sub:${ip.subnet_id}`, `srv:${port.device_id}`, ip.ip_address);
+      else edge(`net:${port.network_id}`, `srv:${port.device_id}`, "(deferred)");
+    }
+  }
+  return nodes.concat(edges);
+}
+
+const STYLE = [
+  {selector: "node", style: {"label": "data(label)", "font-size": 9, "text-wrap": "wrap",
+    "text-valign": "bottom", "text-margin-y": 3, "width": 18, "height": 18, "background-color": "#8a94a6"}},
+  {selector: "node.network", style: {"shape": "round-rectangle", "width": 34, "background-color": "#4da3ff"}},
+  {selector: "node.external", style: {"background-color": "#1d2430"}},
+  {selector: "node.routed", style: {"background-color": "#7c4dff"}},
+  {selector: "node.segment", style: {"shape": "hexagon", "background-color": "#b388ff"}},
+  {selector: "node.subnet", style: {"shape": "round-rectangle", "width": 26, "height": 12, "background-color": "#9ecbff"}},
+  {selector: "node.router", style: {"shape": "diamond", "width": 24, "height": 24, "background-color": "#f5a524"}},
+  {selector: "node.host", style: {"shape": "rectangle", "width": 14, "height": 22, "background-color": "#5f6b7a"}},
+  {selector: "node.server", style: {"shape": "ellipse", "background-color": "#30a46c"}},
+  {selector: "node.status-ERROR", style: {"background-color": "#e5484d"}},
+  {selector: "node.status-BUILD", style: {"background-color": "#f5d90a"}},
+  {selector: "node.status-SHUTOFF", style: {"background-color": "#8a94a6"}},
+  {selector: "node:selected", style: {"border-width": 3, "border-color": "#1d2430"}},
+  {selector: "edge", style: {"width": 1.2, "line-color": "#c3cad6", "curve-style": "bezier",
+    "target-arrow-shape": "triangle", "target-arrow-color": "#c3cad6", "arrow-scale": .6,
+    "label": "data(label)", "font-size": 7, "color": "#667", "text-rotation": "autorotate"}},
+];
+
+function layout(fit) {
+  graph.layout({name: "breadthfirst", directed: true, spacingFactor: 1.1, animate: false,
+                fit, padding: 20, avoidOverlap: true, nodeDimensionsIncludeLabels: false}).run();
+}
+
+async function refreshTopology() {
+  const cloud = await loadCloud();
+  const elements = elementsOf(cloud);
+  if (!graph) {
+    graph = cytoscape({container: $("#graph"), elements, style: STYLE, wheelSensitivity: .3,
+                       minZoom: .05, maxZoom: 4});
+    layout(true);
+    graph.on("tap", "node", (evt) => showDetails(evt.target.data(), cloud));
+    graph.on("tap", (evt) => { if (evt.target === graph) showDetails(null); });
+  } else {
+    const wanted = new Map(elements.map((e) => [e.data.id, e]));
+    let changed = false;
+    graph.batch(() => {
+      graph.elements().forEach((el) => {
+        if (!wanted.has(el.id())) { graph.remove(el); changed = true; }
+      });
+      const added = elements.filter((e) => graph.getElementById(e.data.id).empty());
+      if (added.length) { graph.add(added); changed = true; }
+      for (const e of elements) {
+        const el = graph.getElementById(e.data.id);
+        el.data(e.data);
+        if (e.classes !== undefined) el.classes(e.classes);
+      }
+    });
+    if (changed) layout(false);
+  }
+  $("#graph").dataset.nodes = String(graph.nodes().length);
+  setStatus(`${cloud.networks.length} networks, ${cloud.subnets.length} subnets, ${cloud.routers.length} routers, ` +
+            `${cloud.servers.length} servers, ${cloud.segments.length} segments — updated ${new Date().toLocaleTimeString()}`);
+}
+
+function showDetails(data) {
+  const panel = $("#details");
+  if (!data) { panel.innerHTML = '<p class="hint">Click a node for its details.</p>'; return; }
+  const obj = data.obj || {};
+  const rows = [["kind", data.kind]];
+  const keys = {
+    network: ["id", "name", "status", "router:external", "shared", "mtu", "provider:network_type",
+              "provider:physical_network", "provider:segmentation_id", "project_id"],
+    subnet: ["id", "name", "cidr", "gateway_ip", "ip_version", "segment_id", "network_id", "project_id"],
+    segment: ["id", "name", "network_type", "physical_network", "segmentation_id", "network_id"],
+    router: ["id", "name", "status", "project_id"],
+    server: ["id", "name", "status", "OS-EXT-SRV-ATTR:host", "OS-EXT-AZ:availability_zone", "tenant_id"],
+    host: ["name"],
+  }[data.kind] || Object.keys(obj);
+  for (const k of keys) if (obj[k] !== undefined && obj[k] !== null) rows.push([k, String(obj[k])]);
+  if (data.kind === "server") {
+    for (const [net, addrs] of Object.entries(obj.addresses || {})) {
+      rows.push([net, addrs.map((a) => `${a.addr} (${a["OS-EXT-IPS:type"] || "fixed"})`).join(", ")]);
+    }
+    if (obj.fault) rows.push(["fault", obj.fault.message]);
+  }
+  if (data.kind === "router" && obj.external_gateway_info) {
+    rows.push(["gateway", (obj.external_gateway_info.external_fixed_ips || []).map((i) => i.ip_address).join(", ")]);
+  }
+  panel.innerHTML = "";
+  const h = document.createElement("h3");
+  h.textContent = data.label;
+  const dl = document.createElement("dl");
+  for (const [k, v] of rows) {
+    const dt = document.createElement("dt"); dt.textContent = k;
+    const dd = document.createElement("dd"); dd.textContent = v;
+    dl.append(dt, dd);
+  }
+  panel.append(h, dl);
+}
+
+// ------------------------------------------------------------------ capacity
+function bar(used, total) {
+  const pct = total > 0 ? Math.min(100, (100 * used) / total) : 0;
+  return `<div class="bar${pct >= 90 ? " hot" : ""}" title="${pct.toFixed(1)}%"><span style="width:${pct}%"></span></div>`;
+}
+
+function esc(text) {
+  return String(text ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+}
+
+function fillTable(sel, rows) {
+  $(`${sel} tbody`).innerHTML = rows.length ? rows.join("") : '<tr><td colspan="8" class="hint">none visible</td></tr>';
+}
+
+// `available` is a list of ids or of "a-b" intervals (compact for 16M-id ranges).
+function countIds(list) {
+  let n = 0;
+  for (const item of list || []) {
+    if (typeof item === "number") n += 1;
+    else { const [a, b] = String(item).split("-").map(Number); n += (b === undefined ? 1 : b - a + 1); }
+  }
+  return n;
+}
+
+function prefixSize(cidr) {
+  const [addr, len] = cidr.split("/");
+  const bits = addr.includes(":") ? 128 : 32;
+  return 1n << BigInt(bits - Number(len));
+}
+
+async function refreshCapacity() {
+  const [segments, networks, hypervisors, ranges, pools, subnets] = await Promise.all([
+    optional(api("network", "/v2.0/segments"), {segments: []}),
+    api("network", "/v2.0/networks"),
+    optional(api("compute", "/os-hypervisors/detail"), {hypervisors: []}),
+    optional(api("network", "/v2.0/network_segment_ranges"), {network_segment_ranges: []}),
+    api("network", "/v2.0/subnetpools?is_default=true"),
+    api("network", "/v2.0/subnets?fields=id&fields=cidr&fields=subnetpool_id"),
+  ]);
+  const netName = Object.fromEntries(networks.networks.map((n) => [n.id, n.name || n.id]));
+  const segRows = await Promise.all(segments.segments.map(async (seg) => {
+    const inv = await optional(api("placement", `/resource_providers/${seg.id}/inventories`), {inventories: {}});
+    const use = await optional(api("placement", `/resource_providers/${seg.id}/usages`), {usages: {}});
+    const ipv4 = inv.inventories.IPV4_ADDRESS;
+    if (!ipv4) return null;
+    const used = use.usages.IPV4_ADDRESS || 0;
+    const free = ipv4.total - ipv4.reserved - used;
+    return `<tr data-segment="${esc(seg.id)}"><td>${esc(seg.name || seg.id)}</td><td>${esc(netName[seg.network_id])}</td>` +
+      `<td>${esc(seg.physical_network || "")}</td><td class="num">${ipv4.total}</td><td class="num">${ipv4.reserved}</td>` +
+      `<td class="num">${used}</td><td class="num">${free}</td><td>${bar(used + ipv4.reserved, ipv4.total)}</td></tr>`;
+  }));
+  fillTable("#cap-segments", segRows.filter(Boolean));
+  fillTable("#cap-hosts", hypervisors.hypervisors.map((h) =>
+    `<tr><td>${esc(h.hypervisor_hostname)}</td>` +
+    `<td>${h.vcpus_used} / ${h.vcpus} ${bar(h.vcpus_used, h.vcpus)}</td>` +
+    `<td>${h.memory_mb_used} / ${h.memory_mb} ${bar(h.memory_mb_used, h.memory_mb)}</td>` +
+    `<td>${h.local_gb_used} / ${h.local_gb} ${bar(h.local_gb_used, h.local_gb)}</td></tr>`));
+  fillTable("#cap-ranges", ranges.network_segment_ranges.map((r) => {
+    const used = Object.keys(r.used || {}).length;
+    const avail = countIds(r.available);
+    return `<tr><td>${esc(r.name)}</td><td>${esc(r.network_type)}</td><td>${esc(r.physical_network || "")}</td>` +
+      `<td>${r.shared ? "shared" : esc(r.project_id)}</td><td>${r.minimum}–${r.maximum}</td>` +
+      `<td class="num">${used}</td><td class="num">${avail}</td><td>${bar(used, used + avail)}</td></tr>`;
+  }));
+  fillTable("#cap-pools", pools.subnetpools.map((p) => {
+    const total = p.prefixes.reduce((acc, c) => acc + prefixSize(c), 0n);
+    const allocated = subnets.subnets.filter((s) => s.subnetpool_id === p.id).reduce((acc, s) => acc + prefixSize(s.cidr), 0n);
+    const free = total - allocated;
+    const pct = total > 0n ? Number((allocated * 10000n) / total) / 100 : 0;
+    return `<tr><td>${esc(p.name)}</td><td>IPv${p.ip_version}</td><td>${esc(p.prefixes.join(", "))}</td>` +
+      `<td class="num">${total}</td><td class="num">${allocated}</td><td class="num">${free}</td>` +
+      `<td>${bar(pct, 100)}</td></tr>`;
+  }));
+  $("#cap-note").textContent = session.isAdmin ? "" : "Segments, hosts and ranges are visible to administrators only.";
+}
+
+// ------------------------------------------------------------------ why it failed
+async function refreshFailures() {
+  const allProjects = session.isAdmin ? "&all_tenants=1" : "";
+  const servers = await api("compute", `/servers/detail?status=ERROR${allProjects}`);
+  const cards = servers.servers.map((srv) => {
+    const fault = srv.fault || {};
+    return `<div class="card server-failure" data-server="${esc(srv.id)}"><h3>${esc(srv.name)} <small>${esc(srv.id)}</small></h3>` +
+      `<p><strong>${esc(fault.message || "no fault recorded")}</strong> ${fault.code ? `(code ${fault.code})` : ""}</p>` +
+      (fault.details ? `<pre class="decision">${esc(fault.details)}</pre>` : "") + `</div>`;
+  });
+  $("#fail-servers").innerHTML = cards.length ? cards.join("") : '<p class="hint">No server is in ERROR.</p>';
+  if (session.endpoints.orchestration === undefined) {
+    $("#fail-stacks").innerHTML = '<p class="hint">Orchestration is not in this cloud\'s catalog.</p>';
+    return;
+  }
+  const stacks = await optional(api("orchestration", "/stacks"), {stacks: []});
+  const failed = stacks.stacks.filter((s) => /FAILED$/.test(s.stack_status));
+  const stackCards = await Promise.all(failed.map(async (st) => {
+    const res = await optional(api("orchestration", `/stacks/${st.stack_name}/${st.id}/resources`), {resources: []});
+    const bad = res.resources.filter((r) => /FAILED$/.test(r.resource_status));
+    return `<div class="card stack-failure"><h3>${esc(st.stack_name)} — ${esc(st.stack_status)}</h3>` +
+      `<p>${esc(st.stack_status_reason)}</p>` +
+      bad.map((r) => `<p class="excluded">${esc(r.resource_name)} (${esc(r.resource_type)}): ${esc(r.resource_status_reason)}</p>`).join("") +
+      `</div>`;
+  }));
+  $("#fail-stacks").innerHTML = stackCards.length ? stackCards.join("") : '<p class="hint">No stack has failed.</p>';
+}
+
+// ------------------------------------------------------------------ audit
+async function runAudit() {
+  const out = $("#audit-result");
+  out.textContent = "Running…";
+  try {
+    const resp = await fetch("/audit", {headers: {"X-Auth-Token": session.token, "Accept": "application/json"}});
+    const body = await resp.json().catch(() => null);
+    if (!resp.ok) { out.textContent = errorMessage(body, `The audit answered ${resp.status}.`); return; }
+    const findings = body.findings || [];
+    out.innerHTML = findings.length
+      ? `<p class="excluded">${findings.length} difference(s):</p><ul>` +
+        findings.map((f) => `<li>${esc(typeof f === "string" ? f : JSON.stringify(f))}</li>`).join("") + "</ul>"
+      : '<p class="chosen">No difference: placement, segments and port bindings agree.</p>';
+  } catch (err) { out.textContent = `The audit failed: ${err.message}`; }
+}
+
+// ------------------------------------------------------------------ wiring
+document.addEventListener("DOMContentLoaded", () => {
+  $("#login").addEventListener("submit", async (evt) => {
+    evt.preventDefault();
+    $("#login-error").textContent = "";
+    $("#login-submit").disabled = true;
+    try {
+      await signIn($("#login-user").value, $("#login-password").value, $("#login-project").value,
+                   $("#login-domain").value);
+      showLoggedIn();
+    } catch (err) {
+      $("#login-error").textContent = err.message;
+    } finally {
+      $("#login-submit").disabled = false;
+    }
+  });
+  $("#logout").addEventListener("click", () => signOut(""));
+  document.querySelectorAll("#tabs button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
+  $("#audit-run").addEventListener("click", runAudit);
+  if (session) showLoggedIn(); else showLoggedOut("");
+});
