@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import Service
-from stackling.network import api, bootstrap
+from stackling.network import agents, api, bootstrap
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.policy import POLICIES
 from stackling.network.segments import ranges as segment_ranges
@@ -22,7 +22,8 @@ def _build(runtime: Any) -> Service:
 COMPONENT = Component(
     name="network",
     build=_build,
-    policies={**POLICIES, **segment_ranges.POLICIES, **l3_policy.POLICIES},
+    policies={**POLICIES, **segment_ranges.POLICIES, **l3_policy.POLICIES,
+              **agents.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     bootstrap=[("base", bootstrap.bootstrap_network)],
     start=segment_ranges.on_start,  # default segment ranges follow the configuration

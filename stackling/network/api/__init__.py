@@ -28,6 +28,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.quotas",
     "stackling.network.api.auto_allocated_topology",
     "stackling.network.api.tags",
+    "stackling.network.api.agents",
 ]
 
 

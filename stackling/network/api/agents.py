@@ -1,0 +1,33 @@
+"""`/v2.0/agents[/{agent_id}]` (`agent`): list and show, admin-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackling.common.http import ApiRequest, Service
+from stackling.common.listing import Page, parse_list_params
+from stackling.network import agents, errors
+from stackling.network.api import common
+from stackling.network.api.discovery import RESOURCES
+
+RESOURCES.append(("agent", "agents"))
+
+SORT_KEYS = ("id", "agent_type", "binary", "topic", "host", "availability_zone")
+
+
+def list_agents(rq: ApiRequest) -> Any:
+    params = parse_list_params(rq.query, filterable=agents.FILTERS, sortable=SORT_KEYS,
+                               error=errors.BadRequest,
+                               max_limit=rq.settings.network.pagination_max_limit)
+    items = agents.list_agents(rq.db, rq.ctx, params)
+    return common.list_body(rq, "agents", items, params, Page(items, False))
+
+
+def show_agent(rq: ApiRequest) -> Any:
+    return common.show_body(rq, "agent", agents.get_agent(rq.db, rq.ctx,
+                                                          rq.path_params["agent_id"]))
+
+
+def register(s: Service) -> None:
+    s.add("/v2.0/agents", get=list_agents)
+    s.add("/v2.0/agents/{agent_id}", get=show_agent)
