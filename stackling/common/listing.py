@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from sqlalchemy import Select, and_, or_, select
+from sqlalchemy import Select, and_, or_
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -125,18 +125,27 @@ def paginate(
     id_column: ColumnElement[Any],
     params: ListParams,
     marker_lookup: Callable[[Session, str], Any] | None = None,
+    marker_scope: Select[Any] | None = None,
+    marker_missing: Callable[[str], Exception] | None = None,
 ) -> Page:
     """Sort and page `stmt` (a select of one entity) by `params`.
 
-    `columns` maps sort keys to columns. An unknown marker restarts from the first page.
+    `columns` maps sort keys to columns. The marker is resolved within `marker_scope`
+    (default: `stmt` itself), which must carry the caller's visibility filter: a row the
+    caller cannot see never positions a page (its sort values would leak by bisection).
+    A marker not found there raises `marker_missing(marker)`, or without it restarts
+    from the first page.
     """
     sorts = [(columns[k], asc) for k, asc in params.sorts]
     sorts.append((id_column, True))
     reverse = params.page_reverse
     if params.marker and params.limit:
-        values = _marker_values(db, stmt, sorts, id_column, params.marker)
+        scope = stmt if marker_scope is None else marker_scope
+        values = _marker_values(db, scope, sorts, id_column, params.marker)
         if values is not None:
             stmt = stmt.where(_after(sorts, values, reverse))
+        elif marker_missing is not None:
+            raise marker_missing(params.marker)
     order = []
     for col, asc in sorts:
         forward = asc != reverse
@@ -159,9 +168,9 @@ def _is_entity(stmt: Select[Any]) -> bool:
 
 def _marker_values(db: Session, stmt: Select[Any], sorts: Sequence[tuple[Any, bool]],
                    id_column: ColumnElement[Any], marker: str) -> tuple[Any, ...] | None:
-    froms = stmt.get_final_froms()
-    q = select(*[c for c, _ in sorts]).select_from(*froms).where(id_column == marker).limit(1)
-    row = db.execute(q).first()
+    # The list's own statement (its WHERE is the visibility filter), only the sort values.
+    q = stmt.with_only_columns(*[c for c, _ in sorts]).where(id_column == marker).limit(1)
+    row = db.execute(q.order_by(None)).first()
     return tuple(row) if row is not None else None
 
 

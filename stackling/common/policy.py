@@ -1,7 +1,8 @@
 """A small policy engine with oslo.policy's rule language.
 
 Check strings: `@` (always), `!` (never), `role:NAME`, `rule:NAME`, `is_admin:True`,
-`KEY:%(target_attr)s` (credential equals target), `KEY:literal`, combined with `and`,
+`KEY:%(target_attr)s` (credential equals target), `'literal':%(target_attr)s`,
+`KEY:literal`, combined with `and`,
 `or`, `not` and parentheses. Each service registers its defaults; a YAML or JSON policy
 file (settings.policy_file) overrides any rule by name.
 """
@@ -12,8 +13,10 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-Check = Callable[[Mapping[str, Any], Mapping[str, Any], "Enforcer"], bool]
+from stackling.common.context import RequestContext
+from stackling.common.errors import PolicyNotAuthorized
 
+Check = Callable[[Mapping[str, Any], Mapping[str, Any], "Enforcer"], bool]
 
 
 class PolicySyntaxError(ValueError):
@@ -50,6 +53,10 @@ def _atom(tok: str) -> Check:
         return lambda t, c, e: want in (r.lower() for r in c.get("roles", ()))
     if match.startswith("%(") and match.endswith(")s"):
         key = match[2:-2]
+        if len(kind) >= 2 and kind[0] == kind[-1] and kind[0] in "'\"":
+            # oslo.policy's `'public':%(visibility)s`: a literal equals the target's value
+            want_literal = kind[1:-1]
+            return lambda t, c, e: str(t.get(key)) == want_literal
 
         def generic(t: Mapping[str, Any], c: Mapping[str, Any], e: Enforcer) -> bool:
             value = t.get(key)
@@ -176,3 +183,15 @@ def load_policy_file(path: str | None) -> dict[str, str]:
     for text in data.values():
         parse(str(text))  # refuse a broken file at start, not at the first request
     return {str(k): str(v) for k, v in data.items()}
+
+
+def require_project_scope(ctx: RequestContext) -> None:
+    """Upstream's `enforce_scope`: every project API refuses a token that is not scoped to
+    a project (unscoped, domain or system scope) with a 403, whatever its roles."""
+    if ctx.project_id is None and not ctx.is_service:
+        raise ScopeNotAuthorized()
+
+
+class ScopeNotAuthorized(PolicyNotAuthorized):
+    error_type = "PolicyNotAuthorized"
+    message = "This API needs a project-scoped token; the token has no project scope."

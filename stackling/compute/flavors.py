@@ -47,6 +47,7 @@ def list_flavors(db: Session, ctx: RequestContext, filters: dict[str, str],
         stmt = stmt.where(Flavor.is_public.is_(True))
     elif is_public.lower() not in ("none",):
         stmt = stmt.where(Flavor.is_public.is_(is_public.lower() in ("true", "1", "t", "yes")))
+    visible = stmt  # the marker must be a flavor the caller can see (as nova's query)
     for key, column in (("minRam", Flavor.memory_mb), ("minDisk", Flavor.root_gb)):
         if key in filters:
             try:
@@ -54,7 +55,8 @@ def list_flavors(db: Session, ctx: RequestContext, filters: dict[str, str],
             except ValueError:
                 raise BadRequest(f"Invalid {key} filter [{filters[key]}]") from None
     if params.marker:
-        marker = db.scalars(select(Flavor.id).where(Flavor.flavorid == params.marker)).first()
+        marker = db.scalars(visible.with_only_columns(Flavor.id).where(
+            Flavor.flavorid == params.marker)).first()
         if marker is None:
             raise BadRequest(f"marker [{params.marker}] not found")
         params.marker = str(marker)

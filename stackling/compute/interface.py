@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -21,7 +22,8 @@ from stackling.compute.errors import FlavorNotFound
 from stackling.compute.models import Instance
 
 __all__ = ["create_server", "get_server", "delete_server", "update_server",
-           "attach_interface", "detach_interface", "find_flavor", "wake_builder"]
+           "attach_interface", "detach_interface", "find_flavor", "server_project",
+           "wake_builder"]
 
 
 def _version(version: str | None) -> Version:
@@ -86,6 +88,12 @@ def find_flavor(db: Session, ctx: RequestContext, name_or_id: str) -> dict[str, 
     except FlavorNotFound:
         flavor = flavors.get_flavor_by_name(db, ctx, name_or_id)
     return views_.flavor_detail(views_.Links(""), flavor, microversions.MAX)
+
+
+def server_project(db: Session, server_id: str) -> str | None:
+    """The project owning server `server_id`, or None if there is none (for network's
+    device ownership check; no policy: the caller only compares projects)."""
+    return db.scalar(select(Instance.project_id).where(Instance.uuid == server_id))
 
 
 def wake_builder(runtime: Any) -> None:

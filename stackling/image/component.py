@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from stackling.image import api, bootstrap
+from stackling.image import api, bootstrap, policy
 from stackling.runtime import CatalogEntry, Component
 
 COMPONENT = Component(
     name="image",
     build=api.build,
+    policies=policy.POLICIES,
     catalog=CatalogEntry(type="image", name="glance", path="/image"),
     bootstrap=[("cirros", bootstrap.bootstrap_images)],
 )

@@ -22,9 +22,12 @@ from stackling.network import errors
 ADMIN = "rule:admin_only"
 MEMBER = "rule:admin_or_project_member"
 READER = "rule:admin_or_project_reader"
-NET_OWNER = "rule:admin_or_network_owner"
+# Writes as the owner of the network need the member role there (upstream's
+# NET_OWNER_MEMBER); reads as its owner need the reader role.
+NET_OWNER = "rule:context_is_admin or rule:network_owner_member"
+NET_OWNER_READER = "rule:context_is_admin or rule:network_owner_reader"
 SERVICE = "rule:admin_only or rule:service_api"
-NET_OWNER_OR_SERVICE = "rule:admin_or_network_owner or rule:service_api"
+NET_OWNER_OR_SERVICE = NET_OWNER + " or rule:service_api"
 
 PROVIDER = ("provider:network_type", "provider:physical_network", "provider:segmentation_id")
 BINDING_READ = ("binding:host_id", "binding:profile", "binding:vif_type", "binding:vif_details")
@@ -32,6 +35,10 @@ BINDING_READ = ("binding:host_id", "binding:profile", "binding:vif_type", "bindi
 POLICIES: dict[str, str] = {
     "network_owner": "tenant_id:%(network:tenant_id)s",
     "admin_or_network_owner": "rule:context_is_admin or rule:network_owner",
+    "network_owner_member": "role:member and rule:network_owner",
+    "network_owner_reader": "role:reader and rule:network_owner",
+    "sg_owner_member": "role:member and rule:sg_owner",
+    "sg_owner_reader": "role:reader and rule:sg_owner",
     # networks
     "create_network": MEMBER,
     "create_network:shared": ADMIN,
@@ -48,15 +55,15 @@ POLICIES: dict[str, str] = {
     "update_network:segments": ADMIN,
     "delete_network": MEMBER,
     # subnets
-    "create_subnet": "rule:admin_or_network_owner",
+    "create_subnet": NET_OWNER,
     "create_subnet:segment_id": ADMIN,
     "create_subnet:service_types": ADMIN,
     "get_subnet": READER,
     "get_subnet:segment_id": ADMIN,
-    "update_subnet": "rule:admin_or_network_owner",
+    "update_subnet": NET_OWNER,
     "update_subnet:segment_id": ADMIN,
     "update_subnet:service_types": ADMIN,
-    "delete_subnet": "rule:admin_or_network_owner",
+    "delete_subnet": NET_OWNER,
     # subnet pools
     "create_subnetpool": MEMBER,
     "create_subnetpool:shared": ADMIN,
@@ -78,12 +85,12 @@ POLICIES: dict[str, str] = {
     "create_port:binding:profile": SERVICE,
     "create_port:binding:vnic_type": MEMBER,
     "create_port:allowed_address_pairs": NET_OWNER_OR_SERVICE,
-    "get_port": READER + " or rule:admin_or_network_owner or rule:service_api",
+    "get_port": READER + " or rule:network_owner_reader or rule:service_api",
     "get_port:binding:vif_type": SERVICE,
     "get_port:binding:vif_details": SERVICE,
     "get_port:binding:host_id": SERVICE,
     "get_port:binding:profile": SERVICE,
-    "update_port": MEMBER + " or rule:admin_or_network_owner or rule:service_api",
+    "update_port": MEMBER + " or rule:network_owner_member or rule:service_api",
     "update_port:device_owner": NET_OWNER_OR_SERVICE,
     "update_port:mac_address": SERVICE,
     "update_port:fixed_ips:ip_address": NET_OWNER_OR_SERVICE,
@@ -93,16 +100,16 @@ POLICIES: dict[str, str] = {
     "update_port:binding:profile": SERVICE,
     "update_port:binding:vnic_type": MEMBER + " or rule:service_api",
     "update_port:allowed_address_pairs": NET_OWNER_OR_SERVICE,
-    "delete_port": MEMBER + " or rule:admin_or_network_owner or rule:service_api",
+    "delete_port": MEMBER + " or rule:network_owner_member or rule:service_api",
     # security groups
     "create_security_group": MEMBER,
     "get_security_group": READER,
     "update_security_group": MEMBER,
     "delete_security_group": MEMBER,
     "create_security_group_rule": MEMBER,
-    "get_security_group_rule": READER + " or rule:sg_owner",
+    "get_security_group_rule": READER + " or rule:sg_owner_reader",
     "sg_owner": "tenant_id:%(security_group:tenant_id)s",
-    "delete_security_group_rule": MEMBER + " or rule:sg_owner",
+    "delete_security_group_rule": MEMBER + " or rule:sg_owner_member",
 }
 for _attr in PROVIDER:
     POLICIES[f"create_network:{_attr}"] = ADMIN

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Select, and_, exists, not_, select
@@ -48,9 +49,41 @@ class Listing:
         return stmt
 
     def page(self, db: Session, stmt: Select[Any], params: ListParams) -> Page:
+        """`stmt` selects what the caller may see; the marker must be one of those rows
+        (filters aside), else the resource's 404 as neutron's `_get_marker_obj`."""
+        visible = stmt
         stmt = self.where(stmt, params.filters)
         return paginate(db, stmt, columns=self.columns, id_column=self.id_column,
-                        params=params)
+                        params=params, marker_scope=visible,
+                        marker_missing=partial(marker_not_found, self.id_column))
+
+
+# The NotFound neutron raises for a marker, by table (its `_get_<resource>`).
+_MARKER_NOT_FOUND = {
+    "network_network": ("NetworkNotFound", "Network %s could not be found."),
+    "network_subnet": ("SubnetNotFound", "Subnet %s could not be found."),
+    "network_subnet_pool": ("SubnetPoolNotFound", "Subnet pool %s could not be found."),
+    "network_port": ("PortNotFound", "Port %s could not be found."),
+    "network_security_group": ("SecurityGroupNotFound", "Security group %s does not exist"),
+    "network_security_group_rule": ("SecurityGroupRuleNotFound",
+                                    "Security group rule %s does not exist"),
+    "network_router": ("RouterNotFound", "Router %s could not be found"),
+    "network_floatingip": ("FloatingIPNotFound", "Floating IP %s could not be found"),
+    "network_segment_range": ("NetworkSegmentRangeNotFound",
+                              "Network Segment Range %s could not be found."),
+}
+
+
+class MarkerNotFound(errors.NotFound):
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = type_name  # type: ignore[misc]
+
+
+def marker_not_found(id_column: ColumnElement[Any], marker: str) -> MarkerNotFound:
+    table = getattr(getattr(id_column, "table", None), "name", "")
+    type_name, message = _MARKER_NOT_FOUND.get(table, ("NotFound", "Marker %s not found."))
+    return MarkerNotFound(type_name, message % marker)
 
 
 def _tag_clause(key: str, raw: list[str], id_column: ColumnElement[Any]) -> ColumnElement[Any]:

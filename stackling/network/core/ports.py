@@ -41,6 +41,7 @@ from stackling.network.attributes import (
     uuid_value,
 )
 from stackling.network.core import ipam, networks, security_groups
+from stackling.network.core.device_owner import check_device_owner
 from stackling.network.core.models import (
     AllowedAddressPair,
     IPAllocation,
@@ -419,6 +420,7 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Port
         raise errors.PolicyNotAuthorized(action="create_port:network_id")
     if owner.startswith("network:"):
         pol.authorize(db, ctx, "create_port:device_owner", tgt)
+    check_device_owner(db, ctx, project_id, owner, attrs.get("device_id"))
     pol.authorize_attrs(db, ctx, "create_port", attrs,
                         ("mac_address", "binding:host_id", "binding:profile",
                          "allowed_address_pairs", "port_security_enabled"), tgt,
@@ -498,6 +500,9 @@ def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str,
     owner = attrs.get("device_owner", port.device_owner)
     if "device_owner" in attrs and owner.startswith("network:") and owner != port.device_owner:
         pol.authorize(db, ctx, "update_port:device_owner", tgt)
+    if "device_owner" in attrs or "device_id" in attrs:
+        check_device_owner(db, ctx, port.project_id, owner,
+                           attrs.get("device_id", port.device_id))
     pol.authorize_attrs(db, ctx, "update_port", attrs,
                         ("mac_address", "binding:host_id", "binding:profile",
                          "allowed_address_pairs", "port_security_enabled"), tgt)
