@@ -250,7 +250,9 @@ def release_port(db: Session, vif: dict[str, Any]) -> None:
 
 # ------------------------------------------------------------------ interfaces
 def list_ports(db: Session, ctx: RequestContext, instance: Any) -> list[dict[str, Any]]:
-    return _net().list_ports(db, ctx.elevated(), device_id=instance.uuid)
+    """The server's ports as its owner's project sees them: a port another project made
+    with this device_id is not the server's interface (nova lists with the user's view)."""
+    return _net().list_ports(db, instance_context(instance), device_id=instance.uuid)
 
 
 def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: str | None,

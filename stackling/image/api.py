@@ -8,10 +8,10 @@ from typing import Any
 
 from starlette.responses import Response
 
-from stackling.common.errors import ApiError, BadRequest, NotFound
+from stackling.common.errors import ApiError, BadRequest, Forbidden, NotFound
 from stackling.common.http import ApiRequest, Service, json_response, no_content
 from stackling.common.listing import parse_list_params
-from stackling.image import logic
+from stackling.image import logic, policy
 from stackling.image.models import Image
 
 PATCH_TYPE = "application/openstack-images-v2.1-json-patch"
@@ -64,8 +64,30 @@ def versions_list(rq: ApiRequest) -> Any:
     return _versions(rq)
 
 
+# ------------------------------------------------------------------ policy
+def _authorize(rq: ApiRequest, action: str, image: Image | None = None) -> None:
+    """Glance's check: the target is the image (its owner and visibility)."""
+    target = policy.target(image) if image is not None else None
+    rq.authorize(action, target, exc=Forbidden(
+        f"You are not authorized to complete {action} action."))
+
+
+def _authorize_visibility(rq: ApiRequest, visibility: Any, image: Image | None = None) -> None:
+    if visibility == "public":
+        _authorize(rq, "publicize_image", image)
+    elif visibility == "community":
+        _authorize(rq, "communitize_image", image)
+
+
+def _image(rq: ApiRequest, action: str) -> Image:
+    image = logic.get_image(rq.db, rq.ctx, rq.path_params["image_id"])
+    _authorize(rq, action, image)
+    return image
+
+
 # ------------------------------------------------------------------ images
 def list_images(rq: ApiRequest) -> Any:
+    _authorize(rq, "get_images")
     params = parse_list_params(rq.query, filterable=None, sortable=("created_at", "name",
                                                                      "updated_at", "size",
                                                                      "status"),
@@ -99,12 +121,14 @@ def create_image(rq: ApiRequest) -> Any:
     body = _body(rq)
     if not isinstance(body, dict):
         raise BadRequest("Malformed JSON in request body.")
+    _authorize(rq, "add_image")
+    _authorize_visibility(rq, body.get("visibility"))
     image = logic.create_image(rq.db, rq.ctx, body)
     return 201, image_view(image), {"Location": f"{rq.service_url}/v2/images/{image.id}"}
 
 
 def show_image(rq: ApiRequest) -> Any:
-    return image_view(logic.get_image(rq.db, rq.ctx, rq.path_params["image_id"]))
+    return image_view(_image(rq, "get_image"))
 
 
 def update_image(rq: ApiRequest) -> Any:
@@ -114,21 +138,28 @@ def update_image(rq: ApiRequest) -> Any:
     changes = _body(rq)
     if not isinstance(changes, list):
         raise BadRequest("Request body must be a JSON array of operation objects.")
-    return image_view(logic.patch_image(rq.db, rq.ctx, rq.path_params["image_id"], changes))
+    image = _image(rq, "modify_image")
+    for change in changes:
+        if isinstance(change, dict) and str(change.get("path", "")).lstrip("/") == "visibility":
+            _authorize_visibility(rq, change.get("value"), image)
+    return image_view(logic.patch_image(rq.db, rq.ctx, image.id, changes))
 
 
 def delete_image(rq: ApiRequest) -> Any:
-    logic.delete_image(rq.db, rq.ctx, rq.path_params["image_id"], _data_dir(rq))
+    image = _image(rq, "delete_image")
+    logic.delete_image(rq.db, rq.ctx, image.id, _data_dir(rq))
     return no_content()
 
 
 def upload_file(rq: ApiRequest) -> Any:
-    logic.upload_image(rq.db, rq.ctx, rq.path_params["image_id"], rq.raw_body, _data_dir(rq))
+    image = _image(rq, "upload_image")
+    logic.upload_image(rq.db, rq.ctx, image.id, rq.raw_body, _data_dir(rq))
     return no_content()
 
 
 def download_file(rq: ApiRequest) -> Any:
-    data = logic.image_data(rq.db, rq.ctx, rq.path_params["image_id"], _data_dir(rq))
+    image = _image(rq, "download_image")
+    data = logic.image_data(rq.db, rq.ctx, image.id, _data_dir(rq))
     if data is None:
         return no_content()
     return Response(data, media_type="application/octet-stream")

@@ -1,4 +1,6 @@
-"""Glance v2 image records: plain functions over a session and a request context."""
+"""Glance v2 image records: plain functions over a session and a request context.
+
+Policy (who may write which image) is checked by the handlers before these run."""
 
 from __future__ import annotations
 
@@ -109,9 +111,6 @@ def create_image(db: Session, ctx: RequestContext, body: dict[str, Any]) -> Imag
         raise Conflict(f"Image with identifier {image_id} already exists!")
     values = {k: body.pop(k) for k in BASE_ATTRS if k in body}
     _check_formats(values)
-    if values.get("visibility") in ("public", "community") and not ctx.is_admin \
-            and values["visibility"] == "public":
-        raise Forbidden("You are not authorized to complete publicize_image action.")
     image = Image(id=image_id, owner=ctx.project_id, status="queued", properties=body,
                   **{"visibility": "shared", "min_disk": 0, "min_ram": 0, "tags": [],
                      **values})
@@ -124,8 +123,6 @@ def patch_image(db: Session, ctx: RequestContext, image_id: str,
                 changes: list[dict[str, Any]]) -> Image:
     """Apply a JSON patch (add/replace/remove of top-level attributes)."""
     image = get_image(db, ctx, image_id)
-    if not ctx.is_admin and image.owner != ctx.project_id:
-        raise Forbidden("You are not permitted to modify this image.")
     props = dict(image.properties or {})
     for change in changes:
         if not isinstance(change, dict) or "op" not in change or "path" not in change:
@@ -148,8 +145,6 @@ def patch_image(db: Session, ctx: RequestContext, image_id: str,
             raise BadRequest("'value' is a required property")
         if key in BASE_ATTRS:
             _check_formats({key: change["value"]})
-            if key == "visibility" and change["value"] == "public" and not ctx.is_admin:
-                raise Forbidden("You are not authorized to complete publicize_image action.")
             setattr(image, key, change["value"])
         else:
             if op == "replace" and key not in props:
@@ -163,8 +158,6 @@ def patch_image(db: Session, ctx: RequestContext, image_id: str,
 
 def delete_image(db: Session, ctx: RequestContext, image_id: str, data_dir: Path) -> None:
     image = get_image(db, ctx, image_id)
-    if not ctx.is_admin and image.owner != ctx.project_id:
-        raise Forbidden("You are not permitted to delete this image.")
     if image.protected:
         raise Forbidden(f"Image {image_id} is protected and cannot be deleted.")
     db.delete(image)
@@ -175,8 +168,6 @@ def delete_image(db: Session, ctx: RequestContext, image_id: str, data_dir: Path
 def upload_image(db: Session, ctx: RequestContext, image_id: str, data: bytes,
                  data_dir: Path) -> None:
     image = get_image(db, ctx, image_id)
-    if not ctx.is_admin and image.owner != ctx.project_id:
-        raise Forbidden("You are not permitted to upload data to this image.")
     if image.status != "queued":
         raise Conflict(f"Image status transition from {image.status} to saving is not allowed")
     if not image.disk_format or not image.container_format:
