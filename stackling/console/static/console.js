@@ -183,10 +183,14 @@ function elementsOf(cloud) {
     node(`net:${net.id}`, "network", label(net), net,
          (net["router:external"] ? "external" : "") + (net.segments && net.segments.length > 1 ? " routed" : ""));
   }
-  const bySegment = {};
+  // Segments are drawn for routed (multi-segment) networks only.
+  const perNetwork = {};
+  for (const seg of cloud.segments) perNetwork[seg.network_id] = (perNetwork[seg.network_id] || 0) + 1;
+  const multiSegment = new Set(cloud.segments.filter((s) => perNetwork[s.network_id] > 1).map((s) => s.id));
   for (const seg of cloud.segments) {
-    node(`seg:${seg.id}`, "segment", label(seg, `${seg.network_type}:${seg.physical_network || ""}`), seg);
-    bySegment[seg.id] = seg;
+    if (multiSegment.has(seg.id)) {
+      node(`seg:${seg.id}`, "segment", label(seg, `${seg.network_type}:${seg.physical_network || ""}`), seg);
+    }
   }
   for (const sub of cloud.subnets) node(`sub:${sub.id}`, "subnet", `${label(sub)}\n${sub.cidr}`, sub);
   for (const rtr of cloud.routers) node(`rtr:${rtr.id}`, "router", label(rtr), rtr);
@@ -199,11 +203,6 @@ function elementsOf(cloud) {
     }
   }
   // Network -> segment -> subnet (routed), else network -> subnet.
-  const multiSegment = new Set();
-  for (const seg of cloud.segments) {
-    const net = cloud.networks.find((n) => n.id === seg.network_id);
-    if (net && cloud.segments.filter((s) => s.network_id === net.id).length > 1) multiSegment.add(seg.id);
-  }
   for (const seg of cloud.segments) if (multiSegment.has(seg.id)) edge(`net:${seg.network_id}`, `seg:${seg.id}`);
   for (const sub of cloud.subnets) {
     if (sub.segment_id && multiSegment.has(sub.segment_id)) edge(`seg:${sub.segment_id}`, `sub:${sub.id}`);
@@ -217,7 +216,8 @@ function elementsOf(cloud) {
     const owner = port.device_owner || "";
     const ips = port.fixed_ips || [];
     if (owner === "network:router_interface" || owner === "network:router_interface_distributed") {
-      for (const ip of ips) edge(`rtr:${port.device_id}`, `sub:${ip.subnet_id}`, ip.ip_address);
+      // External network -> router -> the networks it connects (then their subnets).
+      edge(`rtr:${port.device_id}`, `net:${port.network_id}`, ips.map((ip) => ip.ip_address).join(", "));
     } else if (owner.startsWith("compute:")) {
       if (ips.length) for (const ip of ips) edge(`sub:${ip.subnet_id}`, `srv:${port.device_id}`, ip.ip_address);
       else edge(`net:${port.network_id}`, `srv:${port.device_id}`, "(deferred)");
@@ -255,11 +255,13 @@ async function refreshTopology() {
   const cloud = await loadCloud();
   const elements = elementsOf(cloud);
   if (!graph) {
-    graph = cytoscape({container: $("#graph"), elements, style: STYLE, wheelSensitivity: .3,
+    graph = cytoscape({container: $("#graph"), elements, style: STYLE,
                        minZoom: .05, maxZoom: 4});
     layout(true);
     graph.on("tap", "node", (evt) => showDetails(evt.target.data(), cloud));
     graph.on("tap", (evt) => { if (evt.target === graph) showDetails(null); });
+    // Read by the browser tests: when the first topology was drawn, after navigation start.
+    window.stacklingTimings = {topologyReady: performance.now()};
   } else {
     const wanted = new Map(elements.map((e) => [e.data.id, e]));
     let changed = false;
