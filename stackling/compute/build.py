@@ -84,6 +84,7 @@ def build_instance(db: Session, inst: Instance) -> None:
                         f"{err.text}")) from None
     except NoValidHost as err:
         set_error(inst, fault(500, err.text))
+        scheduler.record_failure(db, inst.uuid, err)
     except _NetworkFailed as err:
         set_error(inst, fault(500, NETWORK_FAULT % inst.uuid, str(err)))
     except ApiError as err:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.compute import api, build, flavors, hosts
+from stackling.compute.api import server_actions as action_api
 from stackling.runtime import CatalogEntry, Component
 
 ADMIN = "rule:context_is_admin"
@@ -73,6 +74,7 @@ POLICIES = {
     "os_compute_api:os-availability-zone:list": "@",
     "os_compute_api:os-availability-zone:detail": ADMIN,
     "os_compute_api:limits": "@",
+    **action_api.POLICIES,
 }
 
 

@@ -164,3 +164,10 @@ class NoMoreFixedIps(BadRequest):
 
 class PortNotFoundForInstance(NotFound):
     message = "Port %(port_id)s is not attached to instance %(instance)s"
+
+
+class SegmentNotReachable(BadRequest):
+    """Beyond upstream (which fails only at port binding): refused before anything moves."""
+
+    message = ("%(what)s has its IP addresses on segment %(segment)s of network "
+               "%(network)s, which host %(host)s cannot reach.")

@@ -12,7 +12,7 @@ the string "auto" or "none" (2.37+), or a list, or None (no `networks` before 2.
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy.orm import Session
 
@@ -223,7 +223,20 @@ def allocate_for_instance(db: Session, instance: Any, host: str,
             body["security_groups"] = sg_ids
         port = net.create_port(db, admin, body)
         info.append(_vif(_check_bound(port, host), label, False, req.get("tag")))
+    _sync_ipv4(db, instance, info)
     return info
+
+
+def _sync_ipv4(db: Session, instance: Any, info: list[dict[str, Any]]) -> None:
+    """The placement IPv4 claim follows the addresses the bindings gave the ports."""
+    from stackling.compute import scheduler
+    from stackling.placement import errors as placement_errors
+
+    try:
+        scheduler.sync_ipv4_allocation(db, instance, info)
+    except placement_errors.ClaimFailed as err:
+        raise errors.NoMoreFixedIps(net=", ".join(sorted({v["network_id"] for v in info}))
+                                    ) from err
 
 
 def deallocate_for_instance(db: Session, instance: Any) -> None:
@@ -269,6 +282,7 @@ def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: st
             raise
         if port.get("device_id"):
             raise errors.PortInUse(port_id=port_id)
+        _check_reachable(db, instance, port)
         requests = [{"port_id": port_id, "network_id": port["network_id"]}]
     else:
         if net_id is None:
@@ -302,9 +316,22 @@ def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: st
         if _is(err, "IpAddressGenerationFailure"):
             raise errors.NoMoreFixedIps(net=net_id) from None
         raise
+    _sync_ipv4(db, instance, [*(instance.network_info or []), vif])
     instance.network_info = [*(instance.network_info or []), vif]
     actions.record(db, ctx, instance, "attach_interface")
     return port
+
+
+def _check_reachable(db: Session, instance: Any, port: dict[str, Any]) -> None:
+    """A port whose address sits on a segment is only usable on hosts reaching it."""
+    from stackling.compute import scheduler
+
+    subnets = [ip["subnet_id"] for ip in port.get("fixed_ips") or [] if ip.get("subnet_id")]
+    segments = sorted(set(segments_of_subnets(db, subnets).values()))
+    if segments and instance.host and not scheduler.host_reaches(db, instance.host, segments):
+        raise errors.SegmentNotReachable(
+            what=f"Port {port['id']}", segment=" or ".join(segments),
+            network=port["network_id"], host=instance.host)
 
 
 def detach_interface(db: Session, ctx: RequestContext, instance: Any, port_id: str) -> None:
@@ -313,5 +340,143 @@ def detach_interface(db: Session, ctx: RequestContext, instance: Any, port_id: s
     if vif is None:
         raise errors.PortNotFoundForInstance(port_id=port_id, instance=instance.uuid)
     release_port(db, vif)
+    _sync_ipv4(db, instance, [v for v in vifs if v["port_id"] != port_id])
     instance.network_info = [v for v in vifs if v["port_id"] != port_id]
     actions.record(db, ctx, instance, "detach_interface")
+
+
+# ------------------------------------------------------------------ routed networks
+# What the scheduler needs to know of a server's NICs on routed networks (subnets bound
+# to segments): which segments each NIC may use, and how many IPv4 addresses a build
+# will take from them. Segment ids are also their placement providers' uuids.
+def _admin() -> RequestContext:
+    return RequestContext(roles=("admin", "service"), is_service=True)
+
+
+def segments_of_network(db: Session, network_id: str) -> list[str]:
+    """The segments of a routed network that have an IPv4 subnet; [] when not routed."""
+    subnets = _net().list_subnets(db, _admin(), network_id=network_id,
+                                  fields=["segment_id", "ip_version"])
+    return sorted({s["segment_id"] for s in subnets
+                   if s.get("segment_id") and s.get("ip_version") == 4})
+
+
+def segments_of_subnets(db: Session, subnet_ids: list[str]) -> dict[str, str]:
+    """{subnet_id: segment_id} for the given IPv4 subnets that sit on a segment."""
+    if not subnet_ids:
+        return {}
+    subnets = _net().list_subnets(db, _admin(), id=sorted(set(subnet_ids)),
+                                  fields=["id", "segment_id", "ip_version"])
+    return {s["id"]: s["segment_id"] for s in subnets
+            if s.get("segment_id") and s.get("ip_version") == 4}
+
+
+class RoutedNeed(NamedTuple):
+    """One NIC on a routed network: the segments it may land on, the IPv4 addresses a
+    build takes there (0 for a port that already has its address), what to call it."""
+
+    network_id: str
+    segments: tuple[str, ...]
+    ipv4: int
+    label: str
+
+
+def routed_needs_for_build(db: Session, instance: Any) -> list[RoutedNeed]:
+    """The routed constraints of a server about to be built, from its requested networks,
+    without touching any port."""
+    requested = instance.requested_networks
+    if requested == NONE:
+        return []
+    net = _net()
+    ctx = instance_context(instance)
+    if requested in (None, AUTO):
+        nets = get_available_networks(db, ctx, instance.project_id,
+                                      auto_allocate=requested == AUTO)
+        requests = [{"network_id": nets[0]["id"]}] if len(nets) == 1 else []
+    else:
+        requests = [dict(r) for r in requested]
+    needs: list[RoutedNeed] = []
+    seg_cache: dict[str, list[str]] = {}
+    for req in requests:
+        if req.get("port_id"):
+            try:
+                port = net.get_port(db, _admin(), req["port_id"])
+            except ApiError:
+                continue  # the build reports the missing port
+            subnets = [ip["subnet_id"] for ip in port.get("fixed_ips") or []]
+            if subnets:
+                segs = sorted(set(segments_of_subnets(db, subnets).values()))
+                if segs:
+                    needs.append(RoutedNeed(port["network_id"], tuple(segs), 0,
+                                            f"port {port['id']}"))
+                continue
+            if port.get("ip_allocation") == "none":
+                continue
+            network_id = port["network_id"]
+            label = f"port {port['id']}"
+        else:
+            network_id = req["network_id"]
+            label = f"network {network_id}"
+        if network_id not in seg_cache:
+            seg_cache[network_id] = segments_of_network(db, network_id)
+        if seg_cache[network_id]:
+            needs.append(RoutedNeed(network_id, tuple(seg_cache[network_id]), 1, label))
+    return needs
+
+
+def routed_needs_for_move(db: Session, instance: Any) -> list[RoutedNeed]:
+    """A server that holds addresses on segments must stay where those segments reach;
+    a port without an address yet (deferred) may go anywhere its network reaches."""
+    needs = []
+    subnet_ids = [ip["subnet_id"] for vif in instance.network_info or []
+                  for ip in vif.get("ips") or [] if ip.get("subnet_id")]
+    by_subnet = segments_of_subnets(db, subnet_ids)
+    for vif in instance.network_info or []:
+        segs = sorted({by_subnet[ip["subnet_id"]] for ip in vif.get("ips") or []
+                       if ip.get("subnet_id") in by_subnet})
+        if segs:
+            needs.append(RoutedNeed(vif["network_id"], tuple(segs), 0,
+                                    f"port {vif['port_id']}"))
+    return needs
+
+
+def ipv4_by_segment(db: Session, network_info: list[dict[str, Any]]) -> dict[str, int]:
+    """{segment_id: IPv4 addresses the ports of `network_info` hold there}: what the
+    server's placement allocation should carry on the segment providers."""
+    subnet_ids = [ip["subnet_id"] for vif in network_info or []
+                  for ip in vif.get("ips") or [] if ip.get("subnet_id")]
+    by_subnet = segments_of_subnets(db, subnet_ids)
+    out: dict[str, int] = {}
+    for vif in network_info or []:
+        for ip in vif.get("ips") or []:
+            seg = by_subnet.get(ip.get("subnet_id") or "")
+            if seg:
+                out[seg] = out.get(seg, 0) + 1
+    return out
+
+
+def rebind_ports(db: Session, instance: Any, host: str, az: str) -> list[dict[str, Any]]:
+    """Move every port of the server to `host` (a migration's port binding update);
+    returns the refreshed network info cache."""
+    net = _net()
+    admin = _admin()
+    info = []
+    for vif in instance.network_info or []:
+        port = net.update_port(db, admin, vif["port_id"],
+                               {"binding:host_id": host, "device_owner": f"compute:{az}"})
+        _check_bound(port, host)
+        info.append({**vif, **_vif(port, vif["label"], vif.get("preexisting", False),
+                                   vif.get("tag"))})
+    return info
+
+
+def unbind_ports(db: Session, instance: Any) -> None:
+    """Shelve offload: the ports stay the server's but are bound to no host."""
+    net = _net()
+    admin = _admin()
+    for vif in instance.network_info or []:
+        try:
+            net.update_port(db, admin, vif["port_id"], {"binding:host_id": ""})
+        except ApiError as err:
+            if err.status != 404:
+                raise

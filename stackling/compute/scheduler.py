@@ -1,18 +1,29 @@
 """The scheduler: placement allocation candidates for the flavor, narrowed to the
-requested availability zone and to enabled, up compute services, then a claim.
+requested availability zone, to enabled, up compute services and, for NICs on routed
+networks, to hosts that reach a usable segment; then a claim.
 
-Claims run in the build's transaction; a lost race (another build took the capacity
-or bumped the provider generation) moves on to the next candidate.
+Routed networks (beyond upstream, as the routed-networks spec asked): each IPv4 address a
+build takes from a segment is claimed in placement on the segment's provider (uuid = the
+segment id), in the same allocation as the flavor's resources. Placement's capacity check
+and provider generations make the claim atomic across processes, so two concurrent boots
+can never both be given a segment's last free address; the allocation goes with the
+server (moves carry it, delete releases it).
+
+Claims run in the caller's transaction; a lost race (another build took the capacity or
+bumped a provider generation) moves on to the next candidate. Each decision (the chosen
+host and why every other host was left out) is kept per server: `scheduler_decision`.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError
 from stackling.compute import hosts
 from stackling.compute.errors import NoValidHost
@@ -22,9 +33,13 @@ from stackling.compute.models import (
     ComputeNode,
     ComputeService,
 )
+from stackling.compute.move_models import SchedulerDecision
 
 MAX_CANDIDATES = 1000  # Nova's [scheduler] max_placement_results
 CLAIM_ROUNDS = 5  # fresh candidate lists tried when claims lose races
+RACE_RETRIES = 3  # claims of one candidate retried after a generation conflict
+IPV4 = "IPV4_ADDRESS"
+EXPLAIN_HOSTS = 50  # per-host resource shortfalls are spelled out up to this many hosts
 
 
 def resources_for(flavor: dict[str, Any]) -> dict[str, int]:
@@ -48,68 +63,246 @@ class Destination(NamedTuple):
     zone: str
 
 
+@dataclass
+class RequestSpec:
+    """What a build or a move asks of the scheduler."""
+
+    consumer: str  # the instance uuid (placement consumer)
+    project_id: str
+    user_id: str
+    flavor: dict[str, Any]
+    operation: str = "build"
+    zone: str | None = None  # stay within this availability zone
+    host: str | None = None  # only this host (a forced or requested host)
+    excluded: frozenset[str] = frozenset()  # hosts a build failed on, a move's source
+    routed: list[Any] = field(default_factory=list)  # network_api.RoutedNeed
+    # Allocations carried over unchanged (a move keeps its segment IPv4 claims).
+    carried: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass
+class Decision:
+    operation: str
+    hosts: dict[str, str | None] = field(default_factory=dict)  # host -> why excluded
+    chosen: str | None = None
+    reason: str | None = None
+
+    def exclude(self, host: str, why: str) -> None:
+        if self.hosts.get(host) is None:
+            self.hosts[host] = why
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"operation": self.operation, "chosen": self.chosen, "reason": self.reason,
+                "hosts": dict(sorted(self.hosts.items()))}
+
+
+class NoValidHostFound(NoValidHost):
+    """NoValidHost carrying the decision that led to it (recorded by the caller, whose
+    savepoint is being rolled back)."""
+
+    decision: Decision | None = None
+
+
+def _fail(decision: Decision, reason: str) -> NoValidHostFound:
+    err = NoValidHostFound(reason=reason)
+    decision.reason = err.text
+    err.decision = decision
+    return err
+
+
+# ------------------------------------------------------------------ build entry point
 def select_destination(db: Session, instance: Any,
                        excluded: frozenset[str] = frozenset()) -> Destination:
-    """Pick a host for the instance (none of `excluded`, the hosts a build already
-    failed on) and claim its resources there."""
+    """Pick a host for a server being built (none of `excluded`, the hosts the build
+    already failed on) and claim its resources there (and its IPv4 addresses on the
+    segments of routed networks)."""
+    from stackling.compute import network_api
+
     zone, _, forced_host = (instance.requested_az or "").partition(":")
-    zone = zone or None
-    in_tree = hosts.node_uuid(forced_host) if forced_host else None
+    spec = RequestSpec(consumer=instance.uuid, project_id=instance.project_id,
+                       user_id=instance.user_id, flavor=instance.flavor, zone=zone or None,
+                       host=forced_host or None, excluded=excluded,
+                       routed=network_api.routed_needs_for_build(db, instance))
+    dest = schedule(db, spec)
+    return dest
+
+
+# ------------------------------------------------------------------ the scheduler
+def _segment_state(db: Session, segments: set[str]) -> tuple[dict[str, list[str]],
+                                                             dict[str, int]]:
+    """Aggregates and free IPv4 addresses of each segment provider."""
+    from stackling.placement import interface as placement
+
+    aggs = placement.get_aggregates_for_providers(db, segments)
+    free: dict[str, int] = {}
+    for seg in segments:
+        try:
+            inv = placement.get_inventory(db, seg).get(IPV4)
+        except ApiError:
+            inv = None
+        if inv is None:
+            free[seg] = 0
+            continue
+        used = placement.get_provider_usages(db, seg).get(IPV4, 0)
+        free[seg] = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"]) - used
+    return aggs, free
+
+
+def schedule(db: Session, spec: RequestSpec) -> Destination:
+    """Choose and claim a destination for `spec`, or raise NoValidHost (with the
+    decision). The decision of a success is recorded here; of a failure, by the caller."""
+    decision = Decision(spec.operation)
+    nodes = {n.host: (n, s) for n, s in db.execute(
+        select(ComputeNode, ComputeService).join(
+            ComputeService, ComputeService.id == ComputeNode.service_id))}
+    zones = hosts.host_zones(db)
+    for host, (_node, service) in nodes.items():
+        if spec.host and host != spec.host:
+            decision.exclude(host, "not the requested host")
+        elif host in spec.excluded:
+            decision.exclude(host, "excluded (the server's current host, or a host this "
+                                   "build already failed on)")
+        elif service.disabled:
+            decision.exclude(host, "compute service disabled")
+        elif not hosts.is_up(service):
+            decision.exclude(host, "compute service down")
+        elif spec.zone and zones.get(host, hosts.DEFAULT_AZ) != spec.zone:
+            decision.exclude(host, f"not in availability zone {spec.zone}")
     member_of: list[list[str]] = []
-    if zone and zone != hosts.DEFAULT_AZ:
-        aggs = _az_aggregates(db, zone)
+    if spec.zone and spec.zone != hosts.DEFAULT_AZ:
+        aggs = _az_aggregates(db, spec.zone)
         if not aggs:
-            raise NoValidHost(reason="")
-        member_of = [aggs]
+            raise _fail(decision, "")
+        member_of.append(aggs)
+    # Routed networks: per NIC, the segments with addresses left, and their aggregates.
+    ipv4_needs: list[tuple[Any, list[str]]] = []
+    segments = {s for need in spec.routed for s in need.segments}
+    if segments:
+        seg_aggs, free = _segment_state(db, segments)
+        node_aggs = _node_aggregates(db, nodes)
+        for need in spec.routed:
+            usable = [s for s in need.segments if need.ipv4 == 0 or free[s] >= need.ipv4]
+            if not usable:
+                raise _fail(decision, f"IPv4 addresses exhausted on every segment of network "
+                                      f"{need.network_id} ({', '.join(need.segments)}).")
+            aggs = sorted({a for s in usable for a in seg_aggs.get(s, [])})
+            for host in nodes:
+                mine = set(node_aggs.get(host, []))
+                if not mine & set(aggs):
+                    full = [s for s in need.segments if s not in usable
+                            and mine & set(seg_aggs.get(s, []))]
+                    decision.exclude(host, (
+                        f"IPv4 exhausted on segment {', '.join(full)} of network "
+                        f"{need.network_id}") if full else (
+                        f"segment not reachable: {need.label} needs segment "
+                        f"{' or '.join(need.segments)} of network {need.network_id}"))
+            if not aggs:
+                raise _fail(decision, f"No host reaches a usable segment of network "
+                                      f"{need.network_id}.")
+            member_of.append(aggs)
+            if need.ipv4:
+                ipv4_needs.append((need, usable))
     for _ in range(CLAIM_ROUNDS):
-        chosen, raced = _try_claim(db, instance, member_of, zone, in_tree, excluded)
+        chosen, raced = _try_claim(db, spec, decision, nodes, zones, member_of, ipv4_needs)
         if chosen is not None:
+            decision.chosen = chosen.host
+            record(db, spec.consumer, decision)
             return chosen
         if not raced:
             break
-    raise NoValidHost(reason="There are not enough hosts available.")
+    raise _fail(decision, "There are not enough hosts available.")
 
 
-def _try_claim(db: Session, instance: Any, member_of: list[list[str]], zone: str | None,
-               in_tree: str | None, excluded: frozenset[str]
-               ) -> tuple[Destination | None, bool]:
+def _node_aggregates(db: Session, nodes: dict[str, Any]) -> dict[str, list[str]]:
+    from stackling.placement import interface as placement
+
+    by_uuid = placement.get_aggregates_for_providers(db, [n.uuid for n, _ in nodes.values()])
+    return {host: by_uuid.get(n.uuid, []) for host, (n, _) in nodes.items()}
+
+
+def _explain_resources(db: Session, spec: RequestSpec, decision: Decision,
+                       nodes: dict[str, Any], hosts_left: list[str]) -> None:
+    """Say which resource each remaining host lacks (a failure only: a few queries per
+    host, bounded)."""
+    from stackling.placement import interface as placement
+
+    wanted = resources_for(spec.flavor)
+    for host in hosts_left[:EXPLAIN_HOSTS]:
+        node = nodes[host][0]
+        try:
+            inv = placement.get_inventory(db, node.uuid)
+            used = placement.get_provider_usages(db, node.uuid)
+        except ApiError:
+            decision.exclude(host, "no resource provider")
+            continue
+        short = []
+        for rc, amount in wanted.items():
+            i = inv.get(rc)
+            cap = int((i["total"] - i["reserved"]) * i["allocation_ratio"]) if i else 0
+            if cap - used.get(rc, 0) < amount or (i and amount > i["max_unit"]):
+                short.append(f"{rc} (needs {amount}, free {cap - used.get(rc, 0)})")
+        decision.exclude(host, "not enough " + ", ".join(short) if short
+                         else "no allocation candidate")
+
+
+def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[str, Any],
+               zones: dict[str, str], member_of: list[list[str]],
+               ipv4_needs: list[tuple[Any, list[str]]]) -> tuple[Destination | None, bool]:
     """One round: fresh candidates, claim the first that takes it. Returns the choice (or
     None) and whether a concurrent update (worth another round) made a claim fail."""
     from stackling.placement import errors as placement_errors
     from stackling.placement import interface as placement
 
+    in_tree = hosts.node_uuid(spec.host) if spec.host else None
     candidates = placement.get_allocation_candidates(
-        db, resources_for(instance.flavor), member_of=member_of, in_tree=in_tree,
+        db, resources_for(spec.flavor), member_of=member_of, in_tree=in_tree,
         limit=MAX_CANDIDATES)
-    if not candidates:
-        raise NoValidHost(reason="")
-    rp_uuids = {rp for c in candidates for rp in c["allocations"]}
-    # Plain (host, hypervisor hostname) pairs: a claim expires the session's objects.
-    usable = {n.uuid: Destination(n.host, n.hypervisor_hostname, "") for n, s in db.execute(
-        select(ComputeNode, ComputeService).join(
-            ComputeService, ComputeService.id == ComputeNode.service_id).where(
-            ComputeNode.uuid.in_(rp_uuids)))
-        if not s.disabled and hosts.is_up(s) and n.host not in excluded}
-    zones = hosts.host_zones(db)
-    if zone == hosts.DEFAULT_AZ:
-        usable = {u: d for u, d in usable.items() if d.host not in zones}
-    choices = [c for c in candidates if set(c["allocations"]) <= set(usable)]
+    by_uuid = {n.uuid: h for h, (n, _) in nodes.items()}
+    eligible = [h for h in nodes if decision.hosts.get(h) is None]
+    choices = [c for c in candidates
+               if all(by_uuid.get(rp) in eligible for rp in c["allocations"])]
     if not choices:
-        raise NoValidHost(reason="There are not enough hosts available.")
+        _explain_resources(db, spec, decision, nodes,
+                           [h for h in eligible if nodes[h][0].uuid not in
+                            {rp for c in candidates for rp in c["allocations"]}])
+        raise _fail(decision, "There are not enough hosts available.")
     random.shuffle(choices)  # spread, and keep concurrent builds off one provider
+    node_aggs = _node_aggregates(db, nodes) if ipv4_needs else {}
+    seg_aggs = placement.get_aggregates_for_providers(
+        db, {s for _, usable in ipv4_needs for s in usable}) if ipv4_needs else {}
     raced = False
-    consumer, project_id, user_id = instance.uuid, instance.project_id, instance.user_id
     for candidate in choices:
-        try:
-            placement.claim_resources(db, consumer, candidate["allocations"], project_id,
-                                      user_id)
-        except placement_errors.ConcurrentUpdate:
-            raced = True  # another build took this provider meanwhile
+        rp = next(iter(candidate["allocations"]))
+        host = by_uuid[rp]
+        allocations = {r: dict(res) for r, res in candidate["allocations"].items()}
+        for r, res in spec.carried.items():
+            allocations.setdefault(r, {}).update(res)
+        # The IPv4 addresses: from a segment this host reaches, in the same claim.
+        mine = set(node_aggs.get(host, []))
+        for need, usable in ipv4_needs:
+            reach = [s for s in usable if mine & set(seg_aggs.get(s, []))]
+            random.shuffle(reach)
+            if not reach:
+                break
+            seg = reach[0]
+            allocations.setdefault(seg, {})
+            allocations[seg][IPV4] = allocations[seg].get(IPV4, 0) + need.ipv4
+        else:
+            for _attempt in range(RACE_RETRIES):
+                try:
+                    placement.claim_resources(db, spec.consumer, allocations, spec.project_id,
+                                              spec.user_id)
+                except placement_errors.ConcurrentUpdate:
+                    raced = True  # another claim took a provider meanwhile: look again
+                    continue
+                except ApiError:
+                    decision.exclude(host, "claim failed: capacity taken meanwhile")
+                    break
+                node = nodes[host][0]
+                return Destination(host, node.hypervisor_hostname,
+                                   zones.get(host, hosts.DEFAULT_AZ)), raced
             continue
-        except ApiError:
-            continue  # capacity gone: try the next candidate
-        dest = next(usable[rp] for rp in candidate["allocations"] if rp in usable)
-        return dest._replace(zone=zones.get(dest.host, hosts.DEFAULT_AZ)), raced
+        decision.exclude(host, "no segment with free IPv4 addresses reachable")
     return None, raced
 
 
@@ -117,3 +310,84 @@ def release(db: Session, instance_uuid: str) -> None:
     from stackling.placement import interface as placement
 
     placement.delete_allocation_for_instance(db, instance_uuid)
+
+
+# ------------------------------------------------------------------ decisions
+def record(db: Session, instance_uuid: str, decision: Decision) -> None:
+    """Keep `decision` as the server's last one (one row per server, replaced)."""
+    row = db.get(SchedulerDecision, instance_uuid)
+    if row is None:
+        db.add(SchedulerDecision(instance_uuid=instance_uuid, operation=decision.operation,
+                                 created_at=utcnow_precise(), decision=decision.as_dict()))
+    else:
+        row.operation, row.created_at = decision.operation, utcnow_precise()
+        row.decision = decision.as_dict()
+    db.flush()
+
+
+def record_failure(db: Session, instance_uuid: str, err: Exception) -> None:
+    decision = getattr(err, "decision", None)
+    if decision is not None:
+        record(db, instance_uuid, decision)
+
+
+def scheduler_decision(db: Session, instance_id: str) -> dict[str, Any] | None:
+    """The last scheduling decision for a server: {"operation", "created_at", "chosen",
+    "reason", "hosts": {host: why it was left out, or None for a candidate}}; None when
+    the server was never scheduled."""
+    row = db.get(SchedulerDecision, instance_id)
+    if row is None:
+        return None
+    return {**row.decision, "operation": row.operation,
+            "created_at": row.created_at.isoformat()}
+
+
+def forget(db: Session, instance_uuid: str) -> None:
+    row = db.get(SchedulerDecision, instance_uuid)
+    if row is not None:
+        db.delete(row)
+
+
+def sync_ipv4_allocation(db: Session, instance: Any, network_info: list[dict[str, Any]]
+                         ) -> None:
+    """Make the server's placement allocation carry exactly one IPV4_ADDRESS per IPv4
+    address its ports hold on a segment (after a binding chose the address, an interface
+    came or went). Raises placement's ClaimFailed when a segment has none left."""
+    from stackling.compute import network_api
+    from stackling.placement import interface as placement
+
+    desired = network_api.ipv4_by_segment(db, network_info)
+    current = placement.get_allocations_for_consumer(db, instance.uuid)
+    held = {rp: e["resources"][IPV4] for rp, e in current.items()
+            if e["resources"].get(IPV4)}
+    if desired:
+        providers = placement.get_aggregates_for_providers(db, desired)
+        for seg in list(desired):
+            if seg not in providers and seg not in held:
+                try:
+                    placement.get_inventory(db, seg)
+                except ApiError:
+                    desired.pop(seg)  # no provider for this segment: nothing to claim on
+    if desired == held:
+        return
+    allocations = {rp: {rc: n for rc, n in e["resources"].items() if rc != IPV4}
+                   for rp, e in current.items()}
+    for seg, n in desired.items():
+        allocations.setdefault(seg, {})[IPV4] = n
+    allocations = {rp: res for rp, res in allocations.items() if res}
+    if not allocations:
+        placement.delete_allocation_for_instance(db, instance.uuid)
+        return
+    placement.claim_resources(db, instance.uuid, allocations, instance.project_id,
+                              instance.user_id)
+
+
+def host_reaches(db: Session, host: str, segments: list[str]) -> bool:
+    """Whether `host` is in the aggregate of one of `segments` (Neutron maps hosts to the
+    segments of their physical networks and mirrors that as aggregates)."""
+    from stackling.placement import interface as placement
+
+    node = hosts.node_uuid(host)
+    aggs = placement.get_aggregates_for_providers(db, [node, *segments])
+    mine = set(aggs.get(node, []))
+    return any(mine & set(aggs.get(s, [])) for s in segments)

@@ -33,7 +33,8 @@ __all__ = [
     "set_inventory_for_provider", "get_inventory", "update_inventory_for_class",
     "set_traits_for_provider", "set_aggregates_for_provider", "get_allocation_candidates",
     "claim_resources", "put_allocations", "move_allocations", "delete_allocation_for_instance",
-    "get_allocations_for_consumer", "get_provider_usages", "errors",
+    "get_allocations_for_consumer", "get_provider_usages", "get_aggregates_for_providers",
+    "errors",
 ]
 
 
@@ -187,6 +188,21 @@ def get_allocations_for_consumer(db: Session, consumer_uuid: str) -> dict[str, A
 
 def get_provider_usages(db: Session, rp_uuid: str) -> dict[str, int]:
     return usages.of_provider(db, providers.get(db, rp_uuid).id)
+
+
+def get_aggregates_for_providers(db: Session, rp_uuids: Iterable[str]) -> dict[str, list[str]]:
+    """{rp_uuid: [aggregate uuid, ...]} for the providers that exist (one query)."""
+    from sqlalchemy import select
+
+    from stackling.placement.models import ProviderAggregate, ResourceProvider
+
+    out: dict[str, list[str]] = {}
+    rows = db.execute(select(ResourceProvider.uuid, ProviderAggregate.aggregate_uuid).join(
+        ProviderAggregate, ProviderAggregate.resource_provider_id == ResourceProvider.id).where(
+        ResourceProvider.uuid.in_(list(rp_uuids))))
+    for rp, agg in rows:
+        out.setdefault(rp, []).append(agg)
+    return out
 
 
 def _clean(allocations_by_rp: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:

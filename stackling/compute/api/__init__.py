@@ -7,7 +7,7 @@ from typing import Any
 
 from stackling.common.http import Service
 from stackling.compute import microversions
-from stackling.compute.api import admin, flavors, servers, versions
+from stackling.compute.api import admin, flavors, server_actions, servers, versions
 
 # `/v2.1/{project_id}/...` (optional since 2.18) is served as `/v2.1/...`.
 _PROJECT_IN_PATH = re.compile(r"^/(v2(?:\.1)?)/[0-9a-f]{32}(?=/|$)")
@@ -31,6 +31,7 @@ def build(runtime: Any) -> Service:
     s.add("/v2/", public=True, get=versions.v20)
     s.add("/v2.1/", public=True, get=versions.v21)
     servers.add_routes(s)
+    server_actions.add_routes(s)
     flavors.add_routes(s)
     admin.add_routes(s)
     return s

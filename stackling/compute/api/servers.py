@@ -10,6 +10,7 @@ from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import actions, network_api, schemas, servers, validation, views
+from stackling.compute.api import server_actions
 from stackling.compute.api.common import (
     allowed,
     authorize,
@@ -279,6 +280,8 @@ def action(rq: ApiRequest) -> Any:
         authorize(rq, f"os-lock-server:{name}", _target(inst))
         servers.set_locked(rq.db, rq.ctx, inst, name == "lock")
         return 202, None
+    if name in server_actions.ACTIONS:
+        return server_actions.dispatch(rq, inst, name, data)
     raise BadRequest(f"There is no such action: {name}")
 
 

@@ -1,0 +1,107 @@
+"""Request schemas of the server actions and moves, per microversion (Nova's
+schemas/{migrate_server,servers,rescue,console_output,remote_consoles,...}.py)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from stackling.compute.schemas import BOOLEAN, DESCRIPTION, METADATA, NAME
+
+
+def _action(name: str, inner: dict[str, Any], *, nullable: bool = False) -> dict[str, Any]:
+    if nullable:
+        inner = {**inner, "type": [inner.get("type", "object"), "null"]}
+    return {"type": "object", "properties": {name: inner}, "required": [name],
+            "additionalProperties": False}
+
+
+_HOST = {"type": ["string", "null"], "minLength": 1, "maxLength": 255,
+         "pattern": "^[a-zA-Z0-9-._]*$"}
+
+MIGRATE = {
+    "2.1": {"type": "object", "properties": {"migrate": {"type": ["object", "null"]}},
+            "required": ["migrate"]},
+    "2.56": _action("migrate", {"type": "object", "properties": {"host": _HOST},
+                                "additionalProperties": False}, nullable=True),
+}
+
+_LIVE_2_1 = {"type": "object",
+             "properties": {"block_migration": BOOLEAN, "disk_over_commit": BOOLEAN,
+                            "host": _HOST},
+             "required": ["block_migration", "disk_over_commit", "host"],
+             "additionalProperties": False}
+_LIVE_2_25 = {"type": "object",
+              "properties": {"block_migration": {"oneOf": [BOOLEAN, {"enum": ["auto"]}]},
+                             "host": _HOST},
+              "required": ["block_migration", "host"], "additionalProperties": False}
+_LIVE_2_30 = copy.deepcopy(_LIVE_2_25)
+_LIVE_2_30["properties"]["force"] = BOOLEAN
+LIVE_MIGRATE = {"2.1": _action("os-migrateLive", _LIVE_2_1),
+                "2.25": _action("os-migrateLive", _LIVE_2_25),
+                "2.30": _action("os-migrateLive", _LIVE_2_30)}
+
+_FLAVOR_REF = {"type": ["string", "number"], "minLength": 1}
+RESIZE = _action("resize", {"type": "object",
+                            "properties": {"flavorRef": _FLAVOR_REF,
+                                           "OS-DCF:diskConfig": {"type": "string",
+                                                                 "enum": ["AUTO", "MANUAL"]}},
+                            "required": ["flavorRef"], "additionalProperties": False})
+
+CREATE_IMAGE = _action("createImage", {"type": "object",
+                                       "properties": {"name": NAME, "metadata": METADATA},
+                                       "required": ["name"], "additionalProperties": False})
+
+_REBUILD_2_1: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "imageRef": {"type": "string", "minLength": 1},
+        "name": NAME, "adminPass": {"type": "string"}, "metadata": METADATA,
+        "preserve_ephemeral": BOOLEAN,
+        "OS-DCF:diskConfig": {"type": "string", "enum": ["AUTO", "MANUAL"]},
+        "accessIPv4": {"type": "string", "format": "ipv4"},
+        "accessIPv6": {"type": "string", "format": "ipv6"},
+        "personality": {"type": "array"},
+    },
+    "required": ["imageRef"], "additionalProperties": False,
+}
+_REBUILD_2_19 = copy.deepcopy(_REBUILD_2_1)
+_REBUILD_2_19["properties"]["description"] = DESCRIPTION
+_REBUILD_2_54 = copy.deepcopy(_REBUILD_2_19)
+_REBUILD_2_54["properties"]["key_name"] = {"type": ["string", "null"], "minLength": 1,
+                                           "maxLength": 255}
+_REBUILD_2_57 = copy.deepcopy(_REBUILD_2_54)
+_REBUILD_2_57["properties"]["user_data"] = {"type": ["string", "null"], "format": "base64",
+                                            "maxLength": 65535}
+del _REBUILD_2_57["properties"]["personality"]
+REBUILD = {"2.1": _action("rebuild", _REBUILD_2_1), "2.19": _action("rebuild", _REBUILD_2_19),
+           "2.54": _action("rebuild", _REBUILD_2_54), "2.57": _action("rebuild", _REBUILD_2_57)}
+
+RESCUE = _action("rescue", {"type": "object",
+                            "properties": {"adminPass": {"type": "string"},
+                                           "rescue_image_ref": {"type": "string",
+                                                                "format": "uuid"}},
+                            "additionalProperties": False}, nullable=True)
+
+CONSOLE_OUTPUT = _action("os-getConsoleOutput", {
+    "type": "object",
+    "properties": {"length": {"type": ["integer", "string", "null"],
+                              "pattern": "^-?[0-9]+$", "minimum": -1}},
+    "additionalProperties": False})
+
+VNC_CONSOLE = _action("os-getVNCConsole", {
+    "type": "object", "properties": {"type": {"type": "string", "enum": ["novnc", "xvpvnc"]}},
+    "required": ["type"], "additionalProperties": False})
+
+_REMOTE_2_6 = {"type": "object",
+               "properties": {"protocol": {"type": "string",
+                                           "enum": ["vnc", "spice", "rdp", "serial"]},
+                              "type": {"type": "string",
+                                       "enum": ["novnc", "xvpvnc", "rdp-html5", "spice-html5",
+                                                "serial"]}},
+               "required": ["protocol", "type"], "additionalProperties": False}
+_REMOTE_2_8 = copy.deepcopy(_REMOTE_2_6)
+_REMOTE_2_8["properties"]["protocol"]["enum"].append("mks")
+_REMOTE_2_8["properties"]["type"]["enum"].append("webmks")
+REMOTE_CONSOLE = {"2.6": _action("remote_console", _REMOTE_2_6),
+                  "2.8": _action("remote_console", _REMOTE_2_8)}

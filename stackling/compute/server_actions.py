@@ -1,0 +1,368 @@
+"""Server actions a control plane honours without a hypervisor, with Nova's state machine:
+pause/unpause, suspend/resume, shelve/shelveOffload/unshelve, rescue/unrescue, rebuild,
+createImage, trigger_crash_dump, console output, remote consoles and diagnostics.
+
+Each takes effect within its request (no hypervisor to wait for), so the intermediate task
+states (pausing, shelving_offloading...) are never visible. Shelving offloads at once, as
+Nova's default `shelved_offload_time = 0` does: the host's resources are released and the
+ports unbound; unshelve schedules again (staying on the segments where the ports hold
+addresses) and claims anew.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.db import utcnow_precise
+from stackling.common.errors import ApiError, BadRequest, Conflict
+from stackling.compute import hosts, network_api, scheduler
+from stackling.compute.errors import ImageNotFound, InstanceInvalidState
+from stackling.compute.models import Instance
+from stackling.compute.move_models import ConsoleAuthToken
+from stackling.compute.moves import check_state, record_action
+
+RUNNING, PAUSED, SHUTDOWN, SUSPENDED = 1, 3, 4, 7
+CONSOLE_TOKEN_TTL = 600  # Nova's [consoleauth] token_ttl
+
+
+class InstanceNotRunning(Conflict):
+    message = "Instance %(instance_id)s is not running."
+
+
+class InstanceNotReady(Conflict):
+    message = "Instance %(instance_id)s is not ready"
+
+
+class ConsoleNotImplemented(ApiError):
+    """What Nova answers when the virt driver lacks a console type."""
+
+    status = 501
+    message = "Unable to get %(kind)s console, functionality not implemented"
+
+
+def _set(inst: Instance, vm_state: str, power_state: int) -> None:
+    inst.vm_state, inst.power_state, inst.task_state = vm_state, power_state, None
+    inst.updated_at = utcnow_precise()
+
+
+# ------------------------------------------------------------------ simple state changes
+# action -> (allowed vm_states, new vm_state, new power state, instance action, event)
+SIMPLE = {
+    "pause": (("active",), "paused", PAUSED, "pause", "compute_pause_instance"),
+    "unpause": (("paused",), "active", RUNNING, "unpause", "compute_unpause_instance"),
+    "suspend": (("active",), "suspended", SUSPENDED, "suspend", "compute_suspend_instance"),
+    "resume": (("suspended",), "active", RUNNING, "resume", "compute_resume_instance"),
+    "unrescue": (("rescued",), "active", RUNNING, "unrescue", "compute_unrescue_instance"),
+}
+
+
+def simple_action(db: Session, ctx: RequestContext, inst: Instance, name: str) -> None:
+    states, vm_state, power, action, event = SIMPLE[name]
+    check_state(ctx, inst, name, states)
+    _set(inst, vm_state, power)
+    record_action(db, ctx, inst, action, [(event, inst.host)])
+    db.flush()
+
+
+def rescue(db: Session, ctx: RequestContext, inst: Instance, admin_pass: str | None,
+           rescue_image_ref: str | None) -> str:
+    check_state(ctx, inst, "rescue", ("active", "stopped", "error"))
+    if rescue_image_ref:
+        _image(db, ctx, rescue_image_ref)
+    _set(inst, "rescued", RUNNING)
+    record_action(db, ctx, inst, "rescue", [("compute_rescue_instance", inst.host)])
+    db.flush()
+    return admin_pass or secrets.token_urlsafe(9)
+
+
+def trigger_crash_dump(db: Session, ctx: RequestContext, inst: Instance) -> None:
+    check_state(ctx, inst, "trigger_crash_dump",
+                ("active", "paused", "rescued", "resized", "error"))
+    if inst.power_state != RUNNING:
+        raise InstanceNotRunning(instance_id=inst.uuid)
+    record_action(db, ctx, inst, "trigger_crash_dump",
+                  [("compute_trigger_crash_dump", inst.host)])
+    db.flush()
+
+
+# ------------------------------------------------------------------ shelve
+def shelve(db: Session, ctx: RequestContext, inst: Instance) -> None:
+    """Snapshot to an image named `<server>-shelved`, then offload at once."""
+    check_state(ctx, inst, "shelve", ("active", "stopped", "paused", "suspended"))
+    _snapshot(db, ctx, inst, f"{inst.display_name}-shelved", {})
+    _set(inst, "shelved", SHUTDOWN)
+    _offload(db, inst)
+    record_action(db, ctx, inst, "shelve", [("compute_shelve_instance", None)])
+    db.flush()
+
+
+def _drop_shelved_image(db: Session, inst: Instance) -> None:
+    """Unshelve deletes the snapshot shelve made (Nova keeps its id in system metadata;
+    here the image's `instance_uuid` property and name find it)."""
+    from stackling.image.models import Image
+
+    for image in db.scalars(select(Image).where(Image.name == f"{inst.display_name}-shelved",
+                                                Image.owner == inst.project_id)):
+        if (image.properties or {}).get("instance_uuid") == inst.uuid:
+            db.delete(image)
+
+
+def shelve_offload(db: Session, ctx: RequestContext, inst: Instance) -> None:
+    check_state(ctx, inst, "shelveOffload", ("shelved",))
+    _offload(db, inst)
+    record_action(db, ctx, inst, "shelveOffload",
+                  [("compute_shelve_offload_instance", None)])
+    db.flush()
+
+
+def _offload(db: Session, inst: Instance) -> None:
+    """Release the host: its placement resources (the segment IPv4 addresses stay claimed,
+    the ports keep them) and the port bindings."""
+    from stackling.placement import interface as placement
+
+    current = placement.get_allocations_for_consumer(db, inst.uuid)
+    node = hosts.node_uuid(inst.host) if inst.host else None
+    kept = {rp: dict(e["resources"]) for rp, e in current.items() if rp != node}
+    if kept:
+        placement.claim_resources(db, inst.uuid, kept, inst.project_id, inst.user_id)
+    else:
+        placement.delete_allocation_for_instance(db, inst.uuid)
+    network_api.unbind_ports(db, inst)
+    inst.host = inst.node = None
+    inst.vm_state = "shelved_offloaded"
+    inst.updated_at = utcnow_precise()
+
+
+def unshelve(db: Session, ctx: RequestContext, inst: Instance) -> None:
+    check_state(ctx, inst, "unshelve", ("shelved", "shelved_offloaded"))
+    if inst.vm_state == "shelved_offloaded":
+        from stackling.placement import interface as placement
+
+        carried = {rp: dict(e["resources"]) for rp, e in
+                   placement.get_allocations_for_consumer(db, inst.uuid).items()}
+        zone = (inst.requested_az or "").partition(":")[0] or None
+        try:
+            with db.begin_nested():
+                dest = scheduler.schedule(db, scheduler.RequestSpec(
+                    consumer=inst.uuid, project_id=inst.project_id, user_id=inst.user_id,
+                    flavor=dict(inst.flavor), operation="unshelve", zone=zone,
+                    routed=network_api.routed_needs_for_move(db, inst), carried=carried))
+                inst.network_info = network_api.rebind_ports(db, inst, dest.host, dest.zone)
+                db.flush()
+        except scheduler.NoValidHost as err:
+            scheduler.record_failure(db, inst.uuid, err)
+            record_action(db, ctx, inst, "unshelve", [("compute_unshelve_instance", None)],
+                          err.text)
+            return
+        inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+    _drop_shelved_image(db, inst)
+    _set(inst, "active", RUNNING)
+    record_action(db, ctx, inst, "unshelve", [("compute_unshelve_instance", inst.host)])
+    db.flush()
+
+
+# ------------------------------------------------------------------ images
+def _image(db: Session, ctx: RequestContext, image_ref: str) -> Any:
+    from stackling.image import logic as images
+
+    image_id = str(image_ref).rstrip("/").rsplit("/", 1)[-1]
+    try:
+        image = images.get_image(db, ctx, image_id)
+    except ApiError:
+        raise ImageNotFound(image_id=image_id) from None
+    if image.status != "active":
+        raise BadRequest(f"Image {image_id} is not active.")
+    return image
+
+
+def _snapshot(db: Session, ctx: RequestContext, inst: Instance, name: str,
+              metadata: dict[str, str]) -> str:
+    """An image record in the image service, as Nova's snapshot leaves one (no data: there
+    is no disk to upload)."""
+    from stackling.image import logic as images
+
+    base = None
+    try:
+        base = images.get_image(db, ctx, inst.image_ref) if inst.image_ref else None
+    except ApiError:
+        base = None
+    props = {k: v for k, v in (base.properties or {}).items()} if base is not None else {}
+    props.update(metadata)
+    props.update({"image_type": "snapshot", "instance_uuid": inst.uuid,
+                  "base_image_ref": inst.image_ref or "", "user_id": ctx.user_id or "",
+                  "owner_project_name": "", "image_location": "snapshot"})
+    body = {"name": name, "visibility": "private",
+            "disk_format": (base.disk_format if base is not None else None) or "qcow2",
+            "container_format": (base.container_format if base is not None else None)
+            or "bare",
+            "min_disk": inst.flavor.get("root_gb") or 0,
+            "min_ram": (base.min_ram if base is not None else 0) or 0, **props}
+    image = images.create_image(db, ctx, body)
+    image.status, image.size = "active", 0
+    db.flush()
+    return image.id
+
+
+def create_image(db: Session, ctx: RequestContext, inst: Instance, name: str,
+                 metadata: dict[str, str]) -> str:
+    check_state(ctx, inst, "createImage", ("active", "stopped", "paused", "suspended"))
+    image_id = _snapshot(db, ctx, inst, name, metadata)
+    record_action(db, ctx, inst, "createImage", [("compute_snapshot_instance", inst.host)])
+    db.flush()
+    return image_id
+
+
+# ------------------------------------------------------------------ rebuild
+def rebuild(db: Session, ctx: RequestContext, inst: Instance, values: dict[str, Any]) -> None:
+    """Same ports, same host, same flavor; a new image (and name, metadata... if given)."""
+    from stackling.compute.servers import _check_image
+
+    check_state(ctx, inst, "rebuild", ("active", "stopped", "error"))
+    from stackling.compute.flavors import get_flavor
+
+    try:
+        flavor: Any = get_flavor(db, ctx.elevated(), inst.flavor["flavorid"])
+    except ApiError:
+        flavor = None
+    if flavor is not None:
+        inst.image_ref = _check_image(db, ctx, values["imageRef"], flavor)
+    else:
+        inst.image_ref = _image(db, ctx, values["imageRef"]).id
+    mapping = {"name": "display_name", "accessIPv4": "access_ip_v4",
+               "accessIPv6": "access_ip_v6", "OS-DCF:diskConfig": "disk_config",
+               "description": "description", "user_data": "user_data"}
+    for key, attr in mapping.items():
+        if key in values:
+            setattr(inst, attr, values[key])
+    if "metadata" in values:
+        inst.metadata_ = dict(values["metadata"])
+    if "key_name" in values:
+        from stackling.compute import keypairs
+        from stackling.compute.errors import KeypairNotFound
+
+        if values["key_name"] is None:
+            inst.key_name = inst.key_data = None
+        else:
+            try:
+                key = keypairs.get_keypair(db, inst.user_id or "", values["key_name"])
+            except KeypairNotFound:
+                raise BadRequest("Invalid key_name provided.") from None
+            inst.key_name, inst.key_data = key.name, key.public_key
+    stopped = inst.vm_state == "stopped"
+    _set(inst, "stopped" if stopped else "active", SHUTDOWN if stopped else RUNNING)
+    inst.fault = None
+    inst.launched_at = utcnow_precise()
+    record_action(db, ctx, inst, "rebuild", [("compute_rebuild_instance", inst.host)])
+    db.flush()
+
+
+# ------------------------------------------------------------------ consoles
+def _check_on_host(inst: Instance, method: str) -> None:
+    if inst.vm_state in ("building", "shelved_offloaded") or not inst.host:
+        raise InstanceNotReady(instance_id=inst.uuid)
+    if inst.task_state is not None:
+        raise InstanceInvalidState(method=method, instance_uuid=inst.uuid,
+                                   attr="task_state", state=inst.task_state)
+
+
+def console_output(inst: Instance, length: int | None) -> str:
+    """A plausible boot log of the server's image and NICs (`length`: its last lines)."""
+    _check_on_host(inst, "get_console_output")
+    started = inst.launched_at or inst.created_at
+    stamp = 0.0
+    lines = []
+
+    def log(text: str, step: float = 0.137) -> None:
+        nonlocal stamp
+        stamp += step
+        lines.append(f"[{stamp:12.6f}] {text}")
+
+    log("Linux version 6.1.0-stackling (build@stackling) #1 SMP PREEMPT_DYNAMIC", 0.0)
+    log(f"Command line: root=/dev/vda1 console=tty1 console=ttyS0 ds=nocloud "
+        f"instance={inst.uuid}")
+    log(f"Memory: {inst.flavor.get('memory_mb', 0) * 1024}K available")
+    log(f"smpboot: Allowing {inst.flavor.get('vcpus', 1)} CPUs")
+    log("virtio_blk virtio2: [vda] attached")
+    for i, vif in enumerate(inst.network_info or []):
+        log(f"virtio_net virtio{i}: eth{i}: link up, mac {vif.get('mac')}")
+    log("Run /sbin/init as init process")
+    lines.append(f"cloud-init: starting at {started:%a, %d %b %Y %H:%M:%S +0000}")
+    for i, vif in enumerate(inst.network_info or []):
+        for ip in vif.get("ips") or []:
+            lines.append(f"ci-info: | eth{i} | True | {ip['address']} | {vif.get('mac')} |")
+    lines.append(f"{inst.hostname} login: ")
+    if length is not None and length >= 0:
+        lines = lines[-length:] if length else []
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def get_console(db: Session, inst: Instance, protocol: str, kind: str,
+                base_url: str) -> str:
+    """A console URL whose token is good for CONSOLE_TOKEN_TTL seconds; the page it opens
+    answers (there is no display to show: it says so, with the console log)."""
+    if protocol != "vnc":
+        raise ConsoleNotImplemented(kind=protocol)
+    _check_on_host(inst, "get_vnc_console")
+    now = utcnow_precise()
+    db.execute(delete(ConsoleAuthToken).where(ConsoleAuthToken.expires < now))
+    token = secrets.token_urlsafe(24)
+    db.add(ConsoleAuthToken(token_hash=hashlib.sha256(token.encode()).hexdigest(),
+                            instance_uuid=inst.uuid, console_type=kind,
+                            expires=now + dt.timedelta(seconds=CONSOLE_TOKEN_TTL)))
+    db.flush()
+    page = "vnc_lite.html" if kind == "novnc" else "console"
+    return f"{base_url}/{page}?path=%3Ftoken%3D{token}"
+
+
+def console_for_token(db: Session, token: str) -> Instance | None:
+    """The server a live console token opens, or None."""
+    row = db.get(ConsoleAuthToken, hashlib.sha256(token.encode()).hexdigest())
+    if row is None or row.expires < utcnow_precise():
+        return None
+    return db.scalars(select(Instance).where(Instance.uuid == row.instance_uuid)).first()
+
+
+# ------------------------------------------------------------------ diagnostics
+def diagnostics(inst: Instance, standard: bool) -> dict[str, Any]:
+    """Nova's diagnostics: the libvirt-style dict before 2.48, the standard form after.
+    Counters are zero: there is no guest to measure."""
+    _check_on_host(inst, "get_diagnostics")
+    memory = inst.flavor.get("memory_mb", 0) * 1024
+    vcpus = inst.flavor.get("vcpus", 1)
+    nics = inst.network_info or []
+    if not standard:
+        out: dict[str, Any] = {f"cpu{i}_time": 0 for i in range(vcpus)}
+        out.update({"memory": memory, "memory-actual": memory, "memory-rss": 0,
+                    "vda_errors": -1, "vda_read": 0, "vda_read_req": 0, "vda_write": 0,
+                    "vda_write_req": 0})
+        for vif in nics:
+            tap = f"tap{vif['port_id'][:11]}"
+            out.update({f"{tap}_{k}": 0 for k in ("rx", "rx_drop", "rx_errors",
+                                                   "rx_packets", "tx", "tx_drop",
+                                                   "tx_errors", "tx_packets")})
+        return out
+    state = {RUNNING: "running", PAUSED: "paused", SHUTDOWN: "shutdown",
+             SUSPENDED: "suspended"}.get(inst.power_state, "pending")
+    uptime = 0
+    if inst.launched_at is not None and state == "running":
+        uptime = int((utcnow_precise() - inst.launched_at).total_seconds())
+    return {
+        "state": state, "driver": "libvirt", "hypervisor": "qemu", "hypervisor_os": "linux",
+        "uptime": uptime, "config_drive": bool(inst.config_drive),
+        "num_cpus": vcpus, "num_disks": 1, "num_nics": len(nics),
+        "cpu_details": [{"id": i, "time": 0, "utilisation": None} for i in range(vcpus)],
+        "memory_details": {"maximum": inst.flavor.get("memory_mb", 0), "used": 0},
+        "disk_details": [{"read_bytes": 0, "read_requests": 0, "write_bytes": 0,
+                          "write_requests": 0, "errors_count": 0}],
+        "nic_details": [{"mac_address": vif.get("mac"), "rx_octets": 0, "rx_errors": 0,
+                         "rx_drop": 0, "rx_packets": 0, "rx_rate": None, "tx_octets": 0,
+                         "tx_errors": 0, "tx_drop": 0, "tx_packets": 0, "tx_rate": None}
+                        for vif in nics],
+    }
