@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.compute import api, build, flavors, hosts
+from stackling.compute.api import proxies
 from stackling.compute.api import server_actions as action_api
 from stackling.runtime import CatalogEntry, Component
 
@@ -74,6 +75,7 @@ POLICIES = {
     "os_compute_api:os-availability-zone:list": "@",
     "os_compute_api:os-availability-zone:detail": ADMIN,
     "os_compute_api:limits": "@",
+    **proxies.POLICIES,
     **action_api.POLICIES,
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 from typing import Any
 
 from stackling.common.microversion import Version
@@ -76,20 +77,39 @@ def flavor_detail(links: Links, f: Flavor, version: Version,
 
 
 # ------------------------------------------------------------------ servers
-def addresses(inst: Instance, extended: bool = True) -> dict[str, list[dict[str, Any]]]:
-    """{label: [ip, ...]} from the network info cache; empty while building."""
+def addresses(inst: Instance, extended: bool = True,
+              floating: dict[str, list[tuple[str, str]]] | None = None
+              ) -> dict[str, list[dict[str, Any]]]:
+    """{label: [ip, ...]} from the network info cache; empty while building.
+
+    `floating` ({port_id: [(fixed, floating)]}, from the network service) adds each
+    associated floating IP after the fixed IPs of its NIC, as Nova's cache shows them.
+    """
     if inst.vm_state == "building":
         return {}
     out: dict[str, list[dict[str, Any]]] = {}
     for vif in inst.network_info or []:
         items = out.setdefault(vif["label"], [])
-        for ip in vif["ips"]:
-            item: dict[str, Any] = {"version": ip["version"], "addr": ip["address"]}
+        fips = [(4, fip) for _, fip in (floating or {}).get(vif["port_id"], [])]
+        for kind, version, addr in [*(("fixed", ip["version"], ip["address"])
+                                      for ip in vif["ips"]),
+                                    *(("floating", v, a) for v, a in fips)]:
+            item: dict[str, Any] = {"version": version, "addr": addr}
             if extended:
-                item["OS-EXT-IPS:type"] = "fixed"
+                item["OS-EXT-IPS:type"] = kind
                 item["OS-EXT-IPS-MAC:mac_addr"] = vif["mac"]
             items.append(item)
     return out
+
+
+def access_ip(value: str | None) -> str:
+    """As Nova stores them (an IPAddress column): IPv6 in compressed form."""
+    if not value:
+        return ""
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        return value
 
 
 def server_brief(links: Links, inst: Instance) -> dict[str, Any]:
@@ -112,7 +132,8 @@ def server_flavor(inst: Instance, links: Links, version: Version,
 
 def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: bool,
                   show_extended_attrs: bool, show_host_status: bool,
-                  full: bool = True, show_flavor_extra_specs: bool = True) -> dict[str, Any]:
+                  full: bool = True, show_flavor_extra_specs: bool = True,
+                  floating: dict[str, list[tuple[str, str]]] | None = None) -> dict[str, Any]:
     """The detail/show body; `full=False` is the pre-2.75 update response."""
     status = status_of(inst)
     host_id = (hashlib.sha224((inst.project_id + inst.host).encode()).hexdigest()
@@ -125,8 +146,8 @@ def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: b
         "metadata": dict(inst.metadata_ or {}), "hostId": host_id, "image": image,
         "flavor": server_flavor(inst, links, version, show_flavor_extra_specs),
         "created": iso_z(inst.created_at), "updated": iso_z(inst.updated_at or inst.created_at),
-        "addresses": addresses(inst, extended=full),
-        "accessIPv4": inst.access_ip_v4 or "", "accessIPv6": inst.access_ip_v6 or "",
+        "addresses": addresses(inst, extended=full, floating=floating),
+        "accessIPv4": access_ip(inst.access_ip_v4), "accessIPv6": access_ip(inst.access_ip_v6),
         "links": links.pair("servers", inst.uuid), "OS-DCF:diskConfig": inst.disk_config,
     }
     if status in PROGRESS_STATUSES:

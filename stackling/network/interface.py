@@ -35,7 +35,9 @@ from stackling.network.querying import Listing, params_from
 __all__ = [
     "create_network", "create_port", "delete_port", "get_network", "get_port", "get_subnet",
     "list_networks", "list_ports", "list_security_groups", "list_subnets", "update_port",
-    "get_auto_allocated_topology",
+    "get_auto_allocated_topology", "floating_ips_by_port", "list_floating_ips",
+    "get_floating_ip", "create_floating_ip", "update_floating_ip", "delete_floating_ip",
+    "get_security_group", "create_security_group", "delete_security_group",
 ]
 
 
@@ -130,3 +132,76 @@ def get_auto_allocated_topology(db: Session, ctx: RequestContext, project_id: st
     from stackling.network.l3 import auto_allocate
 
     return auto_allocate.get_topology(db, ctx, project_id, dry_run=dry_run)
+
+
+# ------------------------------------------------------------------ floating IPs
+def floating_ips_by_port(db: Session, port_ids: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """{port_id: [(fixed_ip_address, floating_ip_address), ...]} for the associated
+    floating IPs of these ports, in one query (compute's `addresses`; no policy: the
+    caller already may see the ports)."""
+    from sqlalchemy import select
+
+    from stackling.network.l3.models import FloatingIP
+
+    out: dict[str, list[tuple[str, str]]] = {}
+    if not port_ids:
+        return out
+    stmt = (select(FloatingIP.fixed_port_id, FloatingIP.fixed_ip_address,
+                   FloatingIP.floating_ip_address)
+            .where(FloatingIP.fixed_port_id.in_(port_ids))
+            .order_by(FloatingIP.floating_ip_address))
+    for port_id, fixed, floating in db.execute(stmt):
+        out.setdefault(port_id, []).append((fixed or "", floating))
+    return out
+
+
+def list_floating_ips(db: Session, ctx: RequestContext, **filters: Any) -> list[dict[str, Any]]:
+    from stackling.network.l3 import floatingips
+
+    params = _params(floatingips.LISTING, filters)
+    rows = floatingips.list_floatingips(db, ctx, params).rows
+    return [select_fields(f, params.fields) for f in floatingips.render(db, rows)]
+
+
+def get_floating_ip(db: Session, ctx: RequestContext, fip_id: str) -> dict[str, Any]:
+    from stackling.network.l3 import floatingips
+
+    return floatingips.render(db, [floatingips.get_visible(db, ctx, fip_id)])[0]
+
+
+def create_floating_ip(db: Session, ctx: RequestContext, body: Any) -> dict[str, Any]:
+    from stackling.network.l3 import floatingips
+
+    fip = floatingips.create_floatingip(
+        db, ctx, _create_attrs(ctx, body, "floatingip", floatingips.ATTRS))
+    return floatingips.render(db, [fip])[0]
+
+
+def update_floating_ip(db: Session, ctx: RequestContext, fip_id: str, body: Any
+                       ) -> dict[str, Any]:
+    from stackling.network.l3 import floatingips
+
+    fip = floatingips.update_floatingip(
+        db, ctx, fip_id, _update_attrs(ctx, body, "floatingip", floatingips.ATTRS))
+    return floatingips.render(db, [fip])[0]
+
+
+def delete_floating_ip(db: Session, ctx: RequestContext, fip_id: str) -> None:
+    from stackling.network.l3 import floatingips
+
+    floatingips.delete_floatingip(db, ctx, fip_id)
+
+
+# ------------------------------------------------------------------ security groups (one)
+def get_security_group(db: Session, ctx: RequestContext, sg_id: str) -> dict[str, Any]:
+    return security_groups.render_groups(db, [security_groups.get_visible(db, ctx, sg_id)])[0]
+
+
+def create_security_group(db: Session, ctx: RequestContext, body: Any) -> dict[str, Any]:
+    sg = security_groups.create_group(
+        db, ctx, _create_attrs(ctx, body, "security_group", security_groups.SG_ATTRS))
+    return security_groups.render_groups(db, [sg])[0]
+
+
+def delete_security_group(db: Session, ctx: RequestContext, sg_id: str) -> None:
+    security_groups.delete_group(db, ctx, sg_id)

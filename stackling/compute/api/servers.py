@@ -9,7 +9,15 @@ from typing import Any
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
-from stackling.compute import actions, network_api, schemas, servers, validation, views
+from stackling.compute import (
+    actions,
+    network_api,
+    network_proxy,
+    schemas,
+    servers,
+    validation,
+    views,
+)
 from stackling.compute.api import server_actions
 from stackling.compute.api.common import (
     allowed,
@@ -32,12 +40,16 @@ def _target(inst: Instance) -> dict[str, Any]:
     return {"project_id": inst.project_id, "user_id": inst.user_id}
 
 
-def _detail(rq: ApiRequest, inst: Instance, *, full: bool = True) -> dict[str, Any]:
+def _detail(rq: ApiRequest, inst: Instance, *, full: bool = True,
+            floating: dict[str, list[tuple[str, str]]] | None = None) -> dict[str, Any]:
+    if floating is None:
+        floating = network_proxy.floating_by_port(rq.db, [inst])
     return views.server_detail(
         links(rq), inst, version(rq), is_admin=rq.ctx.is_admin,
         show_extended_attrs=allowed(rq, "os-extended-server-attributes", _target(inst)),
         show_host_status=allowed(rq, "servers:show:host_status", _target(inst)), full=full,
-        show_flavor_extra_specs=allowed(rq, "servers:show:flavor-extra-specs", _target(inst)))
+        show_flavor_extra_specs=allowed(rq, "servers:show:flavor-extra-specs", _target(inst)),
+        floating=floating)
 
 
 # ------------------------------------------------------------------ create
@@ -152,15 +164,25 @@ def _collection(rq: ApiRequest, items: list[dict[str, Any]], query: servers.List
 def index(rq: ApiRequest) -> Any:
     authorize(rq, "servers:index")
     query = _list_query(rq)
-    rows = servers.list_instances(rq.db, query)
+    rows = [] if _deleted_only(rq) else servers.list_instances(rq.db, query)
     return _collection(rq, [views.server_brief(links(rq), i) for i in rows], query, "servers")
 
 
 def detail(rq: ApiRequest) -> Any:
     authorize(rq, "servers:detail")
     query = _list_query(rq)
-    rows = servers.list_instances(rq.db, query)
-    return _collection(rq, [_detail(rq, i) for i in rows], query, "servers")
+    rows = [] if _deleted_only(rq) else servers.list_instances(rq.db, query)
+    floating = network_proxy.floating_by_port(rq.db, rows)  # one query for the page
+    return _collection(rq, [_detail(rq, i, floating=floating) for i in rows], query, "servers")
+
+
+def _deleted_only(rq: ApiRequest) -> bool:
+    """An admin's `deleted=True` lists deleted servers only; a deleted server's row is
+    gone here, so that list is empty (non-admins' `deleted` is ignored, as Nova's)."""
+    value = rq.query.get("deleted")
+    if value is None or not allowed(rq, "servers:allow_all_filters"):
+        return False
+    return value.lower() in ("true", "1", "yes", "on", "t", "y")
 
 
 def _get(rq: ApiRequest, *, for_update: bool = False) -> Instance:
@@ -193,14 +215,16 @@ def delete(rq: ApiRequest) -> Any:
 def ips_index(rq: ApiRequest) -> Any:
     inst = _get(rq)
     authorize(rq, "ips:index", _target(inst))
-    return {"addresses": views.addresses(inst, extended=False)}
+    floating = network_proxy.floating_by_port(rq.db, [inst])
+    return {"addresses": views.addresses(inst, extended=False, floating=floating)}
 
 
 def ips_show(rq: ApiRequest) -> Any:
     inst = _get(rq)
     authorize(rq, "ips:show", _target(inst))
     label = rq.path_params["network_label"]
-    addrs = views.addresses(inst, extended=False)
+    addrs = views.addresses(inst, extended=False,
+                            floating=network_proxy.floating_by_port(rq.db, [inst]))
     if label not in addrs:
         raise NotFound("Instance is not a member of specified network")
     return {label: addrs[label]}
@@ -282,6 +306,10 @@ def action(rq: ApiRequest) -> Any:
         return 202, None
     if name in server_actions.ACTIONS:
         return server_actions.dispatch(rq, inst, name, data)
+    from stackling.compute.api import proxies
+
+    if name in proxies.SERVER_ACTIONS:
+        return proxies.SERVER_ACTIONS[name](rq, inst, data)
     raise BadRequest(f"There is no such action: {name}")
 
 

@@ -1,0 +1,169 @@
+"""Compute fidelity (issue 11, items 3, 4, 6, 7) over the in-process app: floating IPs in
+`addresses` and `/ips`, a server's security groups and the add/remove actions, access IPs
+as Nova stores them, and the network proxy APIs below their removal microversions."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.test_compute import boot, mv, wait_status
+
+NET = "/networking/v2.0"
+C = "/compute/v2.1"
+
+
+@pytest.fixture(scope="module")
+def server(api) -> dict:
+    """An ACTIVE demo server on the auto-allocated network (routed to `public`)."""
+    r = boot(api, networks="auto", name="fid-vm")
+    assert r.status_code == 202, r.text
+    return wait_status(api, r.json()["server"]["id"])
+
+
+def _port(api, server_id: str) -> dict:
+    ports = api.get(f"{NET}/ports?device_id={server_id}", user="demo").json()["ports"]
+    assert len(ports) == 1
+    return ports[0]
+
+
+def _public(api) -> str:
+    return api.get(f"{NET}/networks?name=public", user="demo").json()["networks"][0]["id"]
+
+
+def test_floating_ip_shows_in_addresses_and_ips(api, server):
+    port = _port(api, server["id"])
+    fip = api.post(f"{NET}/floatingips", user="demo", json={"floatingip": {
+        "floating_network_id": _public(api), "port_id": port["id"]}})
+    assert fip.status_code == 201, fip.text
+    address = fip.json()["floatingip"]["floating_ip_address"]
+    shown = api.get(f"{C}/servers/{server['id']}", user="demo", headers=mv("2.1")).json()
+    (label, items), = shown["server"]["addresses"].items()
+    assert [i["OS-EXT-IPS:type"] for i in items][-1] == "floating"
+    assert items[-1] == {"version": 4, "addr": address, "OS-EXT-IPS:type": "floating",
+                        "OS-EXT-IPS-MAC:mac_addr": port["mac_address"]}
+    listed = api.get(f"{C}/servers/detail", user="demo").json()["servers"]
+    mine = next(s for s in listed if s["id"] == server["id"])
+    assert address in [i["addr"] for i in mine["addresses"][label]]
+    ips = api.get(f"{C}/servers/{server['id']}/ips", user="demo").json()["addresses"]
+    assert {"version": 4, "addr": address} in ips[label]
+    one = api.get(f"{C}/servers/{server['id']}/ips/{label}", user="demo").json()
+    assert {"version": 4, "addr": address} in one[label]
+    # os-floating-ips (below 2.36) shows the association
+    proxied = api.get(f"{C}/os-floating-ips", user="demo", headers=mv("2.35")).json()
+    entry = next(f for f in proxied["floating_ips"] if f["ip"] == address)
+    assert entry["instance_id"] == server["id"] and entry["pool"] == "public"
+    # disassociating removes it from addresses
+    api.put(f"{NET}/floatingips/{fip.json()['floatingip']['id']}", user="demo",
+            json={"floatingip": {"port_id": None}})
+    shown = api.get(f"{C}/servers/{server['id']}", user="demo").json()["server"]
+    assert {i["OS-EXT-IPS:type"] for i in shown["addresses"][label]} == {"fixed"}
+    api.delete(f"{NET}/floatingips/{fip.json()['floatingip']['id']}", user="demo")
+
+
+def test_server_security_groups_add_remove(api, server):
+    sid = server["id"]
+    groups = api.get(f"{C}/servers/{sid}/os-security-groups", user="demo")
+    assert groups.status_code == 200, groups.text
+    assert [g["name"] for g in groups.json()["security_groups"]] == ["default"]
+    default = groups.json()["security_groups"][0]
+    assert set(default) == {"id", "name", "description", "tenant_id", "rules"}
+    assert all(set(r) == {"id", "parent_group_id", "ip_protocol", "from_port", "to_port",
+                          "group", "ip_range"} for r in default["rules"])
+    web = api.post(f"{NET}/security-groups", user="demo",
+                   json={"security_group": {"name": "web"}}).json()["security_group"]
+    api.post(f"{NET}/security-group-rules", user="demo", json={"security_group_rule": {
+        "security_group_id": web["id"], "direction": "ingress", "protocol": "tcp",
+        "port_range_min": 80, "port_range_max": 80, "remote_ip_prefix": "0.0.0.0/0"}})
+    act = f"{C}/servers/{sid}/action"
+    r = api.post(act, user="demo", json={"addSecurityGroup": {"name": "web"}})
+    assert r.status_code == 202, r.text
+    groups = api.get(f"{C}/servers/{sid}/os-security-groups", user="demo").json()
+    by_name = {g["name"]: g for g in groups["security_groups"]}
+    assert set(by_name) == {"default", "web"}
+    assert by_name["web"]["rules"][0]["from_port"] == 80
+    assert by_name["web"]["rules"][0]["ip_range"] == {"cidr": "0.0.0.0/0"}
+    assert set(_port(api, sid)["security_groups"]) == {by_name["default"]["id"], web["id"]}
+    shown = api.get(f"{C}/servers/{sid}", user="demo").json()["server"]
+    assert {g["name"] for g in shown["security_groups"]} == {"default", "web"}
+    assert api.post(act, user="demo", json={"removeSecurityGroup": {"name": "web"}}
+                    ).status_code == 202
+    r = api.post(act, user="demo", json={"removeSecurityGroup": {"name": "web"}})
+    assert r.status_code == 400 and "not associated" in r.json()["badRequest"]["message"]
+    r = api.post(act, user="demo", json={"addSecurityGroup": {"name": "nope"}})
+    assert r.status_code == 404, r.text
+    r = api.post(act, user="demo", json={"addSecurityGroup": {}})
+    assert r.status_code == 400
+    r = api.post(act, user="demo", json={"addSecurityGroup": {"name": " "}})
+    assert r.status_code == 400
+    # another project sees neither the server nor its groups
+    assert api.get(f"{C}/servers/{sid}/os-security-groups", user="admin").status_code == 200
+
+
+def test_access_ips_normalised(api, server):
+    r = api.put(f"{C}/servers/{server['id']}", user="demo", json={"server": {
+        "accessIPv4": "192.0.2.10", "accessIPv6": "2001:0db8:0000:0000:0000:0000:0000:0001"}})
+    assert r.status_code == 200, r.text
+    assert r.json()["server"]["accessIPv6"] == "2001:db8::1"
+    shown = api.get(f"{C}/servers/{server['id']}", user="demo").json()["server"]
+    assert shown["accessIPv4"] == "192.0.2.10" and shown["accessIPv6"] == "2001:db8::1"
+
+
+@pytest.mark.parametrize("path", ["os-tenant-networks", "os-networks", "os-security-groups",
+                                  "os-floating-ips", "os-floating-ip-pools"])
+def test_proxies_served_below_2_36_only(api, path):
+    assert api.get(f"{C}/{path}", user="demo", headers=mv("2.35")).status_code == 200
+    r = api.get(f"{C}/{path}", user="demo", headers=mv("2.36"))
+    assert r.status_code == 404 and "itemNotFound" in r.json()
+
+
+def test_network_proxy_bodies(api, server):
+    v = mv("2.35")
+    nets = api.get(f"{C}/os-tenant-networks", user="demo", headers=v).json()["networks"]
+    auto = next(n for n in nets if n["label"] == "auto_allocated_network")
+    assert auto == {"id": auto["id"], "cidr": "None", "label": "auto_allocated_network"}
+    one = api.get(f"{C}/os-tenant-networks/{auto['id']}", user="demo", headers=v).json()
+    assert one["network"]["id"] == auto["id"]
+    r = api.get(f"{C}/os-tenant-networks/00000000-0000-0000-0000-000000000000", user="demo",
+                headers=v)
+    assert r.status_code == 404
+    nets = api.get(f"{C}/os-networks", user="demo", headers=v).json()["networks"]
+    row = next(n for n in nets if n["id"] == auto["id"])
+    assert row["label"] == "auto_allocated_network" and row["cidr"] is None
+    assert "project_id" not in row
+    pools = api.get(f"{C}/os-floating-ip-pools", user="demo", headers=v).json()
+    assert {"name": "public"} in pools["floating_ip_pools"]
+    sgs = api.get(f"{C}/os-security-groups", user="demo", headers=v).json()["security_groups"]
+    assert "default" in [g["name"] for g in sgs]
+    made = api.post(f"{C}/os-security-groups", user="demo", headers=v, json={
+        "security_group": {"name": "legacy", "description": "via nova"}})
+    assert made.status_code == 200, made.text
+    sg = made.json()["security_group"]
+    assert sg["description"] == "via nova" and sg["rules"] == []
+    assert api.get(f"{C}/os-security-groups/{sg['id']}", user="demo", headers=v
+                   ).status_code == 200
+    bad = api.post(f"{C}/os-security-groups", user="demo", headers=v, json={
+        "security_group": {"name": "x"}})
+    assert bad.status_code == 400
+    assert api.delete(f"{C}/os-security-groups/{sg['id']}", user="demo", headers=v
+                      ).status_code == 202
+    assert api.get(f"{C}/os-security-groups/{sg['id']}", user="demo", headers=v
+                   ).status_code == 404
+    fip = api.post(f"{C}/os-floating-ips", user="demo", headers=v, json={"pool": "public"})
+    assert fip.status_code == 200, fip.text
+    body = fip.json()["floating_ip"]
+    assert body["pool"] == "public" and body["instance_id"] is None and body["fixed_ip"] is None
+    assert api.get(f"{C}/os-floating-ips/{body['id']}", user="demo", headers=v
+                   ).json()["floating_ip"]["ip"] == body["ip"]
+    assert api.post(f"{C}/os-floating-ips", user="demo", headers=v, json={"pool": "nope"}
+                    ).status_code == 404
+    assert api.delete(f"{C}/os-floating-ips/{body['id']}", user="demo", headers=v
+                      ).status_code == 202
+    assert api.get(f"{C}/os-floating-ips/{body['id']}", user="demo", headers=v
+                   ).status_code == 404
+
+
+def test_admin_deleted_listing_is_deleted_servers_only(api, server):
+    listed = api.get(f"{C}/servers?deleted=True&all_tenants=1", user="admin").json()
+    assert listed["servers"] == []
+    listed = api.get(f"{C}/servers/detail?deleted=True", user="demo").json()
+    assert server["id"] in [s["id"] for s in listed["servers"]]
