@@ -20,7 +20,6 @@ MODEL_MODULES = [
     "stackling.network.core.models",
     "stackling.network.l3.models",
     "stackling.network.segments.range_models",
-    "stackling.network.segments.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.move_models",
