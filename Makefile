@@ -7,7 +7,7 @@ DATA_DIR ?= .stackling
 PORT ?= 8900
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench clean browser screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +22,18 @@ run: $(STAMP)
 	@$(BIN)/python -m compileall -q stackling
 	$(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/ruff check stackling tests bench
 	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# The console's browser tests drive Debian's chromium (Playwright never downloads a browser).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# Regenerates the console screenshots in docs/ from a fresh demo cloud.
+screenshots: $(STAMP) browser
+	$(BIN)/python -m tests.browser.screenshots docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check stackling tests bench

@@ -31,6 +31,7 @@ COMPONENTS = [
     ("stackling.placement.component", "/placement"),
     ("stackling.compute.component", "/compute"),
     ("stackling.image.component", "/image"),
+    ("stackling.orchestration.component", "/orchestration"),
 ]
 # Loaded before the server listens: every service checks tokens through identity.
 EAGER = ("stackling.identity.component",)
@@ -40,6 +41,7 @@ EAGER = ("stackling.identity.component",)
 BOOTSTRAP_STEPS = frozenset({
     "identity.base", "catalog.identity", "network.base", "catalog.network",
     "catalog.placement", "compute.flavors", "catalog.compute", "image.cirros", "catalog.image",
+    "catalog.orchestration",
 })
 
 
@@ -77,7 +79,8 @@ def create_app(runtime: Runtime | None = None) -> Any:
     if runtime is None:
         overrides = json.loads(os.environ.get("STACKLING_SERVE_SETTINGS", "{}"))
         runtime = create_runtime(load_settings(**overrides), progressive=True)
-        logs.configure(runtime.settings.observability.log_format)  # a worker process
+        obs = runtime.settings.observability  # a worker process of `serve --workers N`
+        logs.configure(obs.log_format, obs.log_level)
         if not runtime.bootstrap_complete(BOOTSTRAP_STEPS):
             load_pending_now(runtime)
     mounts = [_mount(runtime, component) for component in runtime.components]

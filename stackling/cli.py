@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import socket
 import sys
@@ -70,7 +69,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
               f"  {osc} --os-cloud stackling-admin catalog list\n", flush=True)
     log_level = "info" if args.verbose else "warning"
     logs.configure(settings.observability.log_format,
-                   logging.INFO if args.verbose else logging.WARNING)
+                   "info" if args.verbose else settings.observability.log_level)
     _check_port_free(settings.host, settings.port)
     # Our own access line replaces uvicorn's; log_config=None keeps our handlers.
     common = dict(host=settings.host, port=settings.port, log_level=log_level,

@@ -104,6 +104,7 @@ class ComputeSettings:
 @dataclass
 class ObservabilitySettings:
     log_format: str = "text"  # or "json": one object per line
+    log_level: str = "warning"  # of everything but the access lines (always logged); --verbose: info
     # /metrics answers without a token only to loopback clients unless this is true;
     # other clients need an admin token.
     metrics_public: bool = False

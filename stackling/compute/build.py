@@ -16,14 +16,15 @@ import logging
 import threading
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from stackling.common.db import is_deadlock, retry_on_conflict, utcnow_precise
 from stackling.common.errors import ApiError
 from stackling.compute import actions, network_api, scheduler
 from stackling.compute.errors import NoValidHost
-from stackling.compute.models import Instance
+from stackling.compute.models import Instance, InstanceAction
+from stackling.observability import logs, metrics
 
 LOG = logging.getLogger(__name__)
 POLL_SECONDS = 1.0  # how soon another process's (or a crashed one's) work is noticed
@@ -126,8 +127,12 @@ def build_next(runtime: Any) -> bool:
             if inst is None:
                 return False
             claimed.append(inst.uuid)
-            build_instance(db, inst)
-            return True
+            request_id = _create_request_id(db, inst.uuid)
+            with logs.bound(request_id):
+                build_instance(db, inst)
+            outcome = (inst.uuid, inst.vm_state, inst.host, request_id)
+        _report(*outcome)
+        return True
 
     try:
         return retry_on_conflict(attempt, retry_if=is_deadlock)
@@ -136,6 +141,26 @@ def build_next(runtime: Any) -> bool:
         if claimed:
             _count_failure(runtime, claimed[0])
         return bool(claimed)
+
+
+def pending_count(runtime: Any) -> int:
+    """Servers accepted but not yet built (the /metrics pending-work gauge)."""
+    with runtime.db.transaction(write=False) as db:
+        return db.scalar(select(func.count()).select_from(Instance).where(
+            Instance.build_state == "pending")) or 0
+
+
+def _create_request_id(db: Session, uuid: str) -> str | None:
+    """The request that asked for this server: its id tags the build's log lines."""
+    return db.scalars(select(InstanceAction.request_id).where(
+        InstanceAction.instance_uuid == uuid, InstanceAction.action == "create")).first()
+
+
+def _report(uuid: str, vm_state: str, host: str | None, request_id: str | None) -> None:
+    """After the build committed: one log line (with the requester's id) and the metric."""
+    with logs.bound(request_id):
+        LOG.info("server %s built: %s%s", uuid, vm_state, f" on {host}" if host else "")
+    metrics.observe_build(vm_state)
 
 
 def _count_failure(runtime: Any, uuid: str) -> None:

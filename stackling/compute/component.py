@@ -7,7 +7,9 @@ from typing import Any
 
 from stackling.compute import api, build, flavors, hosts
 from stackling.compute.api import proxies
+from stackling.compute.api import quotas as quota_api
 from stackling.compute.api import server_actions as action_api
+from stackling.observability import metrics
 from stackling.runtime import CatalogEntry, Component
 
 ADMIN = "rule:context_is_admin"
@@ -76,6 +78,7 @@ POLICIES = {
     "os_compute_api:os-availability-zone:detail": ADMIN,
     "os_compute_api:limits": "@",
     **proxies.POLICIES,
+    **quota_api.POLICIES,
     **action_api.POLICIES,
 }
 
@@ -85,6 +88,7 @@ def _start(runtime: Any) -> None:
     worker = build.BuildWorker(runtime, runtime.settings.compute.build_workers)
     runtime.state["compute.builder"] = worker
     worker.start()
+    metrics.PENDING_WORK["server_builds"] = build.pending_count
 
 
 def _stop(runtime: Any) -> None:

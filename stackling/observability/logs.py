@@ -84,18 +84,25 @@ class JSONFormatter(logging.Formatter):
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 
 
-def configure(fmt: str = "text", level: int = logging.WARNING) -> None:
-    """Root handler on stderr in `fmt`; access lines always at INFO."""
-    if fmt not in FORMATS:
-        from stackling.config import SettingsError
+LEVELS = ("debug", "info", "warning", "error")
 
-        raise SettingsError(f"observability.log_format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+
+def configure(fmt: str = "text", level: str = "warning") -> None:
+    """Root handler on stderr in `fmt` at `level`; access lines always at INFO."""
+    from stackling.config import SettingsError
+
+    if fmt not in FORMATS:
+        raise SettingsError(f"observability.log_format: expected one of {', '.join(FORMATS)}, "
+                            f"got {fmt!r}")
+    if level.lower() not in LEVELS:
+        raise SettingsError(f"observability.log_level: expected one of {', '.join(LEVELS)}, "
+                            f"got {level!r}")
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(_ContextFilter())
     handler.setFormatter(JSONFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(level)
+    root.setLevel(level.upper())
     ACCESS.setLevel(logging.INFO)
 
 

@@ -131,9 +131,10 @@ def exposition(runtime: Any) -> tuple[bytes, str]:
             engine_pool = runtime.db.engine.pool
             for state, attr in (("checked_out", "checkedout"), ("idle", "checkedin"),
                                 ("size", "size")):
-                fn = getattr(engine_pool, attr, None)
-                if fn is not None:
-                    pool.add_metric([state], fn())
+                value = getattr(engine_pool, attr, None)  # methods on QueuePool
+                value = value() if callable(value) else value
+                if isinstance(value, int):
+                    pool.add_metric([state], value)
             yield pool
 
     if os.environ.get(MULTIPROC_ENV):

@@ -1,0 +1,234 @@
+"""The operator console in a real headless Chromium (Debian's package, driven by Playwright).
+
+The console is a client of the public APIs: these tests sign in as a user would, look at
+the graph the page drew (Cytoscape's model, read back from the page), and change the cloud
+through the CLI and openstacksdk to see the page follow.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import ADMIN_PASSWORD, DEMO_PASSWORD, Cloud, create_database, drop_database, free_port
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    # `make test` installs Debian's chromium when it is missing; no skip if it is not there.
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def console_cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cloud]:
+    base = tmp_path_factory.mktemp("console")
+    url = create_database("sqlite", base / "db")
+    server = Cloud("sqlite", url, base / "data", free_port()).start()
+    yield server
+    server.stop()
+    drop_database(url)
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    # bypass_csp: Playwright's wait_for_function evaluates strings, which the page's CSP forbids.
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, bypass_csp=True)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield pg
+    context.close()
+    assert not errors, errors  # no uncaught script error on any page
+
+
+def sign_in(page: Any, cloud: Cloud, user: str, password: str, project: str) -> None:
+    page.goto(cloud.url + "/")
+    page.fill("#login-user", user)
+    page.fill("#login-password", password)
+    page.fill("#login-project", project)
+    page.click("#login-submit")
+    page.wait_for_function("window.stacklingTimings !== undefined", timeout=30_000)
+
+
+def graph_labels(page: Any, kind: str | None = None) -> list[str]:
+    return page.evaluate(
+        "(kind) => graph.nodes().filter(n => !kind || n.data('kind') === kind)"
+        ".map(n => n.data('label'))", kind)
+
+
+def graph_edges(page: Any) -> list[tuple[str, str]]:
+    return [tuple(e) for e in page.evaluate(
+        "() => graph.edges().map(e => [e.source().data('label'), e.target().data('label')])")]
+
+
+def wait_for_node(page: Any, kind: str, label: str, timeout_ms: int = 30_000) -> None:
+    page.wait_for_function(
+        "([kind, label]) => graph.nodes().some(n => n.data('kind') === kind && n.data('label') === label)",
+        arg=[kind, label], timeout=timeout_ms)
+
+
+def test_bad_credentials_are_refused(page: Any, console_cloud: Cloud) -> None:
+    page.goto(console_cloud.url + "/")
+    page.fill("#login-user", "admin")
+    page.fill("#login-password", "not-the-password")
+    page.fill("#login-project", "admin")
+    page.click("#login-submit")
+    page.wait_for_function("document.querySelector('#login-error').textContent.length > 0")
+    assert "authentication" in page.inner_text("#login-error").lower()
+    assert page.is_hidden("#tabs")
+    assert page.evaluate("sessionStorage.getItem('stackling.session')") is None
+
+
+def test_member_sees_only_their_project_admin_sees_all(page: Any, browser: Any,
+                                                       console_cloud: Cloud) -> None:
+    admin = console_cloud.sdk()
+    secret = admin.network.create_network(name=f"admin-only-{uuid.uuid4().hex[:6]}")
+    sign_in(page, console_cloud, "demo", DEMO_PASSWORD, "demo")
+    labels = graph_labels(page, "network")
+    assert "public" in labels
+    assert secret.name not in labels
+    assert "(admin)" not in page.inner_text("#who-name")
+
+    other = browser.new_context(viewport={"width": 1400, "height": 900}, bypass_csp=True)
+    try:
+        admin_page = other.new_page()
+        sign_in(admin_page, console_cloud, "admin", ADMIN_PASSWORD, "admin")
+        assert secret.name in graph_labels(admin_page, "network")
+    finally:
+        other.close()
+
+
+def test_nic_auto_server_from_the_cli_appears_with_its_topology(page: Any,
+                                                                console_cloud: Cloud) -> None:
+    sign_in(page, console_cloud, "demo", DEMO_PASSWORD, "demo")
+    name = f"vm-{uuid.uuid4().hex[:6]}"
+    assert name not in graph_labels(page, "server")
+    console_cloud.cli("server", "create", "--flavor", "m1.tiny", "--image", "cirros", "--nic",
+                      "auto", "--wait", name, "-f", "json", cloud="stackling")
+    # No reload: the page polls the APIs and redraws.
+    wait_for_node(page, "server", name)
+    wait_for_node(page, "router", "auto_allocated_router")
+    edges = graph_edges(page)
+    assert ("public", "auto_allocated_router") in edges  # external network -> router
+    assert ("auto_allocated_router", "auto_allocated_network") in edges  # router -> network
+    assert any(src.startswith("auto_allocated_subnet_v4") and dst == name for src, dst in edges)
+
+
+def test_routed_network_shows_segments_and_racks(page: Any, console_cloud: Cloud) -> None:
+    admin = console_cloud.sdk()
+    net = admin.network.create_network(name=f"routed-{uuid.uuid4().hex[:6]}",
+                                       provider_network_type="vlan",
+                                       provider_physical_network="physnet1")
+    seg1 = next(iter(admin.network.segments(network_id=net.id)))
+    admin.network.update_segment(seg1, name="rack1")
+    seg2 = admin.network.create_segment(network_id=net.id, network_type="vlan",
+                                        physical_network="physnet2", name="rack2")
+    admin.network.create_subnet(network_id=net.id, segment_id=seg1.id, ip_version=4,
+                                cidr="10.91.1.0/24")
+    admin.network.create_subnet(network_id=net.id, segment_id=seg2.id, ip_version=4,
+                                cidr="10.91.2.0/24")
+    sign_in(page, console_cloud, "admin", ADMIN_PASSWORD, "admin")
+    wait_for_node(page, "segment", "rack1")
+    wait_for_node(page, "segment", "rack2")
+    edges = graph_edges(page)
+    assert (net.name, "rack1") in edges and (net.name, "rack2") in edges
+    assert ("rack1", "compute-r1-1") in edges and ("rack2", "compute-r2-1") in edges
+    assert ("rack1", "compute-r2-1") not in edges
+
+    page.click("#tabs button[data-view=capacity]")
+    page.wait_for_selector(f"#cap-segments tr[data-segment='{seg1.id}']")
+    row = page.inner_text(f"#cap-segments tr[data-segment='{seg1.id}']")
+    assert "253" in row  # a /24: 256 - network, broadcast, gateway
+
+
+def test_server_in_error_shows_why(page: Any, console_cloud: Cloud) -> None:
+    admin = console_cloud.sdk()
+    flavor = admin.compute.create_flavor(name=f"huge-{uuid.uuid4().hex[:6]}", ram=512,
+                                         vcpus=4096, disk=1)
+    image = admin.image.find_image("cirros")
+    server = admin.compute.create_server(name="doomed", flavor_id=flavor.id,
+                                         image_id=image.id, networks="none")
+    admin.compute.wait_for_server(server, status="ERROR", failures=[], wait=60)
+    sign_in(page, console_cloud, "admin", ADMIN_PASSWORD, "admin")
+    page.click("#tabs button[data-view=failures]")
+    card = f".server-failure[data-server='{server.id}']"
+    page.wait_for_selector(card)
+    text = page.inner_text(card)
+    assert "No valid host was found" in text
+    assert "doomed" in text
+
+
+def _seed_servers(cloud: Cloud, count: int) -> None:
+    token = cloud.token()
+    with cloud.http(token) as http:
+        project = http.get("/identity/v3/auth/projects").json()["projects"]
+        admin_project = next(p["id"] for p in project if p["name"] == "admin")
+        http.put(f"/compute/v2.1/os-quota-sets/{admin_project}",
+                 json={"quota_set": {"instances": -1, "cores": -1, "ram": -1}})
+        image = http.get("/image/v2/images?name=cirros").json()["images"][0]["id"]
+        batch = 100
+        for _ in range(0, count, batch):
+            r = http.post("/compute/v2.1/servers", headers={
+                "OpenStack-API-Version": "compute 2.37"}, json={"server": {
+                    "name": "bulk", "flavorRef": "1", "imageRef": image, "networks": "none",
+                    "min_count": batch, "max_count": batch}})
+            assert r.status_code == 202, r.text
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            r = http.get("/compute/v2.1/servers?status=BUILD&all_tenants=1&limit=1")
+            if not r.json()["servers"]:
+                break
+            time.sleep(1)
+
+
+def test_first_paint_with_1000_servers(browser: Any, tmp_path: Path) -> None:
+    config = tmp_path / "big.yaml"
+    config.write_text("compute:\n  hosts:\n" + "".join(
+        f"    - {{name: big-{i}, vcpus: 1024, memory_mb: 2097152, disk_gb: 100000,"
+        f" physical_networks: [public, physnet1]}}\n" for i in range(2)))
+    url = create_database("sqlite", tmp_path / "db")
+    cloud = Cloud("sqlite", url, tmp_path / "data", free_port(), config=config).start()
+    try:
+        _seed_servers(cloud, 1000)
+        context = browser.new_context(viewport={"width": 1400, "height": 900}, bypass_csp=True)
+        page = context.new_page()
+        sign_in(page, cloud, "admin", ADMIN_PASSWORD, "admin")
+        assert len(graph_labels(page, "server")) == 1000
+        page.reload()  # the console's own first paint, the session already open
+        page.wait_for_function("window.stacklingTimings !== undefined", timeout=60_000)
+        timings = page.evaluate("""() => ({
+            fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime,
+            topology: window.stacklingTimings.topologyReady})""")
+        report = (f"console with 1000 servers: first contentful paint {timings['fcp']:.0f} ms, "
+                  f"topology drawn {timings['topology']:.0f} ms after navigation")
+        print(report)
+        (tmp_path / "timing.txt").write_text(report)
+        context.close()
+    finally:
+        cloud.stop()
+        drop_database(url)
+
+
+def test_console_assets_are_served_compressed(console_cloud: Cloud) -> None:
+    r = httpx.get(console_cloud.url + "/console/static/cytoscape.min.js",
+                  headers={"Accept-Encoding": "gzip"})
+    assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
+    again = httpx.get(console_cloud.url + "/console/static/cytoscape.min.js",
+                      headers={"If-None-Match": r.headers["etag"]})
+    assert again.status_code == 304
+    assert httpx.get(console_cloud.url + "/console/static/../app.py").status_code == 404
