@@ -105,3 +105,19 @@ _REMOTE_2_8["properties"]["protocol"]["enum"].append("mks")
 _REMOTE_2_8["properties"]["type"]["enum"].append("webmks")
 REMOTE_CONSOLE = {"2.6": _action("remote_console", _REMOTE_2_6),
                   "2.8": _action("remote_console", _REMOTE_2_8)}
+
+RESET_STATE = _action("os-resetState", {
+    "type": "object", "properties": {"state": {"type": "string", "enum": ["active", "error"]}},
+    "required": ["state"], "additionalProperties": False})
+
+CHANGE_PASSWORD = _action("changePassword", {
+    "type": "object", "properties": {"adminPass": {"type": "string"}},
+    "required": ["adminPass"], "additionalProperties": False})
+
+CREATE_BACKUP = _action("createBackup", {
+    "type": "object",
+    "properties": {"name": NAME, "backup_type": {"type": "string"},
+                   "rotation": {"type": ["integer", "string"], "pattern": "^[0-9]+$",
+                                "minimum": 0},
+                   "metadata": METADATA},
+    "required": ["name", "backup_type", "rotation"], "additionalProperties": False})

@@ -33,7 +33,6 @@ from stackling.common.errors import BadRequest, NotFound
 from stackling.compute import actions, hosts, network_api, scheduler
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
-    ComputeHostNotFound,
     FlavorNotFound,
     InstanceInvalidState,
     InstanceIsLocked,
@@ -42,6 +41,12 @@ from stackling.compute.errors import (
 )
 from stackling.compute.models import ComputeNode, Instance
 from stackling.compute.move_models import Migration
+
+
+class HostNotFound(BadRequest):
+    """ComputeHostNotFound, which the migrate APIs answer with 400."""
+
+    message = "Compute host %(host)s could not be found."
 
 
 class CannotMigrateToSameHost(BadRequest):
@@ -102,7 +107,7 @@ def record_action(db: Session, ctx: RequestContext, inst: Instance, action: str,
 def _host_exists(db: Session, host: str) -> ComputeNode:
     node = db.scalars(select(ComputeNode).where(ComputeNode.host == host)).first()
     if node is None:
-        raise ComputeHostNotFound(host=host)
+        raise HostNotFound(host=host)
     return node
 
 

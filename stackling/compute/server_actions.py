@@ -47,6 +47,11 @@ class ConsoleNotImplemented(ApiError):
     message = "Unable to get %(kind)s console, functionality not implemented"
 
 
+class PasswordNotImplemented(ApiError):
+    status = 501
+    message = "Unable to set password on instance"
+
+
 def _set(inst: Instance, vm_state: str, power_state: int) -> None:
     inst.vm_state, inst.power_state, inst.task_state = vm_state, power_state, None
     inst.updated_at = utcnow_precise()
@@ -366,3 +371,42 @@ def diagnostics(inst: Instance, standard: bool) -> dict[str, Any]:
                          "tx_errors": 0, "tx_drop": 0, "tx_packets": 0, "tx_rate": None}
                         for vif in nics],
     }
+
+
+# ------------------------------------------------------------------ admin actions
+def reset_state(db: Session, ctx: RequestContext, inst: Instance, state: str) -> None:
+    """os-resetState: the vm_state an admin says, task state cleared."""
+    inst.vm_state, inst.task_state = state, None
+    inst.updated_at = utcnow_precise()
+    record_action(db, ctx, inst, "resetState", [])
+    db.flush()
+
+
+def record_only(db: Session, ctx: RequestContext, inst: Instance, action: str,
+                event: str) -> None:
+    """injectNetworkInfo / resetNetwork: nothing to push to a guest; recorded."""
+    record_action(db, ctx, inst, action, [(event, inst.host)])
+    db.flush()
+
+
+def create_backup(db: Session, ctx: RequestContext, inst: Instance, name: str,
+                  backup_type: str, rotation: int, metadata: dict[str, str]) -> str:
+    """A snapshot marked as a backup; the oldest backups of this type beyond `rotation`
+    are deleted, as Nova's rotation does."""
+    from stackling.image.models import Image
+
+    check_state(ctx, inst, "createBackup", ("active", "stopped", "paused", "suspended"))
+    # Image timestamps have second precision: the rotation orders by this property.
+    image_id = _snapshot(db, ctx, inst, name, {
+        **metadata, "backup_type": backup_type,
+        "backup_created_at": utcnow_precise().isoformat()})
+    backups = [i for i in db.scalars(select(Image).where(Image.owner == inst.project_id))
+               if (i.properties or {}).get("instance_uuid") == inst.uuid
+               and (i.properties or {}).get("backup_type") == backup_type]
+    backups.sort(key=lambda i: str((i.properties or {}).get("backup_created_at", "")),
+                 reverse=True)
+    for old in backups[rotation:]:
+        db.delete(old)
+    record_action(db, ctx, inst, "createBackup", [("compute_backup_instance", inst.host)])
+    db.flush()
+    return image_id

@@ -192,3 +192,27 @@ def test_unknown_action_is_still_a_400(api):
     r = act(api, sid, {"frobnicate": None})
     assert r.status_code == 400
     assert r.json()["badRequest"]["message"] == "There is no such action: frobnicate"
+
+
+def test_admin_actions_backup_and_what_cannot_be_done(api):
+    sid = _server(api)["id"]
+    assert act(api, sid, {"os-resetState": {"state": "error"}}).status_code == 403
+    assert act(api, sid, {"os-resetState": {"state": "error"}}, user="admin").status_code == 202
+    assert show(api, sid)["status"] == "ERROR"
+    assert act(api, sid, {"os-resetState": {"state": "bogus"}}, user="admin").status_code == 400
+    assert act(api, sid, {"os-resetState": {"state": "active"}}, user="admin").status_code == 202
+    for name in ("injectNetworkInfo", "resetNetwork"):
+        assert act(api, sid, {name: None}, user="admin").status_code == 202
+        assert last_action(api, sid)["action"] == name
+    r = act(api, sid, {"changePassword": {"adminPass": "x"}})
+    assert r.status_code == 501 and "Unable to set password" in r.text
+    r = act(api, sid, {"forceDelete": None})
+    assert r.status_code == 409 and "vm_state active" in r.text
+    assert act(api, sid, {"restore": None}).status_code == 409
+    for i in range(3):
+        r = act(api, sid, {"createBackup": {"name": f"b{i}", "backup_type": "daily",
+                                            "rotation": 2}})
+        assert r.status_code == 202, r.text
+    names = {i["name"] for i in api.get("/image/v2/images", user="demo").json()["images"]
+             if i.get("backup_type") == "daily" and i.get("instance_uuid") == sid}
+    assert names == {"b1", "b2"}

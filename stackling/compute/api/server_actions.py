@@ -21,6 +21,13 @@ MEMBER = "rule:context_is_admin or rule:project_member_api"
 
 # Nova's defaults for the policies these handlers check (merged into the component's).
 POLICIES = {
+    "os_compute_api:os-admin-actions:reset_state": ADMIN,
+    "os_compute_api:os-admin-actions:inject_network_info": ADMIN,
+    "os_compute_api:os-admin-actions:reset_network": ADMIN,
+    "os_compute_api:os-admin-password": MEMBER,
+    "os_compute_api:os-deferred-delete:force": MEMBER,
+    "os_compute_api:os-deferred-delete:restore": MEMBER,
+    "os_compute_api:os-create-backup": MEMBER,
     "os_compute_api:os-pause-server:pause": MEMBER,
     "os_compute_api:os-pause-server:unpause": MEMBER,
     "os_compute_api:os-suspend-server:suspend": MEMBER,
@@ -203,7 +210,62 @@ def _legacy_console(protocol: str, action: str) -> Any:
     return run
 
 
+def _reset_state(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
+    authorize(rq, "os-admin-actions:reset_state", _target(inst))
+    state = _validate(schemas.RESET_STATE, data, rq)["os-resetState"]["state"]
+    server_actions.reset_state(rq.db, rq.ctx, inst, state)
+    return 202, None
+
+
+def _admin_action(name: str, policy: str, event: str) -> Any:
+    def run(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
+        authorize(rq, policy, _target(inst))
+        server_actions.record_only(rq.db, rq.ctx, inst, name, event)
+        return 202, None
+    return run
+
+
+def _change_password(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
+    """What Nova answers when the virt driver cannot set a guest's password."""
+    authorize(rq, "os-admin-password", _target(inst))
+    _validate(schemas.CHANGE_PASSWORD, data, rq)
+    moves.check_state(rq.ctx, inst, "changePassword", ("active",))
+    raise server_actions.PasswordNotImplemented()
+
+
+def _soft_delete_action(method: str) -> Any:
+    """forceDelete / restore: servers are never soft-deleted here (reclaim_instance_interval
+    is 0), so the server is never in the state these need."""
+    def run(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
+        authorize(rq, f"os-deferred-delete:{'force' if method == 'forceDelete' else 'restore'}",
+                  _target(inst))
+        moves.check_state(rq.ctx, inst, method, ("soft-delete",))
+        return 202, None
+    return run
+
+
+def _create_backup(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
+    authorize(rq, "os-create-backup", _target(inst))
+    body = _validate(schemas.CREATE_BACKUP, data, rq)["createBackup"]
+    image_id = server_actions.create_backup(
+        rq.db, rq.ctx, inst, body["name"], body["backup_type"], int(body["rotation"]),
+        body.get("metadata") or {})
+    if version(rq).matches("2.45"):
+        return 202, {"image_id": image_id}
+    return 202, None, {"Location": f"{rq.base_url}/image/v2/images/{image_id}"}
+
+
 ACTIONS = {
+    "os-resetState": _reset_state,
+    "injectNetworkInfo": _admin_action("injectNetworkInfo",
+                                       "os-admin-actions:inject_network_info",
+                                       "compute_inject_network_info"),
+    "resetNetwork": _admin_action("resetNetwork", "os-admin-actions:reset_network",
+                                  "compute_reset_network"),
+    "changePassword": _change_password,
+    "forceDelete": _soft_delete_action("forceDelete"),
+    "restore": _soft_delete_action("restore"),
+    "createBackup": _create_backup,
     "pause": _simple("os-pause-server:pause", "pause"),
     "unpause": _simple("os-pause-server:unpause", "unpause"),
     "suspend": _simple("os-suspend-server:suspend", "suspend"),
