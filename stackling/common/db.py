@@ -11,7 +11,7 @@ import datetime as dt
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -144,6 +144,57 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
         kwargs.update(pool_pre_ping=True, isolation_level="READ COMMITTED")
     kwargs.update(pool_size=10, max_overflow=20)
     return create_engine(url, **kwargs)
+
+
+def insert_absent(db: Session, model: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert `rows` into an association table, skipping rows whose key is already there.
+
+    Where upstream is idempotent (setting the same tags, security groups, address pairs,
+    aggregate hosts or metadata twice), two identical concurrent requests both succeed:
+    the loser's duplicate is a no-op in the database (ON CONFLICT DO NOTHING; MariaDB's
+    ON DUPLICATE KEY UPDATE of the key to itself), never a unique violation and a 500.
+    The second writer waits for the first to commit, so the outcome is the same row.
+    (No count is returned: MariaDB's FOUND_ROWS makes a skipped row count as one.)
+    """
+    if not rows:
+        return
+    table = getattr(model, "__table__", model)
+    dialect = db.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        stmt: Any = pg_insert(table).on_conflict_do_nothing()
+    elif dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        stmt = sqlite_insert(table).on_conflict_do_nothing()
+    else:
+        from sqlalchemy.dialects.mysql import insert as mysql_insert
+
+        key = next(iter(table.primary_key.columns))
+        stmt = mysql_insert(table).on_duplicate_key_update({key.name: key})
+    if len(rows) == 1:
+        db.execute(stmt.values(**rows[0]))
+    else:
+        db.execute(stmt, [dict(r) for r in rows])
+
+
+@contextmanager
+def unique_or(db: Session, error: Callable[[], BaseException]) -> Iterator[None]:
+    """Run an insert in a savepoint; a unique violation (a concurrent request made the
+    same row first) becomes `error()` (the upstream 409) instead of a 500."""
+    try:
+        with db.begin_nested():
+            yield
+    except exc.IntegrityError as err:
+        if not is_unique_violation(err):
+            raise
+        raise error() from None
+
+
+def is_unique_violation(err: BaseException) -> bool:
+    text = str(getattr(err, "orig", err)).lower()
+    return any(s in text for s in ("unique", "duplicate", "1062"))
 
 
 T = TypeVar("T")

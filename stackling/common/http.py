@@ -72,6 +72,7 @@ class Route:
     methods: dict[str, Handler]
     public: set[str] = field(default_factory=set)  # methods served without a token
     stream: set[str] = field(default_factory=set)  # methods whose body the handler streams
+    stream: set[str] = field(default_factory=set)  # methods whose body the handler streams
 
     def is_public(self, method: str) -> bool:
         return method in self.public or (method == "HEAD" and "GET" in self.public)
@@ -103,6 +104,8 @@ class Service:
         route.methods.update(upper)
         if public:
             route.public.update(upper)
+        if stream:
+            route.stream.update(upper)
         if stream:
             route.stream.update(upper)
 
@@ -137,6 +140,7 @@ class ApiRequest:
         self.db: Session = None  # type: ignore[assignment]  # set by the dispatcher
         self._after_commit: list[Callable[[], None]] = []
         self._json: Any = _UNSET
+        self.body_stream: limits.BodyStream | None = None  # streamed routes only
         self.body_stream: limits.BodyStream | None = None  # streamed routes only
 
     # ----------------------------------------------------------------- request data
@@ -294,6 +298,15 @@ def _run(rq: ApiRequest, route: Route, handler: Handler) -> Response:
         rq.version = service.microversions.negotiate(dict(rq.request.headers))
     write = rq.method not in READ_METHODS
 
+    def lost_race(err: BaseException) -> bool:
+        # A read that writes (GET auto-allocated-topology) met SQLite's lock: it is run
+        # again holding the write lock from BEGIN, waiting for it (busy_timeout).
+        nonlocal write
+        if is_deadlock(err):
+            write = True
+            return True
+        return False
+
     def attempt() -> Response:
         rq._after_commit.clear()
         with rq.runtime.db.transaction(write=write) as session:
@@ -306,7 +319,7 @@ def _run(rq: ApiRequest, route: Route, handler: Handler) -> Response:
             result = to_response(handler(rq))
         return result
 
-    response = retry_on_conflict(attempt, retry_if=is_deadlock)
+    response = retry_on_conflict(attempt, retry_if=lost_race)
     for fn in rq._after_commit:
         try:
             fn()

@@ -9,11 +9,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from stackling.common.db import utcnow_precise
+from stackling.common.db import insert_absent, utcnow_precise
 from stackling.common.errors import BadRequest, Conflict
 from stackling.compute import hosts as hosts_logic
 from stackling.compute.errors import (
@@ -157,14 +157,13 @@ def set_metadata(db: Session, aggregate_id: str, metadata: dict[str, str | None]
                                    "hosts already in availability zone(s) "
                                    f"['{zones[host]}'].")
     for key, value in metadata.items():
-        row = db.get(AggregateMetadata, (agg.id, key))
+        match = (AggregateMetadata.aggregate_id == agg.id, AggregateMetadata.key == key)
         if value is None:
-            if row is not None:
-                db.delete(row)
-        elif row is None:
-            db.add(AggregateMetadata(aggregate_id=agg.id, key=key, value=value))
-        else:
-            row.value = value
+            db.execute(delete(AggregateMetadata).where(*match))
+        else:  # an identical concurrent update's row is "already there": set its value
+            insert_absent(db, AggregateMetadata,
+                          [{"aggregate_id": agg.id, "key": key, "value": value}])
+            db.execute(update(AggregateMetadata).where(*match).values(value=value))
     agg.updated_at = utcnow_precise()
     db.flush()
     return agg

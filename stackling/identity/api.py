@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from stackling.common.db import insert_absent
 from stackling.common.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from stackling.common.http import ApiRequest, Service, json_response, no_content
 from stackling.common.listing import to_bool
@@ -497,8 +498,8 @@ def put_implied_role(rq: ApiRequest) -> Any:
     _require_admin(rq, "create_implied_role")
     prior = logic.get_role(rq.db, rq.path_params["prior_role_id"])
     implied = logic.get_role(rq.db, rq.path_params["implied_role_id"])
-    if rq.db.get(ImpliedRole, (prior.id, implied.id)) is None:
-        rq.db.add(ImpliedRole(prior_role_id=prior.id, implied_role_id=implied.id))
+    # idempotent, also when two identical requests race
+    insert_absent(rq.db, ImpliedRole, [{"prior_role_id": prior.id, "implied_role_id": implied.id}])
     body = {"role_inference": {"prior_role": _role_ref(rq, prior),
                                "implies": _role_ref(rq, implied)}}
     return 201, body

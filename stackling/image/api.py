@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -111,10 +110,8 @@ def list_images(rq: ApiRequest) -> Any:
 
 
 def _body(rq: ApiRequest) -> Any:
-    try:
-        return json.loads(rq.raw_body or b"{}")
-    except ValueError:
-        raise BadRequest("Malformed JSON in request body.") from None
+    body = rq.json(malformed="Malformed JSON in request body.", required=False)
+    return {} if body is None else body
 
 
 def create_image(rq: ApiRequest) -> Any:
@@ -153,7 +150,7 @@ def delete_image(rq: ApiRequest) -> Any:
 
 def upload_file(rq: ApiRequest) -> Any:
     image = _image(rq, "upload_image")
-    logic.upload_image(rq.db, rq.ctx, image.id, rq.raw_body, _data_dir(rq))
+    logic.upload_image(rq.db, rq.ctx, image.id, rq.body_stream or [rq.raw_body], _data_dir(rq))
     return no_content()
 
 
@@ -183,6 +180,7 @@ def build(runtime: Any) -> Service:
     s.add("/versions", public=True, get=versions_list)
     s.add("/v2/images", get=list_images, post=create_image)
     s.add("/v2/images/{image_id}", get=show_image, patch=update_image, delete=delete_image)
-    s.add("/v2/images/{image_id}/file", put=upload_file, get=download_file)
+    s.add("/v2/images/{image_id}/file", get=download_file)
+    s.add("/v2/images/{image_id}/file", stream=True, put=upload_file)  # never buffered
     s.add("/v2/schemas/image", get=schema_image)
     return s

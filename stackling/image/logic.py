@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
-from stackling.common.db import utcnow
+from stackling.common.db import unique_or, utcnow
 from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound
 from stackling.common.listing import ListParams, Page, paginate
+from stackling.image import validation
 from stackling.image.models import Image
 
 # Columns an API body may set; anything else is a free-form property.
@@ -24,9 +26,8 @@ BASE_ATTRS = ("name", "visibility", "disk_format", "container_format", "min_disk
 READ_ONLY = ("status", "checksum", "os_hash_algo", "os_hash_value", "size", "virtual_size",
              "owner", "created_at", "updated_at", "self", "file", "schema", "direct_url",
              "locations")
-DISK_FORMATS = ("ami", "ari", "aki", "vhd", "vhdx", "vmdk", "raw", "qcow2", "vdi", "iso", "ploop")
-CONTAINER_FORMATS = ("ami", "ari", "aki", "bare", "ovf", "ova", "docker", "compressed")
-VISIBILITIES = ("public", "private", "shared", "community")
+DISK_FORMATS, CONTAINER_FORMATS = validation.DISK_FORMATS, validation.CONTAINER_FORMATS
+VISIBILITIES = validation.VISIBILITIES
 
 
 class ImageNotFound(NotFound):
@@ -88,17 +89,7 @@ def list_images(db: Session, ctx: RequestContext, filters: dict[str, str],
 
 
 def _check_formats(values: dict[str, Any]) -> None:
-    if values.get("disk_format") not in (None, *DISK_FORMATS):
-        raise BadRequest(f"Invalid value '{values['disk_format']}' for parameter 'disk_format'")
-    if values.get("container_format") not in (None, *CONTAINER_FORMATS):
-        raise BadRequest(f"Invalid value '{values['container_format']}' for parameter "
-                         "'container_format'")
-    if values.get("visibility") not in (None, *VISIBILITIES):
-        raise BadRequest(f"Invalid value '{values['visibility']}' for parameter 'visibility'")
-    for key in ("min_disk", "min_ram"):
-        if key in values and (not isinstance(values[key], int) or isinstance(values[key], bool)
-                              or values[key] < 0):
-            raise BadRequest(f"Invalid value for {key}")
+    validation.check_image(values)
 
 
 def create_image(db: Session, ctx: RequestContext, body: dict[str, Any]) -> Image:
@@ -106,16 +97,19 @@ def create_image(db: Session, ctx: RequestContext, body: dict[str, Any]) -> Imag
     for key in READ_ONLY:
         if key in body:
             raise Forbidden(f"Attribute '{key}' is read-only.")
+    _check_formats(body)
     image_id = body.pop("id", None) or str(uuid.uuid4())
+    # A deleted image keeps its row (status "deleted"), so its id is never reused.
     if db.get(Image, image_id) is not None:
         raise Conflict(f"Image with identifier {image_id} already exists!")
     values = {k: body.pop(k) for k in BASE_ATTRS if k in body}
-    _check_formats(values)
     image = Image(id=image_id, owner=ctx.project_id, status="queued", properties=body,
                   **{"visibility": "shared", "min_disk": 0, "min_ram": 0, "tags": [],
                      **values})
-    db.add(image)
-    db.flush()
+    # Two creates with the same id: the second is Glance's 409, not a unique violation.
+    with unique_or(db, lambda: Conflict(f"Image with identifier {image_id} already exists!")):
+        db.add(image)
+        db.flush()
     return image
 
 
@@ -143,8 +137,8 @@ def patch_image(db: Session, ctx: RequestContext, image_id: str,
             continue
         if "value" not in change:
             raise BadRequest("'value' is a required property")
+        _check_formats({key: change["value"]})
         if key in BASE_ATTRS:
-            _check_formats({key: change["value"]})
             setattr(image, key, change["value"])
         else:
             if op == "replace" and key not in props:
@@ -160,13 +154,16 @@ def delete_image(db: Session, ctx: RequestContext, image_id: str, data_dir: Path
     image = get_image(db, ctx, image_id)
     if image.protected:
         raise Forbidden(f"Image {image_id} is protected and cannot be deleted.")
-    db.delete(image)
+    # Soft delete, as Glance: the row stays so that no one can create the id again.
+    image.status = "deleted"
+    image.updated_at = utcnow()
     db.flush()
     (data_dir / image_id).unlink(missing_ok=True)
 
 
-def upload_image(db: Session, ctx: RequestContext, image_id: str, data: bytes,
+def upload_image(db: Session, ctx: RequestContext, image_id: str, data: Iterable[bytes],
                  data_dir: Path) -> None:
+    """Store the image data, streamed chunk by chunk to a file (never held whole)."""
     image = get_image(db, ctx, image_id)
     if image.status != "queued":
         raise Conflict(f"Image status transition from {image.status} to saving is not allowed")
@@ -174,13 +171,22 @@ def upload_image(db: Session, ctx: RequestContext, image_id: str, data: bytes,
         raise BadRequest("Properties disk_format, container_format must be set prior to "
                          "saving data.")
     data_dir.mkdir(parents=True, exist_ok=True)
-    tmp = data_dir / f".{image_id}.tmp"
-    tmp.write_bytes(data)
-    tmp.replace(data_dir / image_id)
-    image.size = len(data)
-    image.checksum = hashlib.md5(data, usedforsecurity=False).hexdigest()
+    tmp = data_dir / f".{image_id}.{uuid.uuid4().hex}.tmp"
+    md5, sha512, size = hashlib.md5(usedforsecurity=False), hashlib.sha512(), 0
+    try:
+        with open(tmp, "wb") as fh:
+            for chunk in data:
+                fh.write(chunk)
+                md5.update(chunk)
+                sha512.update(chunk)
+                size += len(chunk)
+        tmp.replace(data_dir / image_id)
+    finally:
+        tmp.unlink(missing_ok=True)
+    image.size = size
+    image.checksum = md5.hexdigest()
     image.os_hash_algo = "sha512"
-    image.os_hash_value = hashlib.sha512(data).hexdigest()
+    image.os_hash_value = sha512.hexdigest()
     image.status = "active"
     image.updated_at = utcnow()
     db.flush()

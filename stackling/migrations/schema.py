@@ -19,9 +19,11 @@ MODEL_MODULES = [
     "stackling.identity.group_appcred_models",
     "stackling.network.core.models",
     "stackling.network.l3.models",
+    "stackling.network.quota_models",
     "stackling.network.segments.range_models",
     "stackling.placement.models",
     "stackling.compute.models",
+    "stackling.compute.quota_models",
     "stackling.compute.move_models",
     "stackling.image.models",
 ]

@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, delete, insert, select
+from sqlalchemy import Row, delete, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
-from stackling.common.db import utcnow
+from stackling.common.db import insert_absent, utcnow
 from stackling.network import errors
 from stackling.network.core.models import Tag
 
@@ -113,18 +113,17 @@ def validate_tag(tag: Any) -> str:
 
 def set_tags(db: Session, resource_type: str, resource_id: str, tags: list[str]) -> None:
     db.execute(delete(Tag).where(Tag.resource_id == resource_id))
-    if tags:
-        db.execute(insert(Tag), [{"resource_id": resource_id, "tag": t,
-                                  "resource_type": resource_type} for t in tags])
+    # An identical concurrent PUT's tags are "already there" (idempotent upstream).
+    insert_absent(db, Tag, [{"resource_id": resource_id, "tag": t,
+                             "resource_type": resource_type} for t in tags])
 
 
 def add_tag(db: Session, resource_type: str, resource_id: str, tag: str) -> bool:
     exists = db.scalar(select(Tag.tag).where(Tag.resource_id == resource_id, Tag.tag == tag))
     if exists is not None:
         return False
-    with db.begin_nested():
-        db.execute(insert(Tag).values(resource_id=resource_id, tag=tag,
-                                      resource_type=resource_type))
+    insert_absent(db, Tag, [{"resource_id": resource_id, "tag": tag,
+                             "resource_type": resource_type}])
     return True
 
 

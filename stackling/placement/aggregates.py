@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from stackling.common.db import insert_absent
 from stackling.placement.models import ProviderAggregate
 from stackling.placement.providers import Provider, bump_generation
 
@@ -32,7 +33,7 @@ def set_for_provider(db: Session, rp: Provider, aggregates: Iterable[str],
             ProviderAggregate.resource_provider_id == rp.id,
             ProviderAggregate.aggregate_uuid.in_(sorted(gone))))
     added = sorted(wanted - current)
-    if added:
-        db.execute(insert(ProviderAggregate),
-                   [{"resource_provider_id": rp.id, "aggregate_uuid": a} for a in added])
+    # before 1.19 nothing orders two identical calls: "already there" is success
+    insert_absent(db, ProviderAggregate,
+                  [{"resource_provider_id": rp.id, "aggregate_uuid": a} for a in added])
     return new_generation

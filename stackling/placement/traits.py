@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import os_traits
-from sqlalchemy import delete, exists, insert, select
+from sqlalchemy import delete, exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from stackling.common.db import insert_absent
 from stackling.placement import errors, providers
 from stackling.placement.models import CustomTrait, ProviderTrait
 
@@ -90,9 +91,8 @@ def set_for_provider(db: Session, rp: providers.Provider, names: Iterable[str],
     check_known(db, names)
     new_generation = providers.bump_generation(db, rp.id, generation)
     db.execute(delete(ProviderTrait).where(ProviderTrait.resource_provider_id == rp.id))
-    if names:
-        db.execute(insert(ProviderTrait),
-                   [{"resource_provider_id": rp.id, "trait": n} for n in names])
+    # without a generation check two identical calls may race: "already there" is success
+    insert_absent(db, ProviderTrait, [{"resource_provider_id": rp.id, "trait": n} for n in names])
     return new_generation
 
 

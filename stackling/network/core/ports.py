@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
-from stackling.common.db import utcnow, uuid_str
+from stackling.common.db import insert_absent, utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
 from stackling.network import errors, standard
 from stackling.network import policy as pol
@@ -285,11 +285,16 @@ def _security_groups(db: Session, ctx: RequestContext, project_id: str,
 
 
 def _set_security_groups(db: Session, port: Port, ids: list[str]) -> None:
-    port.security_group_bindings = [PortSecurityGroup(port_id=port.id, security_group_id=i)
-                                    for i in ids]
+    # Rows another identical request already made are "already there" (insert_absent),
+    # so concurrent identical updates both succeed instead of one unique violation.
+    db.execute(delete(PortSecurityGroup).where(PortSecurityGroup.port_id == port.id,
+                                               PortSecurityGroup.security_group_id.not_in(ids)))
+    insert_absent(db, PortSecurityGroup, [{"port_id": port.id, "security_group_id": i}
+                                          for i in ids])
+    db.expire(port, ["security_group_bindings"])
 
 
-def _set_pairs(port: Port, pairs: list[dict[str, str]]) -> None:
+def _set_pairs(db: Session, port: Port, pairs: list[dict[str, str]]) -> None:
     seen = set()
     rows = []
     for pair in pairs:
@@ -299,9 +304,18 @@ def _set_pairs(port: Port, pairs: list[dict[str, str]]) -> None:
             raise errors.DuplicateAddressPairInRequest(mac_address=mac,
                                                        ip_address=pair["ip_address"])
         seen.add(key)
-        rows.append(AllowedAddressPair(port_id=port.id, ip_address=pair["ip_address"],
-                                       mac_address=mac))
-    port.allowed_address_pairs = rows
+        rows.append({"port_id": port.id, "ip_address": pair["ip_address"], "mac_address": mac})
+    # As security groups above: an identical concurrent update's rows are already there.
+    keep = [(r["ip_address"], r["mac_address"]) for r in rows]
+    stale = [(ip, mac) for ip, mac in db.execute(
+        select(AllowedAddressPair.ip_address, AllowedAddressPair.mac_address).where(
+            AllowedAddressPair.port_id == port.id)) if (ip, mac) not in keep]
+    for ip, mac in stale:
+        db.execute(delete(AllowedAddressPair).where(
+            AllowedAddressPair.port_id == port.id, AllowedAddressPair.ip_address == ip,
+            AllowedAddressPair.mac_address == mac))
+    insert_absent(db, AllowedAddressPair, rows)
+    db.expire(port, ["allowed_address_pairs"])
 
 
 class _Subnets:
@@ -462,7 +476,7 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Port
                                                for i in sg_ids])
     pair_views: list[dict[str, str]] = []
     if pairs:
-        _set_pairs(port, pairs)
+        _set_pairs(db, port, pairs)
         pair_views = [{"ip_address": a.ip_address, "mac_address": a.mac_address}
                       for a in port.allowed_address_pairs]
     tags = list(dict.fromkeys(attrs.get("tags") or []))
@@ -540,7 +554,7 @@ def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str,
         _set_security_groups(db, port, _security_groups(db, ctx, port.project_id,
                                                         attrs["security_groups"]))
     if pairs is not None:
-        _set_pairs(port, pairs)
+        _set_pairs(db, port, pairs)
     if "fixed_ips" in attrs:
         _check_fixed_ip_policy(db, ctx, "update_port", net, attrs["fixed_ips"], tgt)
         _replace_fixed_ips(db, port, attrs["fixed_ips"])

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import netaddr
-from sqlalchemy import delete, false, func, insert, select, true
+from sqlalchemy import delete, false, func, select, true
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
-from stackling.common.db import utcnow
+from stackling.common.db import insert_absent, utcnow
 from stackling.common.listing import ListParams, Page
 from stackling.network import errors, quotas, standard
 from stackling.network import policy as pol
@@ -434,8 +434,8 @@ def _validate_routes(db: Session, router: Router, routes: list[dict[str, str]]) 
 def _replace_routes(db: Session, router: Router, routes: list[dict[str, str]]) -> None:
     _validate_routes(db, router, routes)
     db.execute(delete(RouterRoute).where(RouterRoute.router_id == router.id))
-    if routes:
-        db.execute(insert(RouterRoute), [{"router_id": router.id, **r} for r in routes])
+    # an identical concurrent update's routes are "already there", not a 500
+    insert_absent(db, RouterRoute, [{"router_id": router.id, **r} for r in routes])
 
 
 def _current_routes(db: Session, router_id: str) -> list[dict[str, str]]:
