@@ -194,12 +194,13 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
     if requested != network_api.NONE:
         network_api.resolve_security_groups(db, ctx, req.security_groups)
     network_api.validate_networks(db, ctx, requested, req.max_count)
+    count = _count_that_fits(db, ctx, req, requested, flavor)
     reservation = "r-" + secrets.token_hex(4)
     now = utcnow_precise()
     out = []
-    for index in range(req.max_count):
+    for index in range(count):
         inst_uuid = str(uuid.uuid4())
-        name = req.name if req.max_count == 1 else f"{req.name}-{index + 1}"
+        name = req.name if count == 1 else f"{req.name}-{index + 1}"
         inst = Instance(
             uuid=inst_uuid, display_name=name, description=req.description,
             project_id=ctx.project_id, user_id=ctx.user_id, roles=list(ctx.roles),
@@ -220,6 +221,30 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
         out.append(inst)
     db.flush()
     return out
+
+
+def _count_that_fits(db: Session, ctx: RequestContext, req: CreateRequest, requested: Any,
+                     flavor: Any) -> int:
+    """How many servers this request makes: max_count bounded by the per-request cap
+    (whatever the quota), then reduced to what the port and instance quotas leave, as
+    Nova does; 403 when not even min_count fits. Takes the project's quota lock."""
+    from stackling.compute import quotas
+
+    quotas.check_metadata(db, ctx.project_id or "", len(req.metadata))
+    cap = quotas.settings_of(db).max_count
+    if req.min_count > cap:
+        raise BadRequest(f"min_count {req.min_count} is above the {cap} servers one request "
+                         "may create.")
+    count = min(req.max_count, cap)
+    if requested != network_api.NONE:
+        new_ports = 1 if not isinstance(requested, list) else sum(
+            1 for r in requested if not r["port_id"])
+        fit = quotas.ports_fit(db, ctx.project_id or "", new_ports, count)
+        if fit < req.min_count:
+            raise quotas.PortLimitExceeded()
+        count = fit
+    return quotas.check_instances(db, ctx.project_id or "", ctx.user_id,
+                                  flavors_logic.flavor_snapshot(flavor), req.min_count, count)
 
 
 def _hostname(name: str) -> str:
@@ -428,8 +453,9 @@ def set_tags(db: Session, inst: Instance, tags: list[str]) -> None:
 
 
 def set_metadata(db: Session, inst: Instance, metadata: dict[str, str]) -> None:
-    if len(metadata) > 128:  # maxServerMeta
-        raise Forbidden("Quota exceeded for resources: ['metadata_items'].")
+    from stackling.compute import quotas
+
+    quotas.check_metadata(db, inst.project_id, len(metadata))
     inst.metadata_ = metadata
     inst.updated_at = utcnow_precise()
     db.flush()

@@ -1,13 +1,20 @@
-"""Per-project quotas (`quotas` extension): upstream's defaults, per-project overrides
-(one row per overridden resource), usage counts, and the create-time check.
+"""Per-project quotas (`quotas`, `quota_details`, `quota-check-limit` extensions):
+defaults from settings (neutron's [quotas] quota_<resource>), per-project overrides (one
+`l3.models.Quota` row per overridden resource), usage counts, and the create-time check.
 
-`check(db, project_id, resource)` costs one count query (plus one lookup of an
-override); the L3 creates call it, and any other create may.
+`check(db, project_id, resource)` is called by every create of a counted resource
+(networks, subnets, subnet pools, ports, routers, floating IPs, security groups and
+rules, whoever the caller: the API, compute's port creation, auto-allocation). It
+locks the project's `network_quota_lock` row, counts and compares, so concurrent creates
+never both take the last free slot. A bulk POST checks its whole count once
+(`reserved`) and its items then consume that reservation without counting again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -15,6 +22,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
+from stackling.common.quota_lock import lock_project
+from stackling.config import NetworkQuotaSettings
 from stackling.network import errors
 from stackling.network import policy as pol
 from stackling.network.attributes import Invalid, integer
@@ -28,19 +37,12 @@ from stackling.network.core.models import (
 )
 from stackling.network.l3 import errors as l3e
 from stackling.network.l3.models import FloatingIP, Quota, Router
+from stackling.network.quota_models import QuotaLock
 
-# neutron's [quotas] defaults; -1 is unlimited.
-DEFAULTS: dict[str, int] = {
-    "network": 100,
-    "subnet": 100,
-    "port": 500,
-    "router": 10,
-    "floatingip": 50,
-    "security_group": 10,
-    "security_group_rule": 100,
-    "subnetpool": -1,
-    "rbac_policy": 10,
-}
+# The resources with a quota, in neutron's order; -1 is unlimited.
+RESOURCES = ("network", "subnet", "port", "router", "floatingip", "security_group",
+             "security_group_rule", "subnetpool", "rbac_policy")
+_RESERVED = "stackling.network.quota_reserved"  # db.info: {(project, resource): count}
 
 # What a resource's usage counts: rows owned by the project.
 _OWNED: dict[str, Any] = {
@@ -55,6 +57,16 @@ _OWNED: dict[str, Any] = {
 }
 
 
+def settings_of(db: Session) -> NetworkQuotaSettings:
+    runtime = pol.runtime_of(db)
+    return runtime.settings.quota.network if runtime is not None else NetworkQuotaSettings()
+
+
+def defaults(db: Session) -> dict[str, int]:
+    conf = settings_of(db)
+    return {r: getattr(conf, r) for r in RESOURCES}
+
+
 def _authorize_read(db: Session, ctx: RequestContext, project_id: str) -> None:
     if project_id != ctx.project_id and not (ctx.is_admin or ctx.is_service):
         raise l3e.QuotaNotAuthorized()
@@ -62,7 +74,7 @@ def _authorize_read(db: Session, ctx: RequestContext, project_id: str) -> None:
 
 
 def limits(db: Session, project_id: str) -> dict[str, int]:
-    out = dict(DEFAULTS)
+    out = defaults(db)
     for resource, limit in db.execute(select(Quota.resource, Quota.hard_limit)
                                       .where(Quota.project_id == project_id)):
         if resource in out:
@@ -73,7 +85,7 @@ def limits(db: Session, project_id: str) -> dict[str, int]:
 def limit_of(db: Session, project_id: str, resource: str) -> int:
     value = db.scalar(select(Quota.hard_limit).where(Quota.project_id == project_id,
                                                      Quota.resource == resource))
-    return DEFAULTS[resource] if value is None else value
+    return defaults(db)[resource] if value is None else value
 
 
 def used(db: Session, project_id: str, resource: str) -> int:
@@ -85,12 +97,60 @@ def used(db: Session, project_id: str, resource: str) -> int:
 
 
 def check(db: Session, project_id: str, resource: str, requested: int = 1) -> None:
-    """409 OverQuota when `requested` more `resource`s would pass the project's limit."""
-    limit = limit_of(db, project_id, resource)
-    if limit < 0:
+    """409 OverQuota when `requested` more `resource`s would pass the project's limit.
+
+    Holds the project's quota lock until the transaction ends: the caller inserts the
+    rows in this same transaction. Rows a bulk request already reserved are not counted
+    again."""
+    reserved = db.info.get(_RESERVED)
+    key = (project_id, resource)
+    if reserved and reserved.get(key, 0) >= requested:
+        reserved[key] -= requested
         return
-    if used(db, project_id, resource) + requested > limit:
+    _check(db, project_id, resource, requested)
+
+
+def _check(db: Session, project_id: str, resource: str, requested: int) -> None:
+    if limit_of(db, project_id, resource) < 0:
+        return
+    lock_project(db, QuotaLock, project_id)
+    if used(db, project_id, resource) + requested > limit_of(db, project_id, resource):
         raise l3e.OverQuota(overs=[resource])
+
+
+@contextmanager
+def reserved(db: Session, resource: str, project_ids: Iterable[str | None]) -> Iterator[None]:
+    """Check a bulk create's whole count per project once (neutron reserves the bulk
+    before creating it); the items' own checks then consume the reservation."""
+    counts = Counter(p for p in project_ids if p)
+    if resource not in RESOURCES or not counts:
+        yield
+        return
+    for project_id, n in sorted(counts.items()):
+        _check(db, project_id, resource, n)
+    table = db.info.setdefault(_RESERVED, {})
+    for project_id, n in counts.items():
+        table[(project_id, resource)] = table.get((project_id, resource), 0) + n
+    try:
+        yield
+    finally:
+        for project_id in counts:
+            table.pop((project_id, resource), None)
+
+
+def headroom(db: Session, project_id: str, resource: str) -> int | None:
+    """How many more the project may create (negative when over); None: unlimited."""
+    limit = limit_of(db, project_id, resource)
+    return None if limit < 0 else limit - used(db, project_id, resource)
+
+
+def check_bulk_size(db: Session, collection: str, count: int) -> None:
+    """A bulk POST larger than the configured bound is a 400 (it would hold the write
+    lock for as long as it takes to create every item)."""
+    bound = settings_of(db).max_bulk
+    if 0 <= bound < count:
+        raise errors.BadRequest(f"Bulk request of {count} {collection} exceeds the limit of "
+                                f"{bound} items per request.")
 
 
 # ------------------------------------------------------------------ API logic
@@ -101,7 +161,7 @@ def show(db: Session, ctx: RequestContext, project_id: str) -> dict[str, int]:
 
 def show_default(db: Session, ctx: RequestContext, project_id: str) -> dict[str, int]:
     _authorize_read(db, ctx, project_id)
-    return dict(DEFAULTS)
+    return defaults(db)
 
 
 def details(db: Session, ctx: RequestContext, project_id: str) -> dict[str, dict[str, int]]:
@@ -123,11 +183,14 @@ def list_quotas(db: Session, ctx: RequestContext) -> list[dict[str, Any]]:
     return out
 
 
-def parse_update(body: Any) -> dict[str, int]:
+def parse_update(body: Any) -> tuple[dict[str, int], bool]:
+    """The new limits, and whether to check them against usage (`quota-check-limit`:
+    `check_limit: true`; `force` is accepted and means no check, the default)."""
     if not isinstance(body, dict) or not isinstance(body.get("quota"), dict):
         raise errors.BadRequest("Unable to find 'quota' in request body")
-    values = body["quota"]
-    unknown = [k for k in values if k not in DEFAULTS]
+    values = dict(body["quota"])
+    flags = {k: _flag(k, values.pop(k, None)) for k in ("check_limit", "force")}
+    unknown = [k for k in values if k not in RESOURCES]
     if unknown:
         raise errors.BadRequest(f"Unrecognized attribute(s) '{', '.join(map(str, unknown))}'")
     out = {}
@@ -137,12 +200,28 @@ def parse_update(body: Any) -> dict[str, int]:
             out[key] = conv(value)
         except Invalid as exc:
             raise errors.BadRequest(f"Invalid input for {key}. Reason: {exc}.") from None
-    return out
+    return out, bool(flags["check_limit"]) and not flags["force"]
 
 
-def update(db: Session, ctx: RequestContext, project_id: str, values: Mapping[str, int]
-           ) -> dict[str, int]:
+def _flag(key: str, value: Any) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on", "false", "0",
+                                                     "no", "off"):
+        return value.lower() in ("true", "1", "yes", "on")
+    raise errors.BadRequest(f"Invalid input for {key}. Reason: '{value}' is not a valid "
+                            "boolean value.")
+
+
+def update(db: Session, ctx: RequestContext, project_id: str, values: Mapping[str, int],
+           check_limit: bool = False) -> dict[str, int]:
     pol.authorize(db, ctx, "update_quota", {"project_id": project_id})
+    if check_limit:
+        for resource, limit in values.items():
+            in_use = used(db, project_id, resource)
+            if in_use > limit >= 0:
+                raise errors.BadRequest(f"Quota limit {limit} for {resource} must be greater "
+                                        f"than or equal to already used {in_use}")
     for resource, limit in values.items():
         row = db.get(Quota, (project_id, resource))
         if row is not None:

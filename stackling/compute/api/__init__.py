@@ -7,7 +7,7 @@ from typing import Any
 
 from stackling.common.http import Service
 from stackling.compute import microversions
-from stackling.compute.api import admin, flavors, proxies, server_actions, servers, versions
+from stackling.compute.api import admin, flavors, proxies, quotas, server_actions, servers, versions
 
 # `/v2.1/{project_id}/...` (optional since 2.18) is served as `/v2.1/...`.
 _PROJECT_IN_PATH = re.compile(r"^/(v2(?:\.1)?)/[0-9a-f]{32}(?=/|$)")
@@ -35,4 +35,5 @@ def build(runtime: Any) -> Service:
     flavors.add_routes(s)
     admin.add_routes(s)
     proxies.add_routes(s)
+    quotas.add_routes(s)
     return s

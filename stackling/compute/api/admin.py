@@ -9,7 +9,7 @@ from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import aggregates as agg_logic
-from stackling.compute import hosts, schemas, servers, validation, views
+from stackling.compute import hosts, quotas, schemas, servers, validation, views
 from stackling.compute.api.common import authorize, body, links, version
 from stackling.compute.models import Aggregate, ComputeNode, ComputeService
 
@@ -336,16 +336,24 @@ def az_detail(rq: ApiRequest) -> Any:
 # ------------------------------------------------------------------ limits, extensions
 def limits(rq: ApiRequest) -> Any:
     authorize(rq, "limits")
-    used = servers.usage(rq.db, rq.ctx.project_id or "")
-    # Instances, cores and RAM are not limited by stackling: -1 is Nova's "unlimited".
+    project_id = rq.ctx.project_id or ""
+    if "tenant_id" in rq.query:
+        project_id = rq.query.get("tenant_id") or ""
+        authorize(rq, "limits:other_project", {"project_id": project_id})
+    limit = quotas.limits(rq.db, project_id)
+    used = quotas.usage(rq.db, project_id)
+    # Server groups are not served: their keys keep Nova's defaults and no usage.
     absolute: dict[str, Any] = {
-        "maxImageMeta": 128, "maxPersonality": 5, "maxPersonalitySize": 10240,
-        "maxSecurityGroupRules": -1, "maxSecurityGroups": -1, "maxServerMeta": 128,
-        "maxServerGroupMembers": 10, "maxServerGroups": 10, "maxTotalCores": -1,
-        "maxTotalFloatingIps": -1, "maxTotalInstances": -1, "maxTotalKeypairs": 100,
-        "maxTotalRAMSize": -1, "totalCoresUsed": used["cores"], "totalFloatingIpsUsed": 0,
-        "totalInstancesUsed": used["instances"], "totalRAMUsed": used["ram"],
-        "totalSecurityGroupsUsed": 0, "totalServerGroupsUsed": 0}
+        "maxImageMeta": limit["metadata_items"], "maxPersonality": limit["injected_files"],
+        "maxPersonalitySize": limit["injected_file_content_bytes"],
+        "maxSecurityGroupRules": -1, "maxSecurityGroups": -1,
+        "maxServerMeta": limit["metadata_items"], "maxServerGroupMembers": 10,
+        "maxServerGroups": 10, "maxTotalCores": limit["cores"], "maxTotalFloatingIps": -1,
+        "maxTotalInstances": limit["instances"], "maxTotalKeypairs": limit["key_pairs"],
+        "maxTotalRAMSize": limit["ram"], "totalCoresUsed": used["cores"],
+        "totalFloatingIpsUsed": 0, "totalInstancesUsed": used["instances"],
+        "totalRAMUsed": used["ram"], "totalSecurityGroupsUsed": 0,
+        "totalServerGroupsUsed": 0}
     if version(rq).matches("2.36"):
         for key in ("maxSecurityGroupRules", "maxSecurityGroups", "maxTotalFloatingIps",
                     "totalFloatingIpsUsed", "totalSecurityGroupsUsed"):

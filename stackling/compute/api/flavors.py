@@ -9,6 +9,7 @@ from stackling.common.http import ApiRequest
 from stackling.common.listing import parse_list_params
 from stackling.compute import flavors as flavors_logic
 from stackling.compute import keypairs as keypairs_logic
+from stackling.compute import quotas as compute_quotas
 from stackling.compute import schemas, views
 from stackling.compute.api.common import allowed, authorize, body, links, since, version
 from stackling.compute.models import KeyPair
@@ -149,6 +150,7 @@ def keypair_index(rq: ApiRequest) -> Any:
 def keypair_create(rq: ApiRequest) -> Any:
     data = body(rq, schemas.KEYPAIR_CREATE, versioned=True)["keypair"]
     user_id = _keypair_user(rq, data.get("user_id"))
+    compute_quotas.check_key_pairs(rq.db, rq.ctx.project_id or "", user_id)
     kp, private = keypairs_logic.create_keypair(rq.db, user_id, data["name"],
                                                 data.get("public_key"),
                                                 data.get("type", "ssh"))

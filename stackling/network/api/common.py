@@ -8,7 +8,7 @@ from typing import Any
 
 from stackling.common.http import ApiRequest
 from stackling.common.listing import ListParams, Page, select_fields
-from stackling.network import errors, standard
+from stackling.network import errors, quotas, standard
 from stackling.network.api.paging import page_links
 from stackling.network.attributes import Attr, items_of, parse_create, parse_update
 from stackling.network.querying import Listing
@@ -48,8 +48,11 @@ def create(rq: ApiRequest, resource: str, collection: str, attrs: Mapping[str, A
     if body is None and rq.raw_body.strip():
         raise errors.BadRequest("Body contains invalid data")  # a JSON `null`
     items, bulk = items_of(body, resource, collection, allow_empty=allow_empty)
+    if bulk:
+        quotas.check_bulk_size(rq.db, collection, len(items))
     parsed = [parse_create(rq.ctx, item, attrs) for item in items]
-    objs = [create_one(attrs_) for attrs_ in parsed]
+    with quotas.reserved(rq.db, resource, [p.get("project_id") for p in parsed] if bulk else []):
+        objs = [create_one(attrs_) for attrs_ in parsed]
     views = render(objs)
     if bulk:
         return 201, {collection: views}

@@ -27,8 +27,9 @@ def show_details(rq: ApiRequest) -> Any:
 
 def update_quota(rq: ApiRequest) -> Any:
     body = rq.json(bad_request=errors.BadRequest, malformed="Malformed request body")
-    values = quotas.parse_update(body)
-    return {"quota": quotas.update(rq.db, rq.ctx, rq.path_params["project_id"], values)}
+    values, check_limit = quotas.parse_update(body)
+    return {"quota": quotas.update(rq.db, rq.ctx, rq.path_params["project_id"], values,
+                                   check_limit)}
 
 
 def reset_quota(rq: ApiRequest) -> Any:
@@ -48,4 +49,7 @@ EXTENSIONS.extend([
     Extension("quota_details", "Quota details management support",
               "Expose functions for quotas usage statistics per project",
               "2017-02-10T10:00:00-00:00"),
+    Extension("quota-check-limit", "Quota engine limit check", "Support for checking the "
+              "resource usage before applying a new quota limit",
+              "2021-12-07T10:00:00-00:00"),
 ])

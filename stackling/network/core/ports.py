@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import insert_absent, utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, standard
+from stackling.network import errors, quotas, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,
@@ -428,6 +428,8 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Port
     owner = attrs.get("device_owner", "")
     tgt = _target(net, project_id, owner)
     pol.authorize(db, ctx, "create_port", tgt)
+    if not owner.startswith("network:"):  # router/DHCP ports are made by neutron itself
+        quotas.check(db, project_id, "port")
     admin = ctx.is_admin or ctx.is_service
     if not (admin or net.shared or net.project_id == project_id):
         # visible (external) but not shared: only its owner or an admin may plug into it

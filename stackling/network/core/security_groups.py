@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, standard
+from stackling.network import errors, quotas, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,
@@ -249,11 +249,14 @@ def rule_view(rule: SecurityGroupRule, is_default: bool) -> dict[str, Any]:
 
 
 def render_groups(db: Session, groups: Sequence[SecurityGroup]) -> list[dict[str, Any]]:
+    from stackling.network.rbac import visibility
+
     ids = [g.id for g in groups]
     defaults = default_ids(db, ids)
     tags = standard.tags_for(db, ids)
+    shared = visibility.shared_ids(db, "security_group", ids)  # RBAC-shared at all
     return [{"id": g.id, "name": g.name, "tenant_id": g.project_id, "project_id": g.project_id,
-             "stateful": g.stateful, "shared": False,
+             "stateful": g.stateful, "shared": g.id in shared,
              "security_group_rules": [rule_view(r, g.id in defaults) for r in g.rules],
              **standard.standard_view(g, tags[g.id])} for g in groups]
 
@@ -265,14 +268,16 @@ def render_rules(db: Session, rules: Sequence[SecurityGroupRule]) -> list[dict[s
 
 # ------------------------------------------------------------------ groups
 def _visible(ctx: RequestContext) -> Any:
-    if ctx.is_admin or ctx.is_service:
-        return None
-    return SecurityGroup.project_id == ctx.project_id
+    from stackling.network.rbac import visibility
+
+    return visibility.security_group_clause(ctx)
 
 
 def get_visible(db: Session, ctx: RequestContext, sg_id: str) -> SecurityGroup:
+    from stackling.network.rbac import visibility
+
     sg = db.get(SecurityGroup, sg_id)
-    if sg is None or not (ctx.is_admin or ctx.is_service or sg.project_id == ctx.project_id):
+    if sg is None or not visibility.security_group_visible(db, ctx, sg):
         raise errors.SecurityGroupNotFound(id=sg_id)
     return sg
 
@@ -294,6 +299,8 @@ def list_groups(db: Session, ctx: RequestContext, params: ListParams) -> Page:
 def create_group(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> SecurityGroup:
     project_id = attrs["project_id"]
     pol.authorize(db, ctx, "create_security_group", {"project_id": project_id})
+    # Counted before the project's default group is made: that one is made even at quota.
+    quotas.check(db, project_id, "security_group")
     ensure_default(db, project_id)
     sg_id = _insert_group(db, project_id, attrs.get("name", ""), attrs.get("description", ""),
                           attrs.get("stateful", True), default=False)
@@ -345,6 +352,9 @@ def delete_group(db: Session, ctx: RequestContext, sg_id: str,
                                                       R.remote_group_id == sg.id))))
     db.execute(delete(R).where(R.id.in_(rule_ids)))
     db.execute(delete(DefaultSecurityGroup).where(DefaultSecurityGroup.security_group_id == sg.id))
+    from stackling.network.rbac import policies as rbac_policies
+
+    rbac_policies.delete_for(db, "security_group", sg.id)
     standard.delete_tags(db, [sg.id])
     db.expire(sg)
     db.execute(delete(SecurityGroup).where(SecurityGroup.id == sg.id))
@@ -420,6 +430,7 @@ def create_rule(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Secu
     now = utcnow()
     rule_id = uuid_str()
     project_id = attrs["project_id"] if attrs["project_id"] != ctx.project_id else sg.project_id
+    quotas.check(db, project_id, "security_group_rule")
     try:
         with db.begin_nested():
             db.execute(insert(R).values(id=rule_id, project_id=project_id,

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, standard
+from stackling.network import errors, quotas, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,
@@ -166,6 +166,7 @@ def create_pool(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Subn
     pol.authorize(db, ctx, "create_subnetpool", tgt)
     pol.authorize_attrs(db, ctx, "create_subnetpool", attrs, ("shared", "is_default"), tgt,
                         {"shared": False, "is_default": False})
+    quotas.check(db, attrs["project_id"], "subnetpool")
     if not attrs["name"]:
         raise errors.InvalidInput(error_message="A subnet pool needs a name")
     version, prefixes = _prefixes(attrs["prefixes"])
