@@ -26,6 +26,7 @@ MODEL_MODULES = [
     "stackling.compute.quota_models",
     "stackling.compute.move_models",
     "stackling.image.models",
+    "stackling.orchestration.models",
 ]
 
 _REV_RE = re.compile(r"^revision\s*=\s*['\"]([^'\"]+)['\"]", re.M)

@@ -1,0 +1,57 @@
+"""The orchestration service (Heat v1) as a stackling component: routes, Heat's
+secure-RBAC policy defaults, the catalog entry and the stack-action workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackling.orchestration import api, worker
+from stackling.runtime import CatalogEntry, Component
+
+READER = "rule:context_is_admin or rule:project_reader_api"
+MEMBER = "rule:context_is_admin or rule:project_member_api"
+ADMIN = "rule:context_is_admin"
+
+POLICIES = {
+    **{f"stacks:{a}": READER for a in (
+        "index", "show", "lookup", "template", "environment", "files", "list_outputs",
+        "show_output", "validate_template", "list_template_versions",
+        "list_template_functions", "preview", "preview_update", "preview_update_patch")},
+    **{f"stacks:{a}": MEMBER for a in ("create", "update", "update_patch", "delete")},
+    "stacks:global_index": ADMIN,
+    **{f"actions:{a}": MEMBER for a in ("action", "suspend", "resume", "check",
+                                         "cancel_update", "cancel_without_rollback")},
+    "resource:index": READER,
+    "resource:show": READER,
+    "resource:metadata": READER,
+    "resource:mark_unhealthy": MEMBER,
+    "resource:signal": MEMBER,
+    "events:index": READER,
+    "events:show": READER,
+    "resource_types:index": READER,
+    "resource_types:show": READER,
+    "build_info:build_info": READER,
+}
+
+
+def _start(runtime: Any) -> None:
+    w = worker.StackWorker(runtime, threads=2)
+    runtime.state["orchestration.worker"] = w
+    w.start()
+
+
+def _stop(runtime: Any) -> None:
+    w = runtime.state.pop("orchestration.worker", None)
+    if w is not None:
+        w.stop()
+
+
+COMPONENT = Component(
+    name="orchestration",
+    build=api.build,
+    policies=POLICIES,
+    catalog=CatalogEntry(type="orchestration", name="heat",
+                         path="/orchestration/v1/%(project_id)s"),
+    start=_start,
+    stop=_stop,
+)

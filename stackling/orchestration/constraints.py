@@ -1,0 +1,146 @@
+"""Custom constraints (`custom_constraint: neutron.network`, ...) and the name-or-id
+look-ups behind them, which the resource types use too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import netaddr
+from sqlalchemy.orm import Session
+
+from stackling.common.context import RequestContext
+from stackling.common.errors import ApiError
+from stackling.orchestration.errors import StackValidationFailed
+
+
+class NotUnique(Exception):
+    pass
+
+
+def _net() -> Any:
+    from stackling.network import interface
+
+    return interface
+
+
+def _by_name_or_id(kind: str, items_by_id: Callable[[str], Any],
+                   items_by_name: Callable[[str], list[Any]], value: str) -> Any:
+    try:
+        return items_by_id(value)
+    except ApiError:
+        pass
+    matches = items_by_name(value)
+    if not matches:
+        raise ValueError(f"Unable to find {kind} with name or id '{value}'")
+    if len(matches) > 1:
+        raise ValueError(f"Multiple {kind} matches found for name '{value}', use an ID to be "
+                         f"more specific.")
+    return matches[0]
+
+
+def find_network(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
+    net = _net()
+    return _by_name_or_id("network", lambda v: net.get_network(db, ctx, v),
+                          lambda v: net.list_networks(db, ctx, name=v), value)
+
+
+def find_subnet(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
+    net = _net()
+    return _by_name_or_id("subnet", lambda v: net.get_subnet(db, ctx, v),
+                          lambda v: net.list_subnets(db, ctx, name=v), value)
+
+
+def find_port(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
+    net = _net()
+    return _by_name_or_id("port", lambda v: net.get_port(db, ctx, v),
+                          lambda v: net.list_ports(db, ctx, name=v), value)
+
+
+def find_security_group(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
+    net = _net()
+    return _by_name_or_id("security_group",
+                          lambda v: next(iter(net.list_security_groups(db, ctx, id=v))),
+                          lambda v: net.list_security_groups(db, ctx, name=v), value)
+
+
+def find_flavor(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
+    from stackling.compute import interface
+
+    try:
+        return interface.find_flavor(db, ctx, value)
+    except ApiError:
+        raise ValueError(f"Flavor {value} could not be found.") from None
+
+
+def find_image(db: Session, ctx: RequestContext, value: str) -> Any:
+    from stackling.common.listing import ListParams
+    from stackling.image import logic
+
+    try:
+        return logic.get_image(db, ctx, value)
+    except ApiError:
+        pass
+    rows = logic.list_images(db, ctx, {"name": value}, ListParams()).rows
+    if not rows:
+        raise ValueError(f"No image matching {value}.")
+    if len(rows) > 1:
+        raise ValueError(f"Multiple images matching {value}.")
+    return rows[0]
+
+
+def _ip(value: Any) -> None:
+    try:
+        netaddr.IPAddress(str(value))
+    except (netaddr.AddrFormatError, ValueError):
+        raise ValueError(f"{value} is not a valid IP address") from None
+
+
+def _cidr(value: Any) -> None:
+    try:
+        netaddr.IPNetwork(str(value))
+        if "/" not in str(value):
+            raise ValueError
+    except (netaddr.AddrFormatError, ValueError):
+        raise ValueError(f"Invalid net cidr {value} ") from None
+
+
+def _mac(value: Any) -> None:
+    if not netaddr.valid_mac(str(value)):
+        raise ValueError(f"{value} is not a valid MAC address") from None
+
+
+def checker(db: Session, ctx: RequestContext) -> Callable[[str, Any], None]:
+    """A custom-constraint checker bound to the caller: ValueError with Heat's
+    `Error validating value '<v>': <why>` message."""
+    lookups: dict[str, Callable[[Any], Any]] = {
+        "neutron.network": lambda v: find_network(db, ctx, v),
+        "neutron.subnet": lambda v: find_subnet(db, ctx, v),
+        "neutron.port": lambda v: find_port(db, ctx, v),
+        "neutron.security_group": lambda v: find_security_group(db, ctx, v),
+        "nova.flavor": lambda v: find_flavor(db, ctx, v),
+        "glance.image": lambda v: find_image(db, ctx, v),
+        "ip_addr": _ip,
+        "net_cidr": _cidr,
+        "mac_addr": _mac,
+    }
+
+    def check(name: str, value: Any) -> None:
+        fn = lookups.get(name)
+        if fn is None:
+            return  # a constraint for a service stackling lacks: not checked, as upstream
+        if value in (None, ""):
+            return
+        try:
+            fn(value)
+        except ValueError as err:
+            raise ValueError(f"Error validating value '{value}': {err}") from None
+
+    return check
+
+
+CUSTOM_CONSTRAINTS = ("neutron.network", "neutron.subnet", "neutron.port",
+                      "neutron.security_group", "nova.flavor", "glance.image", "ip_addr",
+                      "net_cidr", "mac_addr")
+
+_ = StackValidationFailed

@@ -1,0 +1,169 @@
+"""Stack-action workers: claim a pending action from the database and run its steps.
+
+A claim is a compare-and-swap on `heat_stack_action.owner` (`UPDATE ... WHERE owner IS
+<the owner we read>`), so exactly one process wins on SQLite, PostgreSQL and MariaDB.
+Every step renews the lease in its own transaction (and commits only if the claim still
+holds). An action is claimable when nobody owns it, when its lease ran out (its owner
+died or hangs), or at once when its owner is a dead process on this host (a restart).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from typing import Any
+
+from sqlalchemy import select, update
+
+from stackling.common.db import is_deadlock, retry_on_conflict, utcnow
+from stackling.orchestration import engine
+from stackling.orchestration.models import StackAction
+
+LOG = logging.getLogger(__name__)
+HOST = socket.gethostname()
+OWNER = f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+LEASE = dt.timedelta(seconds=30)
+POLL_SECONDS = 1.0
+STEP_BUDGET = 0.1  # seconds of work per transaction (SQLite holds its write lock meanwhile)
+
+
+def _owner_dead(owner: str | None) -> bool:
+    if owner is None:
+        return True
+    try:
+        host, pid, nonce = owner.rsplit(":", 2)
+    except ValueError:
+        return False
+    if host != HOST:
+        return False
+    if owner == OWNER:
+        return False
+    if int(pid) == os.getpid():
+        return True  # an earlier life of this pid
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError):
+        return False
+    return False
+
+
+def claim_one(runtime: Any) -> str | None:
+    """Claim one claimable stack action; its stack id, or None."""
+
+    def attempt() -> str | None:
+        with runtime.db.transaction() as db:
+            now = utcnow()
+            rows = db.execute(select(StackAction.stack_id, StackAction.owner,
+                                     StackAction.lease_until).order_by(
+                StackAction.started_at).limit(50)).all()
+            for stack_id, owner, lease in rows:
+                if owner == OWNER:
+                    continue  # one of this process's threads is on it
+                if owner is not None and lease is not None and lease > now and \
+                        not _owner_dead(owner):
+                    continue
+                cond = StackAction.owner.is_(None) if owner is None else \
+                    StackAction.owner == owner
+                won = db.execute(update(StackAction).where(
+                    StackAction.stack_id == stack_id, cond).values(
+                    owner=OWNER, lease_until=now + LEASE).execution_options(
+                    synchronize_session=False))
+                if won.rowcount == 1:
+                    return stack_id
+        return None
+
+    return retry_on_conflict(attempt, retry_if=is_deadlock)
+
+
+def run_step(runtime: Any, stack_id: str) -> tuple[bool, bool]:
+    """One step of the claimed action: (finished or lost, waiting)."""
+
+    def attempt() -> tuple[bool, bool]:
+        with runtime.db.transaction() as db:
+            renewed = db.execute(update(StackAction).where(
+                StackAction.stack_id == stack_id, StackAction.owner == OWNER).values(
+                lease_until=utcnow() + LEASE).execution_options(synchronize_session=False))
+            if renewed.rowcount != 1:
+                return True, False  # finished, or another process took it over
+            return engine.advance(db, runtime, stack_id, STEP_BUDGET)
+
+    return retry_on_conflict(attempt, retry_if=is_deadlock)
+
+
+def run_claimed(runtime: Any, stack_id: str, stopping: threading.Event) -> None:
+    while not stopping.is_set():
+        try:
+            finished, waiting = run_step(runtime, stack_id)
+        except Exception:  # noqa: BLE001 - logged; the lease lapses and it is retried
+            LOG.exception("stack action step of %s failed", stack_id)
+            _release(runtime, stack_id)
+            return
+        if finished:
+            return
+        if waiting:
+            time.sleep(0.05)
+    _release(runtime, stack_id)
+
+
+def _release(runtime: Any, stack_id: str) -> None:
+    """Give the claim back (stopping, or a bug): another worker may pick it up."""
+    try:
+        with runtime.db.transaction() as db:
+            db.execute(update(StackAction).where(
+                StackAction.stack_id == stack_id, StackAction.owner == OWNER).values(
+                owner=None, lease_until=None).execution_options(synchronize_session=False))
+    except Exception:  # noqa: BLE001
+        LOG.exception("releasing stack action %s failed", stack_id)
+
+
+class StackWorker:
+    """Threads that run stack actions; `wake()` after a commit that queued one."""
+
+    def __init__(self, runtime: Any, threads: int = 2) -> None:
+        self.runtime = runtime
+        self.count = max(1, threads)
+        self._cond = threading.Condition()
+        self._wakeups = 0
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for i in range(self.count):
+            t = threading.Thread(target=self._loop, name=f"heat-engine-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def wake(self) -> None:
+        with self._cond:
+            self._wakeups += 1
+            self._cond.notify()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with self._cond:
+            self._cond.notify_all()
+        for t in self._threads:
+            t.join(timeout=10)
+        self._threads.clear()
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                stack_id = claim_one(self.runtime)
+            except Exception:  # noqa: BLE001 - e.g. the database is briefly unreachable
+                LOG.exception("claiming a stack action failed")
+                stack_id = None
+            if stack_id is not None:
+                run_claimed(self.runtime, stack_id, self._stopping)
+                continue
+            with self._cond:
+                if not self._wakeups and not self._stopping.is_set():
+                    self._cond.wait(POLL_SECONDS)
+                self._wakeups = max(0, self._wakeups - 1)
