@@ -183,4 +183,7 @@ def build(runtime: Any) -> Service:
     s.add("/v2/images/{image_id}/file", get=download_file)
     s.add("/v2/images/{image_id}/file", stream=True, put=upload_file)  # never buffered
     s.add("/v2/schemas/image", get=schema_image)
+    from stackling.image import import_api
+
+    import_api.add_routes(s)
     return s
