@@ -207,6 +207,9 @@ def allocate_for_instance(db: Session, instance: Any, host: str,
     if missing:
         raise errors.NetworkNotFound(network_id=", ".join(missing))
     sg_ids = resolve_security_groups(db, ctx, list(instance.security_groups or []))
+    from stackling.compute import scheduler
+
+    scheduler.drop_ipv4_claim(db, instance)  # the ports' own allocations take over
     info = []
     for req in requests:
         label = by_id[req["network_id"]].get("name") or req["network_id"]
@@ -223,20 +226,7 @@ def allocate_for_instance(db: Session, instance: Any, host: str,
             body["security_groups"] = sg_ids
         port = net.create_port(db, admin, body)
         info.append(_vif(_check_bound(port, host), label, False, req.get("tag")))
-    _sync_ipv4(db, instance, info)
     return info
-
-
-def _sync_ipv4(db: Session, instance: Any, info: list[dict[str, Any]]) -> None:
-    """The placement IPv4 claim follows the addresses the bindings gave the ports."""
-    from stackling.compute import scheduler
-    from stackling.placement import errors as placement_errors
-
-    try:
-        scheduler.sync_ipv4_allocation(db, instance, info)
-    except placement_errors.ClaimFailed as err:
-        raise errors.NoMoreFixedIps(net=", ".join(sorted({v["network_id"] for v in info}))
-                                    ) from err
 
 
 def deallocate_for_instance(db: Session, instance: Any) -> None:
@@ -316,7 +306,6 @@ def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: st
         if _is(err, "IpAddressGenerationFailure"):
             raise errors.NoMoreFixedIps(net=net_id) from None
         raise
-    _sync_ipv4(db, instance, [*(instance.network_info or []), vif])
     instance.network_info = [*(instance.network_info or []), vif]
     actions.record(db, ctx, instance, "attach_interface")
     return port
@@ -340,7 +329,6 @@ def detach_interface(db: Session, ctx: RequestContext, instance: Any, port_id: s
     if vif is None:
         raise errors.PortNotFoundForInstance(port_id=port_id, instance=instance.uuid)
     release_port(db, vif)
-    _sync_ipv4(db, instance, [v for v in vifs if v["port_id"] != port_id])
     instance.network_info = [v for v in vifs if v["port_id"] != port_id]
     actions.record(db, ctx, instance, "detach_interface")
 
@@ -438,21 +426,6 @@ def routed_needs_for_move(db: Session, instance: Any) -> list[RoutedNeed]:
             needs.append(RoutedNeed(vif["network_id"], tuple(segs), 0,
                                     f"port {vif['port_id']}"))
     return needs
-
-
-def ipv4_by_segment(db: Session, network_info: list[dict[str, Any]]) -> dict[str, int]:
-    """{segment_id: IPv4 addresses the ports of `network_info` hold there}: what the
-    server's placement allocation should carry on the segment providers."""
-    subnet_ids = [ip["subnet_id"] for vif in network_info or []
-                  for ip in vif.get("ips") or [] if ip.get("subnet_id")]
-    by_subnet = segments_of_subnets(db, subnet_ids)
-    out: dict[str, int] = {}
-    for vif in network_info or []:
-        for ip in vif.get("ips") or []:
-            seg = by_subnet.get(ip.get("subnet_id") or "")
-            if seg:
-                out[seg] = out.get(seg, 0) + 1
-    return out
 
 
 def rebind_ports(db: Session, instance: Any, host: str, az: str) -> list[dict[str, Any]]:

@@ -6,8 +6,10 @@ Routed networks (beyond upstream, as the routed-networks spec asked): each IPv4 
 build takes from a segment is claimed in placement on the segment's provider (uuid = the
 segment id), in the same allocation as the flavor's resources. Placement's capacity check
 and provider generations make the claim atomic across processes, so two concurrent boots
-can never both be given a segment's last free address; the allocation goes with the
-server (moves carry it, delete releases it).
+can never both be given a segment's last free address. Within the same transaction the
+build then hands the claim over to the port (the network service keeps each compute
+port's addresses as the port's own allocation, released with the port); see
+`drop_ipv4_claim`.
 
 Claims run in the caller's transaction; a lost race (another build took the capacity or
 bumped a provider generation) moves on to the next candidate. Each decision (the chosen
@@ -265,7 +267,8 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
         _explain_resources(db, spec, decision, nodes,
                            [h for h in eligible if nodes[h][0].uuid not in
                             {rp for c in candidates for rp in c["allocations"]}])
-        raise _fail(decision, "There are not enough hosts available.")
+        # Nova: no allocation candidates at all is NoValidHost with an empty reason.
+        raise _fail(decision, "There are not enough hosts available." if candidates else "")
     random.shuffle(choices)  # spread, and keep concurrent builds off one provider
     node_aggs = _node_aggregates(db, nodes) if ipv4_needs else {}
     seg_aggs = placement.get_aggregates_for_providers(
@@ -348,38 +351,26 @@ def forget(db: Session, instance_uuid: str) -> None:
         db.delete(row)
 
 
-def sync_ipv4_allocation(db: Session, instance: Any, network_info: list[dict[str, Any]]
-                         ) -> None:
-    """Make the server's placement allocation carry exactly one IPV4_ADDRESS per IPv4
-    address its ports hold on a segment (after a binding chose the address, an interface
-    came or went). Raises placement's ClaimFailed when a segment has none left."""
-    from stackling.compute import network_api
+def drop_ipv4_claim(db: Session, instance: Any) -> None:
+    """Hand the scheduler's IPv4 claim over to the ports, in the build's transaction: the
+    network service keeps each compute port's addresses as that port's own placement
+    allocation (consumer = the port), written when binding gives it its address. The
+    claim made the choice of segment atomic (it locked the segment provider's generation
+    until this transaction ends); dropping it just before binding keeps the address
+    counted once."""
     from stackling.placement import interface as placement
 
-    desired = network_api.ipv4_by_segment(db, network_info)
     current = placement.get_allocations_for_consumer(db, instance.uuid)
-    held = {rp: e["resources"][IPV4] for rp, e in current.items()
-            if e["resources"].get(IPV4)}
-    if desired:
-        providers = placement.get_aggregates_for_providers(db, desired)
-        for seg in list(desired):
-            if seg not in providers and seg not in held:
-                try:
-                    placement.get_inventory(db, seg)
-                except ApiError:
-                    desired.pop(seg)  # no provider for this segment: nothing to claim on
-    if desired == held:
+    if not any(e["resources"].get(IPV4) for e in current.values()):
         return
-    allocations = {rp: {rc: n for rc, n in e["resources"].items() if rc != IPV4}
-                   for rp, e in current.items()}
-    for seg, n in desired.items():
-        allocations.setdefault(seg, {})[IPV4] = n
-    allocations = {rp: res for rp, res in allocations.items() if res}
-    if not allocations:
+    rest = {rp: {rc: n for rc, n in e["resources"].items() if rc != IPV4}
+            for rp, e in current.items()}
+    rest = {rp: res for rp, res in rest.items() if res}
+    if rest:
+        placement.claim_resources(db, instance.uuid, rest, instance.project_id,
+                                  instance.user_id)
+    else:
         placement.delete_allocation_for_instance(db, instance.uuid)
-        return
-    placement.claim_resources(db, instance.uuid, allocations, instance.project_id,
-                              instance.user_id)
 
 
 def host_reaches(db: Session, host: str, segments: list[str]) -> bool:
