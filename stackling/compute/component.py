@@ -9,6 +9,7 @@ from stackling.compute import api, build, flavors, hosts
 from stackling.compute.api import proxies
 from stackling.compute.api import quotas as quota_api
 from stackling.compute.api import server_actions as action_api
+from stackling.compute.api import usage as usage_api
 from stackling.observability import metrics
 from stackling.runtime import CatalogEntry, Component
 
@@ -78,6 +79,7 @@ POLICIES = {
     "os_compute_api:os-availability-zone:detail": ADMIN,
     "os_compute_api:limits": "@",
     **proxies.POLICIES,
+    **usage_api.POLICIES,
     **quota_api.POLICIES,
     **action_api.POLICIES,
 }

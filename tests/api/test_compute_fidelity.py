@@ -167,3 +167,69 @@ def test_admin_deleted_listing_is_deleted_servers_only(api, server):
     assert listed["servers"] == []
     listed = api.get(f"{C}/servers/detail?deleted=True", user="demo").json()
     assert server["id"] in [s["id"] for s in listed["servers"]]
+
+
+def test_simple_tenant_usage(api, server):
+    project = server["tenant_id"]
+    start, end = "2020-01-01T00:00:00", "2100-01-01T00:00:00"
+    r = api.get(f"{C}/os-simple-tenant-usage?start={start}&end={end}&detailed=1",
+                user="admin", headers=mv("2.1"))
+    assert r.status_code == 200, r.text
+    usage = next(u for u in r.json()["tenant_usages"] if u["tenant_id"] == project)
+    assert usage["total_hours"] > 0 and usage["start"].startswith("2020-01-01T00:00:00")
+    row = next(s for s in usage["server_usages"] if s["instance_id"] == server["id"])
+    assert row["flavor"] == "m1.tiny" and row["state"] == "active" and row["ended_at"] is None
+    assert usage["total_vcpus_usage"] >= row["vcpus"] * row["hours"]
+    brief = api.get(f"{C}/os-simple-tenant-usage?start={start}&end={end}", user="admin")
+    assert all("server_usages" not in u for u in brief.json()["tenant_usages"])
+    # a member reads its own project's usage, not the list nor another project's
+    mine = api.get(f"{C}/os-simple-tenant-usage/{project}?start={start}&end={end}",
+                   user="demo").json()["tenant_usage"]
+    assert mine["tenant_id"] == project and mine["server_usages"]
+    assert api.get(f"{C}/os-simple-tenant-usage", user="demo").status_code == 403
+    admin_project = api.get("/identity/v3/auth/projects", user="admin").json()["projects"]
+    other = next(p["id"] for p in admin_project if p["name"] == "admin")
+    assert api.get(f"{C}/os-simple-tenant-usage/{other}", user="demo").status_code == 403
+    # an empty window, a bad date, an inverted period
+    empty = api.get(f"{C}/os-simple-tenant-usage?start=2000-01-01T00:00:00&end="
+                    "2000-01-02T00:00:00", user="admin").json()
+    assert empty == {"tenant_usages": []}
+    assert api.get(f"{C}/os-simple-tenant-usage?start=yesterday", user="admin"
+                   ).status_code == 400
+    assert api.get(f"{C}/os-simple-tenant-usage?start={end}&end={start}", user="admin"
+                   ).status_code == 400
+
+
+def test_simple_tenant_usage_paging_from_2_40(api, server):
+    second = boot(api, networks="none", name="fid-vm-2")
+    wait_status(api, second.json()["server"]["id"])
+    q = "start=2020-01-01T00:00:00&end=2100-01-01T00:00:00&detailed=1&limit=1"
+    page = api.get(f"{C}/os-simple-tenant-usage?{q}", user="admin", headers=mv("2.40")).json()
+    assert sum(len(u["server_usages"]) for u in page["tenant_usages"]) == 1
+    link = page["tenant_usages_links"][0]
+    assert link["rel"] == "next" and "marker=" in link["href"]
+    marker = link["href"].split("marker=")[1].split("&")[0]
+    nxt = api.get(f"{C}/os-simple-tenant-usage?{q}&marker={marker}", user="admin",
+                  headers=mv("2.40")).json()
+    seen = {s["instance_id"] for u in nxt["tenant_usages"] for s in u["server_usages"]}
+    assert marker not in seen and len(seen) == 1
+    # before 2.40 limit is ignored
+    old = api.get(f"{C}/os-simple-tenant-usage?{q}", user="admin", headers=mv("2.39")).json()
+    assert "tenant_usages_links" not in old
+    assert sum(len(u["server_usages"]) for u in old["tenant_usages"]) >= 2
+
+
+def test_os_hosts_below_2_43(api, server):
+    hosts = api.get(f"{C}/os-hosts", user="admin", headers=mv("2.42"))
+    assert hosts.status_code == 200, hosts.text
+    computes = [h for h in hosts.json()["hosts"] if h["service"] == "compute"]
+    assert computes and all(h["zone"] for h in computes)
+    shown = api.get(f"{C}/servers/{server['id']}", user="admin").json()["server"]
+    host = shown["OS-EXT-SRV-ATTR:host"]
+    detail = api.get(f"{C}/os-hosts/{host}", user="admin", headers=mv("2.42")).json()["host"]
+    projects = [r["resource"]["project"] for r in detail]
+    assert projects[:3] == ["(total)", "(used_now)", "(used_max)"]
+    assert server["tenant_id"] in projects
+    assert api.get(f"{C}/os-hosts/nope", user="admin", headers=mv("2.42")).status_code == 404
+    assert api.get(f"{C}/os-hosts", user="admin", headers=mv("2.43")).status_code == 404
+    assert api.get(f"{C}/os-hosts", user="demo", headers=mv("2.42")).status_code == 403

@@ -35,5 +35,8 @@ def build(runtime: Any) -> Service:
     flavors.add_routes(s)
     admin.add_routes(s)
     proxies.add_routes(s)
+    from stackling.compute.api import usage
+
+    usage.add_routes(s)
     quotas.add_routes(s)
     return s
