@@ -21,6 +21,7 @@ MODEL_MODULES = [
     "stackling.network.l3.models",
     "stackling.network.quota_models",
     "stackling.network.segments.range_models",
+    "stackling.network.rbac.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

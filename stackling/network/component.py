@@ -6,8 +6,11 @@ from typing import Any
 
 from stackling.common.http import Service
 from stackling.network import agents, api, bootstrap
+from stackling.network.core import subnetpools
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.policy import POLICIES
+from stackling.network.rbac import address_scopes
+from stackling.network.rbac import policies as rbac_policies
 from stackling.network.segments import ranges as segment_ranges
 from stackling.runtime import CatalogEntry, Component
 
@@ -23,7 +26,8 @@ COMPONENT = Component(
     name="network",
     build=_build,
     policies={**POLICIES, **segment_ranges.POLICIES, **l3_policy.POLICIES,
-              **agents.POLICIES},
+              **agents.POLICIES, **rbac_policies.POLICIES,
+              **address_scopes.POLICIES, **subnetpools.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     bootstrap=[("base", bootstrap.bootstrap_network)],
     start=segment_ranges.on_start,  # default segment ranges follow the configuration

@@ -29,6 +29,8 @@ RESOURCE_MODULES = [
     "stackling.network.api.auto_allocated_topology",
     "stackling.network.api.tags",
     "stackling.network.api.agents",
+    "stackling.network.api.rbac_policies",
+    "stackling.network.api.address_scopes",
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service
+from stackling.network import errors
 from stackling.network.api import common
 from stackling.network.core import subnetpools
 
@@ -39,7 +40,23 @@ def delete_pool(rq: ApiRequest) -> Any:
                             common.if_match(rq))
 
 
+def add_prefixes(rq: ApiRequest) -> Any:
+    prefixes = subnetpools.operation_prefixes(rq.json(bad_request=errors.BadRequest,
+                                                      malformed="Malformed request body"))
+    return {"prefixes": subnetpools.add_prefixes(rq.db, rq.ctx,
+                                                 rq.path_params["subnetpool_id"], prefixes)}
+
+
+def remove_prefixes(rq: ApiRequest) -> Any:
+    prefixes = subnetpools.operation_prefixes(rq.json(bad_request=errors.BadRequest,
+                                                      malformed="Malformed request body"))
+    return {"prefixes": subnetpools.remove_prefixes(rq.db, rq.ctx,
+                                                    rq.path_params["subnetpool_id"], prefixes)}
+
+
 def register(s: Service) -> None:
     s.add("/v2.0/subnetpools", get=list_pools, post=create_pool)
     s.add("/v2.0/subnetpools/{subnetpool_id}", get=show_pool, put=update_pool,
           delete=delete_pool)
+    s.add("/v2.0/subnetpools/{subnetpool_id}/add_prefixes", put=add_prefixes)
+    s.add("/v2.0/subnetpools/{subnetpool_id}/remove_prefixes", put=remove_prefixes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, exists, or_, select
+from sqlalchemy import delete, exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -122,10 +122,9 @@ LISTING = Listing(
 
 # ------------------------------------------------------------------ visibility
 def visible_clause(ctx: RequestContext) -> Any:
-    if ctx.is_admin or ctx.is_service:
-        return None
-    return or_(Network.project_id == ctx.project_id, Network.shared.is_(True),
-               Network.router_external.is_(True))
+    from stackling.network.rbac import visibility
+
+    return visibility.network_clause(ctx)
 
 
 def can_see(ctx: RequestContext, net: Network) -> bool:
@@ -137,7 +136,7 @@ def get_visible(db: Session, ctx: RequestContext, network_id: str, *,
                 for_update: bool = False) -> Network:
     net = db.get(Network, network_id, with_for_update=for_update) if for_update else \
         db.get(Network, network_id)
-    if net is None or not can_see(ctx, net):
+    if net is None or not _rbac().visibility.network_visible(db, ctx, net):
         raise errors.NetworkNotFound(net_id=network_id)
     return net
 
@@ -180,9 +179,12 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
         segments[net_id].append((t, physnet, seg_id))
     tags = standard.tags_for(db, ids)
     out = []
+    targeted = _rbac().visibility.granted_ids(db, "network", ids, ctx.project_id)
     for n in nets:
         d = standard.values(n)
         i = d["id"]
+        if i in targeted:  # `shared` reads true when shared with the caller's project
+            d = {**d, "shared": True}
         out.append(hide.apply(view(d, subnets[i], tags[i], scopes[i], l2[i], segments[i])))
     return out
 
@@ -219,6 +221,9 @@ def list_networks(db: Session, ctx: RequestContext, params: ListParams) -> Page:
     clause = visible_clause(ctx)
     if clause is not None:
         stmt = stmt.where(clause)
+    shared = params.filters.pop("shared", None)
+    if shared is not None:  # shared with the caller's project, RBAC included
+        stmt = stmt.where(_rbac().visibility.networks_shared_filter(ctx, shared))
     return LISTING.page(db, stmt, params)
 
 
@@ -296,6 +301,7 @@ def create_network(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> N
     tags = list(dict.fromkeys(attrs.get("tags") or []))
     if tags:
         standard.set_tags(db, "network", net.id, tags)
+    _sync_rbac(db, net, attrs)
     # neutron creates the project's default security group on first network create
     from stackling.network.core import security_groups
 
@@ -370,6 +376,7 @@ def update_network(db: Session, ctx: RequestContext, network_id: str, attrs: dic
         if mtu != net.mtu:
             net.mtu = mtu
             changed = True
+    _sync_rbac(db, net, attrs)
     if changed:
         standard.touch(net)
     try:
@@ -444,8 +451,32 @@ def delete_network(db: Session, ctx: RequestContext, network_id: str,
         segmentation.release(db, SegmentSpec(seg.network_type, seg.physical_network,
                                              seg.segmentation_id))
     standard.delete_tags(db, [net.id, *port_ids, *subnet_ids, *(s.id for s in net.segments)])
+    _rbac().policies.delete_for(db, "network", net.id)
     db.delete(net)
     db.flush()
+
+
+def _rbac() -> Any:
+    """The RBAC package (imported late: it imports this module)."""
+    from stackling.network import rbac
+    from stackling.network.rbac import policies, visibility  # noqa: F401 - loads both
+
+    return rbac
+
+
+def _sync_rbac(db: Session, net: Network, attrs: dict[str, Any]) -> None:
+    """`shared` and `router:external` as written become their wildcard RBAC policies."""
+    rbac = _rbac()
+    if "shared" in attrs:
+        rbac.policies.sync_wildcard(db, "network", net.id, net.project_id,
+                                    rbac.visibility.SHARED, bool(net.shared))
+    if "router:external" in attrs:
+        external = bool(net.router_external)
+        # false clears every external grant; true adds `*` unless grants exist already
+        if not external or not rbac.policies.has_grants(db, "network", net.id,
+                                                         rbac.visibility.EXTERNAL):
+            rbac.policies.sync_wildcard(db, "network", net.id, net.project_id,
+                                        rbac.visibility.EXTERNAL, external)
 
 
 def _delete_disassociated_floatingips(db: Session, network_id: str) -> None:

@@ -278,7 +278,11 @@ def _security_groups(db: Session, ctx: RequestContext, project_id: str,
     found = {sg_id: owner for sg_id, owner in db.execute(
         select(SecurityGroup.id, SecurityGroup.project_id).where(SecurityGroup.id.in_(ids)))}
     admin = ctx.is_admin or ctx.is_service
-    missing = [i for i in ids if i not in found or not (admin or found[i] == project_id)]
+    from stackling.network.rbac.visibility import granted_ids
+
+    shared = granted_ids(db, "security_group", [i for i in ids if i in found], project_id)
+    missing = [i for i in ids if i not in found
+               or not (admin or found[i] == project_id or i in shared)]
     if missing:
         raise errors.SecurityGroupNotFound(id=", ".join(missing))
     return ids
@@ -431,7 +435,10 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Port
     if not owner.startswith("network:"):  # router/DHCP ports are made by neutron itself
         quotas.check(db, project_id, "port")
     admin = ctx.is_admin or ctx.is_service
-    if not (admin or net.shared or net.project_id == project_id):
+    from stackling.network.rbac.visibility import granted_ids
+
+    if not (admin or net.shared or net.project_id == project_id
+            or granted_ids(db, "network", [net.id], project_id)):
         # visible (external) but not shared: only its owner or an admin may plug into it
         raise errors.PolicyNotAuthorized(action="create_port:network_id")
     if owner.startswith("network:"):

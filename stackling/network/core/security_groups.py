@@ -249,11 +249,14 @@ def rule_view(rule: SecurityGroupRule, is_default: bool) -> dict[str, Any]:
 
 
 def render_groups(db: Session, groups: Sequence[SecurityGroup]) -> list[dict[str, Any]]:
+    from stackling.network.rbac import visibility
+
     ids = [g.id for g in groups]
     defaults = default_ids(db, ids)
     tags = standard.tags_for(db, ids)
+    shared = visibility.shared_ids(db, "security_group", ids)  # RBAC-shared at all
     return [{"id": g.id, "name": g.name, "tenant_id": g.project_id, "project_id": g.project_id,
-             "stateful": g.stateful, "shared": False,
+             "stateful": g.stateful, "shared": g.id in shared,
              "security_group_rules": [rule_view(r, g.id in defaults) for r in g.rules],
              **standard.standard_view(g, tags[g.id])} for g in groups]
 
@@ -265,14 +268,16 @@ def render_rules(db: Session, rules: Sequence[SecurityGroupRule]) -> list[dict[s
 
 # ------------------------------------------------------------------ groups
 def _visible(ctx: RequestContext) -> Any:
-    if ctx.is_admin or ctx.is_service:
-        return None
-    return SecurityGroup.project_id == ctx.project_id
+    from stackling.network.rbac import visibility
+
+    return visibility.security_group_clause(ctx)
 
 
 def get_visible(db: Session, ctx: RequestContext, sg_id: str) -> SecurityGroup:
+    from stackling.network.rbac import visibility
+
     sg = db.get(SecurityGroup, sg_id)
-    if sg is None or not (ctx.is_admin or ctx.is_service or sg.project_id == ctx.project_id):
+    if sg is None or not visibility.security_group_visible(db, ctx, sg):
         raise errors.SecurityGroupNotFound(id=sg_id)
     return sg
 
@@ -347,6 +352,9 @@ def delete_group(db: Session, ctx: RequestContext, sg_id: str,
                                                       R.remote_group_id == sg.id))))
     db.execute(delete(R).where(R.id.in_(rule_ids)))
     db.execute(delete(DefaultSecurityGroup).where(DefaultSecurityGroup.security_group_id == sg.id))
+    from stackling.network.rbac import policies as rbac_policies
+
+    rbac_policies.delete_for(db, "security_group", sg.id)
     standard.delete_tags(db, [sg.id])
     db.expire(sg)
     db.execute(delete(SecurityGroup).where(SecurityGroup.id == sg.id))

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import netaddr
-from sqlalchemy import or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -29,6 +29,7 @@ from stackling.network.attributes import (
     REQUIRED,
     STANDARD,
     Attr,
+    Invalid,
     boolean,
     cidr,
     integer,
@@ -37,6 +38,7 @@ from stackling.network.attributes import (
     uuid_or_none,
 )
 from stackling.network.core.models import Subnet, SubnetPool, SubnetPoolPrefix
+from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.querying import Listing
 
 QUOTA_UNIT = {4: 32, 6: 64}
@@ -102,9 +104,9 @@ def render(db: Session, pools: Sequence[SubnetPool], *, ints: bool = False
 
 # ------------------------------------------------------------------ reads
 def _visible(ctx: RequestContext) -> Any:
-    if ctx.is_admin or ctx.is_service:
-        return None
-    return or_(SubnetPool.project_id == ctx.project_id, SubnetPool.shared.is_(True))
+    from stackling.network.rbac import visibility
+
+    return visibility.subnetpool_clause(ctx)
 
 
 def can_see(ctx: RequestContext, pool: SubnetPool) -> bool:
@@ -112,8 +114,10 @@ def can_see(ctx: RequestContext, pool: SubnetPool) -> bool:
 
 
 def get_visible(db: Session, ctx: RequestContext, pool_id: str) -> SubnetPool:
+    from stackling.network.rbac import visibility
+
     pool = db.get(SubnetPool, pool_id)
-    if pool is None or not can_see(ctx, pool):
+    if pool is None or not visibility.subnetpool_visible(db, ctx, pool):
         raise errors.SubnetPoolNotFound(subnetpool_id=pool_id)
     return pool
 
@@ -171,6 +175,7 @@ def create_pool(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Subn
         raise errors.InvalidInput(error_message="A subnet pool needs a name")
     version, prefixes = _prefixes(attrs["prefixes"])
     min_len, max_len, default = _bounds(version, attrs)
+    _check_scope(db, ctx, None, attrs.get("address_scope_id"), prefixes, version)
     is_default = attrs.get("is_default", False)
     if is_default and default_pool(db, version) is not None:
         raise errors.DefaultSubnetPoolExists()
@@ -194,6 +199,11 @@ def create_pool(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Subn
         raise
     if attrs.get("tags"):
         standard.set_tags(db, "subnetpool", pool.id, list(dict.fromkeys(attrs["tags"])))
+    if pool.shared:  # `shared` is the wildcard RBAC policy
+        from stackling.network.rbac import policies as rbac
+
+        rbac.sync_wildcard(db, "subnetpool", pool.id, pool.project_id, "access_as_shared",
+                           True)
     return pool
 
 
@@ -213,6 +223,10 @@ def update_pool(db: Session, ctx: RequestContext, pool_id: str, attrs: dict[str,
             raise errors.IllegalSubnetPoolPrefixUpdate(
                 msg="Existing prefixes must be a subset of the new prefixes")
         pool.prefixes = [SubnetPoolPrefix(cidr=str(p)) for p in prefixes]
+    if "prefixes" in attrs or attrs.get("address_scope_id") not in (None,
+                                                                    pool.address_scope_id):
+        _check_scope(db, ctx, pool.id, attrs.get("address_scope_id", pool.address_scope_id),
+                     [c.cidr for c in pool.prefixes], pool.ip_version)
     min_len, max_len, default = _bounds(pool.ip_version, attrs, pool)
     pool.min_prefixlen, pool.max_prefixlen, pool.default_prefixlen = min_len, max_len, default
     for key in ("name", "description", "address_scope_id", "default_quota"):
@@ -242,6 +256,9 @@ def delete_pool(db: Session, ctx: RequestContext, pool_id: str,
     if db.scalar(select(Subnet.id).where(Subnet.subnetpool_id == pool.id).limit(1)):
         raise errors.SubnetPoolDeleteError(reason="Subnets are still allocated")
     standard.delete_tags(db, [pool.id])
+    from stackling.network.rbac import policies as rbac
+
+    rbac.delete_for(db, "subnetpool", pool.id)
     db.delete(pool)
     db.flush()
 
@@ -285,6 +302,81 @@ def allocate(db: Session, pool: SubnetPool, project_id: str, *, prefixlen: int |
             reason="Insufficient prefix space to allocate subnet size "
                    f"/{prefixlen}")
     return str(netaddr.IPNetwork(f"{blocks[0].network}/{prefixlen}"))
+
+
+# ------------------------------------------------------------------ address scopes
+def _check_scope(db: Session, ctx: RequestContext, pool_id: str | None, scope_id: str | None,
+                 prefixes: Sequence[Any], version: int) -> None:
+    from stackling.network.rbac import address_scopes
+
+    address_scopes.check_pool_association(db, ctx, pool_id, scope_id, list(prefixes), version)
+
+
+# ------------------------------------------------------------------ prefix operations
+EXTENSIONS.append(Extension(
+    "subnetpool-prefix-ops", "Subnet Pool Prefix Operations",
+    "Provides support for adjusting the prefix list of subnet pools",
+    "2019-09-16T00:00:00-00:00"))
+POLICIES: dict[str, str] = {"add_prefixes": pol.MEMBER, "remove_prefixes": pol.MEMBER}
+
+
+def operation_prefixes(body: Any) -> list[str]:
+    """The `{"prefixes": [...]}` of add_prefixes/remove_prefixes: a non-empty list of CIDRs
+    (upstream: 400 "Request body contains invalid data" otherwise)."""
+    prefixes = body.get("prefixes") if isinstance(body, dict) else None
+    if not prefixes or not isinstance(prefixes, list):
+        raise errors.BadRequest("Request body contains invalid data")
+    try:
+        return [cidr(p) for p in prefixes]
+    except Invalid as exc:
+        raise errors.InvalidInput(error_message=f"Invalid input for prefixes. Reason: {exc}"
+                                  ) from None
+
+
+def _lock(db: Session, pool: SubnetPool) -> None:
+    """The pool's row lock that allocations take too (see `allocate`)."""
+    db.execute(update(SubnetPool).where(SubnetPool.id == pool.id)
+               .values(generation=SubnetPool.generation + 1))
+
+
+def add_prefixes(db: Session, ctx: RequestContext, pool_id: str, prefixes: list[str]
+                 ) -> list[str]:
+    """Grow the pool (merged and compacted), with update's checks (one IP version, the
+    address scope's pools must not overlap: 409 `AddressScopePrefixConflict`)."""
+    pool = get_visible(db, ctx, pool_id)
+    pol.authorize(db, ctx, "add_prefixes", {"project_id": pool.project_id})
+    _lock(db, pool)
+    db.refresh(pool)
+    pool = update_pool(db, ctx, pool.id, {"prefixes": [c.cidr for c in pool.prefixes]
+                                          + prefixes})
+    return [c.cidr for c in pool.prefixes]
+
+
+def remove_prefixes(db: Session, ctx: RequestContext, pool_id: str, prefixes: list[str]
+                    ) -> list[str]:
+    """Shrink the pool; 400 `IllegalSubnetPoolPrefixUpdate` if a subnet of the pool lies
+    in what is removed. Removing what the pool does not hold changes nothing."""
+    pool = get_visible(db, ctx, pool_id)
+    pol.authorize(db, ctx, "remove_prefixes", {"project_id": pool.project_id})
+    _lock(db, pool)
+    db.refresh(pool)
+    current = netaddr.IPSet(c.cidr for c in pool.prefixes)
+    removal = netaddr.IPSet(netaddr.IPNetwork(p).cidr for p in prefixes)
+    if current.isdisjoint(removal):
+        return [c.cidr for c in pool.prefixes]
+    allocated = netaddr.IPSet(db.scalars(select(Subnet.cidr).where(
+        Subnet.subnetpool_id == pool.id)))
+    if not allocated.isdisjoint(removal):
+        raise errors.IllegalSubnetPoolPrefixUpdate(
+            msg="One or more the prefixes to be removed is in use by a subnet")
+    remaining = current - removal
+    remaining.compact()
+    keep = [str(c) for c in remaining.iter_cidrs()]
+    pool.prefixes = [c for c in pool.prefixes if c.cidr in keep] + [
+        SubnetPoolPrefix(cidr=c) for c in keep if c not in {p.cidr for p in pool.prefixes}]
+    standard.touch(pool)
+    db.flush()
+    return keep
 
 
 standard.register_taggable("subnetpools", standard.Taggable(

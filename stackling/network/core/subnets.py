@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import netaddr
-from sqlalchemy import delete, or_, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -131,13 +131,11 @@ LISTING = Listing(attrs=ATTRS, columns=LISTING_COLUMNS, id_column=Subnet.id,
 
 # ------------------------------------------------------------------ visibility and views
 def _visible(ctx: RequestContext) -> Any:
-    if ctx.is_admin or ctx.is_service:
-        return None
     # An external network's subnets stay its owner's (upstream: only `access_as_shared`
     # reveals them), although the network itself is visible to all.
-    return or_(Subnet.project_id == ctx.project_id, Subnet.network_id.in_(
-        select(Network.id).where(or_(Network.shared.is_(True),
-                                     Network.project_id == ctx.project_id))))
+    from stackling.network.rbac import visibility
+
+    return visibility.subnet_clause(ctx)
 
 
 def get_visible(db: Session, ctx: RequestContext, subnet_id: str) -> Subnet:
@@ -145,8 +143,9 @@ def get_visible(db: Session, ctx: RequestContext, subnet_id: str) -> Subnet:
     if subnet is None:
         raise errors.SubnetNotFound(subnet_id=subnet_id)
     if not (ctx.is_admin or ctx.is_service or subnet.project_id == ctx.project_id):
-        net = db.get(Network, subnet.network_id)
-        if net is None or not (net.shared or net.project_id == ctx.project_id):
+        from stackling.network.rbac import visibility
+
+        if not visibility.subnet_visible(db, ctx, subnet, db.get(Network, subnet.network_id)):
             raise errors.SubnetNotFound(subnet_id=subnet_id)
     return subnet
 

@@ -1,0 +1,64 @@
+"""What a project losing access to a shared object still uses (RBAC policy removal).
+
+`projects` are the projects losing access, or, for a wildcard policy (`wildcard`), the
+projects keeping it (the owner and other grants); the answer is upstream's reason, or
+None when nothing depends on the access.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from stackling.network.core.models import Port, PortSecurityGroup, Subnet, SubnetPool
+from stackling.network.rbac.visibility import EXTERNAL
+
+
+def _who(column: Any, projects: set[str], wildcard: bool) -> Any:
+    return column.not_in(list(projects)) if wildcard else column.in_(list(projects))
+
+
+def _any(db: Session, stmt: Any) -> bool:
+    return db.scalar(stmt.limit(1)) is not None
+
+
+def find(db: Session, object_type: str, action: str, obj: Any, projects: set[str],
+         wildcard: bool) -> str | None:
+    if object_type == "network" and action == EXTERNAL:
+        from stackling.network.l3.models import Router
+
+        if _any(db, select(Router.id).where(Router.gw_network_id == obj.id,
+                                            _who(Router.project_id, projects, wildcard))):
+            return (f"Unable to reconfigure sharing settings for network {obj.id}. Routers "
+                    "of the projects losing access use it as their gateway.")
+        return None
+    if object_type == "network":
+        if _any(db, select(Port.id).where(Port.network_id == obj.id,
+                                          _who(Port.project_id, projects, wildcard))) or \
+                _any(db, select(Subnet.id).where(Subnet.network_id == obj.id,
+                                                 _who(Subnet.project_id, projects, wildcard))):
+            return (f"Unable to reconfigure sharing settings for network {obj.id}. Multiple "
+                    "tenants are using it.")
+        return None
+    if object_type == "subnetpool":
+        if _any(db, select(Subnet.id).where(Subnet.subnetpool_id == obj.id,
+                                            _who(Subnet.project_id, projects, wildcard))):
+            return f"Subnet pool {obj.id} has subnets of the projects losing access."
+        return None
+    if object_type == "security_group":
+        if _any(db, select(Port.id).join(PortSecurityGroup,
+                                         PortSecurityGroup.port_id == Port.id)
+                .where(PortSecurityGroup.security_group_id == obj.id,
+                       _who(Port.project_id, projects, wildcard))):
+            return f"Security Group {obj.id} in use."
+        return None
+    if object_type == "address_scope":
+        if _any(db, select(SubnetPool.id).where(
+                SubnetPool.address_scope_id == obj.id,
+                _who(SubnetPool.project_id, projects, wildcard))):
+            return (f"Unable to complete operation on address scope {obj.id}. There are one "
+                    "or more subnet pools in use on the address scope")
+        return None
+    return None
