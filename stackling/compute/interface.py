@@ -100,3 +100,52 @@ def wake_builder(runtime: Any) -> None:
     worker = runtime.state.get("compute.builder")
     if worker is not None:
         worker.wake()
+
+
+# ------------------------------------------------------------------ for orchestration
+def build_now(db: Session, ctx: RequestContext, server_id: str) -> dict[str, Any]:
+    """Build a server accepted by `create_server` at once, in the caller's transaction
+    (what a build worker does after the commit): the result is ACTIVE or ERROR with its
+    fault. Heat's engine uses it so a server and its stack resource commit together."""
+    from stackling.compute import build
+
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    if inst.build_state == "pending":
+        build.build_instance(db, inst)
+        db.flush()
+    return _view(inst, ctx, microversions.MAX, "")
+
+
+def resize_server(db: Session, ctx: RequestContext, server_id: str, flavor_ref: str,
+                  confirm: bool = True) -> None:
+    """`resize` then (as Heat does once VERIFY_RESIZE is reached) `confirmResize`."""
+    from stackling.compute import moves
+
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    moves.resize(db, ctx, inst, flavor_ref)
+    if confirm and inst.vm_state == "resized":
+        moves.confirm_resize(db, ctx, inst)
+
+
+def rebuild_server(db: Session, ctx: RequestContext, server_id: str,
+                   values: dict[str, Any]) -> None:
+    """`rebuild` with the action body's values (`imageRef`, optional `name`, ...)."""
+    from stackling.compute import server_actions
+
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    server_actions.rebuild(db, ctx, inst, values)
+
+
+def server_action(db: Session, ctx: RequestContext, server_id: str, action: str) -> None:
+    """`suspend`, `resume`, `pause`, `unpause` as the server action API."""
+    from stackling.compute import server_actions
+
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    server_actions.simple_action(db, ctx, inst, action)
+
+
+def list_interfaces(db: Session, ctx: RequestContext, server_id: str) -> list[dict[str, Any]]:
+    """`GET /servers/{id}/os-interface`."""
+    inst = servers.get_instance(db, ctx, server_id)
+    return [views_.interface_view(p, microversions.MAX)
+            for p in network_api.list_ports(db, ctx, inst)]

@@ -205,3 +205,89 @@ def create_security_group(db: Session, ctx: RequestContext, body: Any) -> dict[s
 
 def delete_security_group(db: Session, ctx: RequestContext, sg_id: str) -> None:
     security_groups.delete_group(db, ctx, sg_id)
+
+
+# ------------------------------------------------------------------ for orchestration
+# Create/update/delete of the objects Heat's Neutron resource types manage, with the REST
+# API's validation, policy and errors (the bodies are the inner resource dicts).
+def _crud(resource: str) -> tuple[Any, Any, Any]:
+    from stackling.network.core import security_groups as sgs
+    from stackling.network.l3 import floatingips as fips
+    from stackling.network.l3 import routers as l3
+
+    return {
+        "network": (networks, networks.ATTRS, lambda db, ctx, objs: networks.render(db, ctx, objs)),
+        "subnet": (subnets, subnets.ATTRS, lambda db, ctx, objs: subnets.render(db, ctx, objs)),
+        "router": (l3, l3.ATTRS, lambda db, ctx, objs: l3.render(db, ctx, objs)),
+        "floatingip": (fips, fips.ATTRS, lambda db, ctx, objs: fips.render(db, objs)),
+        "security_group": (sgs, sgs.SG_ATTRS, lambda db, ctx, objs: sgs.render_groups(db, objs)),
+    }[resource]
+
+
+_VERBS = {"network": ("create_network", "update_network", "delete_network"),
+          "subnet": ("create_subnet", "update_subnet", "delete_subnet"),
+          "router": ("create_router", "update_router", "delete_router"),
+          "floatingip": ("create_floatingip", "update_floatingip", "delete_floatingip"),
+          "security_group": ("create_group", "update_group", "delete_group")}
+
+
+def create_resource(db: Session, ctx: RequestContext, resource: str, body: Any) -> dict[str, Any]:
+    """POST /v2.0/{resource}s for network, subnet, router, floatingip, security_group."""
+    module, attrs, render = _crud(resource)
+    obj = getattr(module, _VERBS[resource][0])(db, ctx, _create_attrs(ctx, body, resource, attrs))
+    return render(db, ctx, [obj])[0]
+
+
+def update_resource(db: Session, ctx: RequestContext, resource: str, obj_id: str, body: Any
+                    ) -> dict[str, Any]:
+    module, attrs, render = _crud(resource)
+    obj = getattr(module, _VERBS[resource][1])(db, ctx, obj_id,
+                                                _update_attrs(ctx, body, resource, attrs))
+    return render(db, ctx, [obj])[0]
+
+
+def delete_resource(db: Session, ctx: RequestContext, resource: str, obj_id: str) -> None:
+    module, _, _ = _crud(resource)
+    getattr(module, _VERBS[resource][2])(db, ctx, obj_id)
+
+
+def get_resource(db: Session, ctx: RequestContext, resource: str, obj_id: str) -> dict[str, Any]:
+    module, _, render = _crud(resource)
+    return render(db, ctx, [module.get_visible(db, ctx, obj_id)])[0]
+
+
+def add_router_interface(db: Session, ctx: RequestContext, router_id: str, body: Any
+                         ) -> dict[str, Any]:
+    from stackling.network.l3 import routers as l3
+
+    return l3.add_router_interface(db, ctx, router_id, l3.parse_interface_info(body))
+
+
+def remove_router_interface(db: Session, ctx: RequestContext, router_id: str, body: Any
+                            ) -> dict[str, Any]:
+    from stackling.network.l3 import routers as l3
+
+    return l3.remove_router_interface(db, ctx, router_id,
+                                      l3.parse_interface_info(body, for_removal=True))
+
+
+def create_security_group_rule(db: Session, ctx: RequestContext, body: Any) -> dict[str, Any]:
+    from stackling.network.core import security_groups as sgs
+
+    rule = sgs.create_rule(db, ctx, _create_attrs(ctx, body, "security_group_rule",
+                                                  sgs.RULE_ATTRS))
+    return sgs.render_rules(db, [rule])[0]
+
+
+def delete_security_group_rule(db: Session, ctx: RequestContext, rule_id: str) -> None:
+    from stackling.network.core import security_groups as sgs
+
+    sgs.delete_rule(db, ctx, rule_id)
+
+
+def list_floatingips(db: Session, ctx: RequestContext, **filters: Any) -> list[dict[str, Any]]:
+    from stackling.network.l3 import floatingips as fips
+
+    params = _params(fips.LISTING, filters)
+    return [select_fields(f, params.fields)
+            for f in fips.render(db, fips.list_floatingips(db, ctx, params).rows)]

@@ -154,6 +154,11 @@ class StackWorker:
         self._threads.clear()
 
     def _loop(self) -> None:
+        # Resources call the other services in process: wait for their start hooks
+        # (compute registers its hosts) as their own requests would.
+        for name, ready in list(self.runtime.ready.items()):
+            if name != "orchestration":
+                ready.wait(timeout=60)
         while not self._stopping.is_set():
             try:
                 stack_id = claim_one(self.runtime)

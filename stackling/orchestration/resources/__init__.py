@@ -11,6 +11,8 @@ __all__ = ["REGISTRY", "Resource", "register", "load_all"]
 # The modules that define resource types (imported once, on first use).
 MODULES = [
     "stackling.orchestration.resources.misc",
+    "stackling.orchestration.resources.neutron",
+    "stackling.orchestration.resources.server",
 ]
 
 _loaded = False

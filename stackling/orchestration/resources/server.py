@@ -1,0 +1,580 @@
+"""OS::Nova::Server with the rich `networks` property (heat-specs rich-network-prop).
+
+Every `networks` entry with a `network` or `subnet` (and no `port`) gets a port the
+server resource creates and owns ("internal" ports: at most one fixed IP each, named
+`<resource>-port-<i>`, the server's security groups, tagged with the stack and resource),
+recorded in resource data `internal_ports` before the server is booted on them. Entries
+with `port` attach the user's port; `allocate_network` lets Nova choose. The server is
+built in the engine's transaction (compute's `build_now`), so it and its ports commit
+with the resource's status, or not at all.
+
+Replacement keeps a `fixed_ip`: `prepare_for_replace` clears the fixed IPs of the old
+server's internal ports (kept in data `port_fip`), so the new server's ports can take the
+same addresses; a rollback deletes the new server and its ports first, then
+`restore_prev_rsrc` gives the addresses back to the old ports.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from stackling.common.errors import ApiError
+from stackling.orchestration import constraints
+from stackling.orchestration.errors import (
+    ResourceFailureKeep,
+    ResourcePropertyConflict,
+    StackValidationFailed,
+)
+from stackling.orchestration.properties import UNKNOWN, Constraint, Property
+from stackling.orchestration.resources.base import Resource, register
+from stackling.orchestration.resources.neutron import PORT_EXTRAS, not_found, port_body
+
+NETWORK_KEYS = ("network", "subnet", "fixed_ip", "port", "floating_ip",
+                "port_extra_properties", "allocate_network", "tag", "uuid")
+
+
+def _net() -> Any:
+    from stackling.network import interface
+
+    return interface
+
+
+def _nova() -> Any:
+    from stackling.compute import interface
+
+    return interface
+
+
+def _known(value: Any) -> bool:
+    return value is not None and value is not UNKNOWN
+
+
+@register("OS::Nova::Server")
+class Server(Resource):
+    """A Nova server, with ports it creates and owns."""
+
+    properties_schema = {
+        "name": Property("string", "Server name.", update_allowed=True),
+        "image": Property("string", "The ID or name of the image to boot with.",
+                          update_allowed=True,
+                          constraints=[Constraint("custom_constraint", "glance.image")]),
+        "image_update_policy": Property("string", "Policy on how to apply an image-id "
+                                        "update.", default="REBUILD", update_allowed=True,
+                                        constraints=[Constraint("allowed_values", [
+                                            "REBUILD", "REPLACE",
+                                            "REBUILD_PRESERVE_EPHEMERAL"])]),
+        "flavor": Property("string", "The ID or name of the flavor to boot onto.",
+                           required=True, update_allowed=True,
+                           constraints=[Constraint("custom_constraint", "nova.flavor")]),
+        "flavor_update_policy": Property("string", "Policy on how to apply a flavor update.",
+                                         default="RESIZE", update_allowed=True,
+                                         constraints=[Constraint("allowed_values",
+                                                                 ["RESIZE", "REPLACE"])]),
+        "key_name": Property("string", "Name of keypair to inject into the server."),
+        "admin_pass": Property("string", "The administrator password for the server.",
+                               update_allowed=True),
+        "availability_zone": Property("string", "Name of the availability zone."),
+        "security_groups": Property("list", "List of security group names or IDs.",
+                                    default=[], schema=Property("string")),
+        "networks": Property("list", "An ordered list of nics to be added to this server.",
+                             update_allowed=True, schema={
+                                 "network": Property("string", "Name or ID of network.",
+                                                     constraints=[Constraint(
+                                                         "custom_constraint",
+                                                         "neutron.network")]),
+                                 "uuid": Property("string", "Deprecated: network."),
+                                 "subnet": Property("string", "Subnet in which to allocate "
+                                                    "the IP address for port.",
+                                                    constraints=[Constraint(
+                                                        "custom_constraint",
+                                                        "neutron.subnet")]),
+                                 "fixed_ip": Property("string", "Fixed IP address.",
+                                                      constraints=[Constraint(
+                                                          "custom_constraint", "ip_addr")]),
+                                 "port": Property("string", "ID of an existing port.",
+                                                  constraints=[Constraint(
+                                                      "custom_constraint", "neutron.port")]),
+                                 "floating_ip": Property("string", "ID of the floating IP "
+                                                         "to associate."),
+                                 "port_extra_properties": Property(
+                                     "map", "Extra properties for the port Heat creates.",
+                                     schema=PORT_EXTRAS),
+                                 "allocate_network": Property("string", "auto or none.",
+                                                              constraints=[Constraint(
+                                                                  "allowed_values",
+                                                                  ["auto", "none"])]),
+                                 "tag": Property("string", "Port tag."),
+                             }),
+        "scheduler_hints": Property("map", "Arbitrary key-value pairs for the scheduler."),
+        "metadata": Property("map", "Arbitrary key/value metadata.", update_allowed=True),
+        "user_data_format": Property("string", "How the user_data should be formatted.",
+                                     default="HEAT_CFNTOOLS", constraints=[Constraint(
+                                         "allowed_values", ["HEAT_CFNTOOLS", "RAW",
+                                                            "SOFTWARE_CONFIG"])]),
+        "user_data": Property("string", "User data script.", default="", update_allowed=True),
+        "user_data_update_policy": Property("string", "Policy on how to apply a user_data "
+                                            "update.", default="REPLACE", update_allowed=True,
+                                            constraints=[Constraint("allowed_values", [
+                                                "REPLACE", "IGNORE", "REBUILD"])]),
+        "config_drive": Property("boolean", "Enable config drive on the server."),
+        "diskConfig": Property("string", "Control how the disk is partitioned.",
+                               constraints=[Constraint("allowed_values",
+                                                       ["AUTO", "MANUAL"])]),
+        "tags": Property("list", "Server tags.", update_allowed=True,
+                         schema=Property("string")),
+        "reservation_id": Property("string", "A UUID for the set of servers being requested."),
+        "block_device_mapping": Property("list", "Block device mappings (not supported).",
+                                         schema=Property("map")),
+        "block_device_mapping_v2": Property("list", "Block device mappings v2 (not "
+                                            "supported).", schema=Property("map")),
+        "personality": Property("map", "Files to inject (removed at compute 2.57).",
+                                default={}),
+        "software_config_transport": Property("string", "How the server receives software "
+                                              "configuration.", default="POLL_SERVER_CFN",
+                                              update_allowed=True),
+        "deployment_swift_data": Property("map", "Swift container and object for "
+                                          "deployment data.", default={},
+                                          update_allowed=True),
+    }
+    attributes_schema = {
+        "show": "A dict of all server details as returned by the API.",
+        "addresses": "A dict of all network addresses with corresponding port_id.",
+        "networks": "A dict of assigned network addresses of the form {name: [ip, ...]}.",
+        "first_address": "Convenience attribute to fetch the first assigned network address.",
+        "name": "Name of the server.",
+        "instance_name": "AWS compatible instance name.",
+        "accessIPv4": "The manually assigned alternative public IPv4 address.",
+        "accessIPv6": "The manually assigned alternative public IPv6 address.",
+        "console_urls": "URLs of server's consoles.",
+        "tags": "Tags from the server.",
+        "os_collect_config": "The os-collect-config configuration.",
+    }
+
+    # ------------------------------------------------------------------ validation
+    @classmethod
+    def implicit_dependencies(cls, name: str, definition: dict[str, Any],
+                              definitions: dict[str, dict[str, Any]]) -> list[str]:
+        """The stack's subnets on the server's networks (when the network is a
+        `get_resource` of this stack), as upstream."""
+        props = definition.get("properties") or {}
+        nets = props.get("networks")
+        if not isinstance(nets, list):
+            return []
+        wanted = []
+        for entry in nets:
+            if isinstance(entry, dict) and "network" in entry:
+                wanted.append(entry["network"])
+        return [n for n, d in definitions.items() if d.get("type") == "OS::Neutron::Subnet"
+                and (d.get("properties") or {}).get("network") in wanted]
+
+    def validate(self) -> None:
+        nets = self.properties.get("networks") or []
+        if nets is UNKNOWN:
+            return
+        for entry in nets:
+            if entry is UNKNOWN:
+                continue
+            given = {k for k, v in entry.items() if v is not None}
+            if not given & {"network", "port", "subnet", "allocate_network", "uuid"}:
+                raise StackValidationFailed(
+                    f'Property error: resources.{self.name}.properties.networks: One of the '
+                    f'properties "network", "port", "allocate_network" or "subnet" should be '
+                    f'set for the specified network of server "{self.name}".')
+            if "allocate_network" in given:
+                if len(given) > 1:
+                    raise StackValidationFailed(
+                        'Can not specify "allocate_network" with other keys of networks at '
+                        "the same time.")
+                if len(nets) > 1:
+                    raise StackValidationFailed(
+                        "If \"allocate_network\" property is set, \"networks\" must contain "
+                        "only one network.")
+            if "fixed_ip" in given and "port" in given:
+                raise ResourcePropertyConflict(props="fixed_ip, port")
+            if "floating_ip" in given and not given & {"port", "subnet",
+                                                       "port_extra_properties"}:
+                raise StackValidationFailed(
+                    'Property "floating_ip" is not supported if only "network" is specified, '
+                    "because the corresponding port can not be retrieved.")
+            if "port" in given and self.properties.get("security_groups"):
+                raise ResourcePropertyConflict(props="security_groups, networks/port")
+            network, subnet = entry.get("network") or entry.get("uuid"), entry.get("subnet")
+            if _known(network) and _known(subnet):
+                try:
+                    net_id = constraints.find_network(self.db, self.ctx, network)["id"]
+                    sub = constraints.find_subnet(self.db, self.ctx, subnet)
+                except ValueError:
+                    continue  # the custom constraint reports it
+                if sub["network_id"] != net_id:
+                    raise StackValidationFailed(
+                        f"Specified subnet {subnet} does not belongs to network {network}.")
+
+    # ------------------------------------------------------------------ ports
+    def _internal(self) -> list[dict[str, Any]]:
+        return list(self.data_get("internal_ports") or [])
+
+    def _security_group_ids(self) -> list[str] | None:
+        groups = self.properties.get("security_groups") or []
+        if not groups:
+            return None
+        return [constraints.find_security_group(self.db, self.ctx, g)["id"] for g in groups]
+
+    def _create_port(self, index: int, entry: dict[str, Any]) -> dict[str, Any]:
+        """An internal port for entry `index`: recorded in data before it is used."""
+        network = entry.get("network") or entry.get("uuid")
+        subnet = entry.get("subnet")
+        body: dict[str, Any] = {"name": f"{self.name}-port-{index}",
+                                "tags": [f"heat-stack:{self.scope.stack.id}",
+                                         f"heat-resource:{self.name}"]}
+        if subnet:
+            sub = constraints.find_subnet(self.db, self.ctx, subnet)
+            body["network_id"] = sub["network_id"]
+            ip = {"subnet_id": sub["id"]}
+            if entry.get("fixed_ip"):
+                ip["ip_address"] = entry["fixed_ip"]
+            body["fixed_ips"] = [ip]
+        else:
+            body["network_id"] = constraints.find_network(self.db, self.ctx, network)["id"]
+            if entry.get("fixed_ip"):
+                body["fixed_ips"] = [{"ip_address": entry["fixed_ip"]}]
+        groups = self._security_group_ids()
+        if groups is not None:
+            body["security_groups"] = groups
+        body.update(port_body(self.db, self.ctx, entry.get("port_extra_properties") or {}))
+        port = _net().create_port(self.db, self.ctx, body)
+        self.data_set("internal_ports", self._internal() + [
+            {"id": port["id"], "index": index, "entry": _entry_key(entry)}])
+        return port
+
+    def _port_for(self, entry: dict[str, Any]) -> str | None:
+        key = _entry_key(entry)
+        for p in self._internal():
+            if p.get("entry") == key:
+                return p["id"]
+        if entry.get("port"):
+            return constraints.find_port(self.db, self.ctx, entry["port"])["id"]
+        return None
+
+    def _associate(self, entry: dict[str, Any], port_id: str) -> None:
+        body: dict[str, Any] = {"port_id": port_id}
+        if entry.get("fixed_ip"):
+            body["fixed_ip_address"] = entry["fixed_ip"]
+        _net().update_resource(self.db, self.ctx, "floatingip", entry["floating_ip"], body)
+
+    def _disassociate(self, entry: dict[str, Any]) -> None:
+        try:
+            _net().update_resource(self.db, self.ctx, "floatingip", entry["floating_ip"],
+                                   {"port_id": None})
+        except ApiError as err:
+            if not not_found(err):
+                raise
+
+    def _nics(self, nets: list[dict[str, Any]]) -> Any:
+        if len(nets) == 1 and nets[0].get("allocate_network"):
+            return nets[0]["allocate_network"]
+        nics = []
+        for index, entry in enumerate(nets):
+            if entry.get("port"):
+                nic = {"port": constraints.find_port(self.db, self.ctx, entry["port"])["id"]}
+            else:
+                port = self._create_port(index, entry)
+                nic = {"port": port["id"]}
+            if entry.get("tag"):
+                nic["tag"] = entry["tag"]
+            nics.append(nic)
+        return nics
+
+    # ------------------------------------------------------------------ lifecycle
+    def handle_create(self) -> Any:
+        props = self.properties
+        flavor = constraints.find_flavor(self.db, self.ctx, props["flavor"])
+        server: dict[str, Any] = {"name": props.get("name") or self.physical_resource_name(),
+                                  "flavorRef": flavor["id"]}
+        if props.get("image"):
+            server["imageRef"] = constraints.find_image(self.db, self.ctx, props["image"]).id
+        nets = props.get("networks") or []
+        server["networks"] = self._nics(nets) if nets else "auto"
+        if props.get("security_groups") and not isinstance(server["networks"], list):
+            server["security_groups"] = [{"name": g} for g in props["security_groups"]]
+        for key, target in (("key_name", "key_name"), ("availability_zone",
+                                                        "availability_zone"),
+                            ("config_drive", "config_drive"), ("admin_pass", "adminPass"),
+                            ("diskConfig", "OS-DCF:diskConfig")):
+            if props.get(key) is not None:
+                server[target] = props[key]
+        if props.get("metadata"):
+            server["metadata"] = {k: v if isinstance(v, str) else _json(v)
+                                  for k, v in props["metadata"].items()}
+        if props.get("user_data"):
+            server["user_data"] = base64.b64encode(props["user_data"].encode()).decode()
+        if props.get("tags"):
+            server["tags"] = props["tags"]
+        created = _nova().create_server(self.db, self.ctx, server)[0]
+        self.set_resource_id(created["id"])
+        built = _nova().build_now(self.db, self.ctx, created["id"])
+        if built["status"] == "ERROR":
+            fault = built.get("fault") or {}
+            raise ResourceFailureKeep(f'Went to status ERROR due to "Message: '
+                                      f'{fault.get("message")}, Code: {fault.get("code")}"')
+        for entry in nets:
+            if entry.get("floating_ip"):
+                port_id = self._port_for(entry)
+                if port_id is not None:
+                    self._associate(entry, port_id)
+        self._refresh_external()
+        return None
+
+    def _refresh_external(self) -> None:
+        internal = {p["id"] for p in self._internal()}
+        try:
+            ifaces = _nova().list_interfaces(self.db, self.ctx, self.resource_id)
+        except ApiError:
+            return
+        self.data_set("external_ports", [{"id": i["port_id"]} for i in ifaces
+                                         if i["port_id"] not in internal])
+
+    def handle_delete(self) -> Any:
+        for entry in self.properties.get("networks") or []:
+            if entry.get("floating_ip") and entry.get("port"):
+                self._disassociate(entry)
+        if self.resource_id is not None:
+            try:
+                _nova().delete_server(self.db, self.ctx, self.resource_id)
+            except ApiError as err:
+                if not not_found(err):
+                    raise
+        for port in self._internal():
+            try:
+                _net().delete_port(self.db, self.ctx, port["id"])
+            except ApiError as err:
+                if not not_found(err):
+                    raise
+        self.data_set("internal_ports", [])
+        return None
+
+    def needs_replace(self, old_properties: dict[str, Any], changed: set[str]) -> bool:
+        p = self.properties
+        if "image" in changed and p.get("image_update_policy") == "REPLACE":
+            return True
+        if "flavor" in changed and p.get("flavor_update_policy") == "REPLACE":
+            return True
+        if "user_data" in changed and p.get("user_data_update_policy") == "REPLACE":
+            return True
+        return super().needs_replace(old_properties, changed)
+
+    def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:
+        p = self.properties
+        sid = self.resource_id
+        if "flavor" in changed:
+            flavor = constraints.find_flavor(self.db, self.ctx, p["flavor"])
+            old = constraints.find_flavor(self.db, self.ctx, old_properties["flavor"])
+            if flavor["id"] != old["id"]:
+                _nova().resize_server(self.db, self.ctx, sid, flavor["id"])
+        if "image" in changed or ("user_data" in changed
+                                  and p.get("user_data_update_policy") == "REBUILD"):
+            values: dict[str, Any] = {"imageRef": constraints.find_image(
+                self.db, self.ctx, p["image"]).id}
+            _nova().rebuild_server(self.db, self.ctx, sid, values)
+        if "name" in changed:
+            _nova().update_server(self.db, self.ctx, sid,
+                                  {"name": p.get("name") or self.physical_resource_name()})
+        if "networks" in changed:
+            self._update_networks(old_properties.get("networks") or [],
+                                  p.get("networks") or [])
+        return None
+
+    def _update_networks(self, old: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+        """Keep identical entries, update `port_extra_properties` in place, detach the old
+        ones left over and attach the new ones (never touching an unchanged entry)."""
+        nova, neutron, sid = _nova(), _net(), self.resource_id
+        remaining_old = list(old)
+        kept: list[dict[str, Any]] = []
+        to_add: list[tuple[int, dict[str, Any]]] = []
+        for index, entry in enumerate(new):
+            match = next((o for o in remaining_old if _entry_key(o) == _entry_key(entry)), None)
+            if match is None:
+                match = next((o for o in remaining_old if _same_but_extras(o, entry)), None)
+                if match is not None:
+                    port_id = self._port_for(match)
+                    if port_id is not None:
+                        neutron.update_port(self.db, self.ctx, port_id, port_body(
+                            self.db, self.ctx, entry.get("port_extra_properties") or {}))
+                        self._rekey(match, entry)
+            if match is not None:
+                remaining_old.remove(match)
+                kept.append(entry)
+            else:
+                to_add.append((index, entry))
+        internal = {p["entry"]: p for p in self._internal()}
+        for entry in remaining_old:  # detach first, one at a time
+            if entry.get("floating_ip"):
+                self._disassociate(entry)
+            port_id = self._port_for(entry)
+            if port_id is None:
+                continue
+            try:
+                nova.detach_interface(self.db, self.ctx, sid, port_id)
+            except ApiError as err:
+                if not not_found(err):
+                    raise
+            key = _entry_key(entry)
+            if key in internal:
+                try:
+                    neutron.delete_port(self.db, self.ctx, port_id)
+                except ApiError as err:
+                    if not not_found(err):
+                        raise
+                self.data_set("internal_ports", [p for p in self._internal()
+                                                 if p["entry"] != key])
+        for index, entry in to_add:
+            if entry.get("allocate_network"):
+                if entry["allocate_network"] == "auto":
+                    nova.attach_interface(self.db, self.ctx, sid)
+                continue
+            if entry.get("port"):
+                port_id = constraints.find_port(self.db, self.ctx, entry["port"])["id"]
+            else:
+                port_id = self._create_port(index, entry)["id"]
+            nova.attach_interface(self.db, self.ctx, sid, port_id=port_id)
+            if entry.get("floating_ip"):
+                self._associate(entry, port_id)
+        if not new and not kept:
+            nova.attach_interface(self.db, self.ctx, sid)
+        self._refresh_external()
+
+    def _rekey(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        okey, nkey = _entry_key(old), _entry_key(new)
+        self.data_set("internal_ports", [{**p, "entry": nkey} if p["entry"] == okey else p
+                                         for p in self._internal()])
+
+    # ------------------------------------------------------------------ replacement
+    def prepare_for_replace(self) -> None:
+        """Free the fixed IPs of the internal ports for the replacement server."""
+        neutron = _net()
+        saved = {}
+        for p in self._internal():
+            try:
+                port = neutron.get_port(self.db, self.ctx, p["id"])
+            except ApiError:
+                continue
+            if port["fixed_ips"]:
+                saved[p["id"]] = [{"subnet_id": f["subnet_id"], "ip_address": f["ip_address"]}
+                                  for f in port["fixed_ips"]]
+                neutron.update_port(self.db, self.ctx, p["id"], {"fixed_ips": []})
+        if saved:
+            self.data_set("port_fip", saved)
+
+    def restore_prev_rsrc(self) -> None:
+        neutron = _net()
+        for port_id, ips in (self.data_get("port_fip") or {}).items():
+            try:
+                neutron.update_port(self.db, self.ctx, port_id, {"fixed_ips": ips})
+            except ApiError as err:
+                if not not_found(err):
+                    raise
+        self.data_delete("port_fip")
+
+    # ------------------------------------------------------------------ suspend/resume
+    def handle_suspend(self) -> None:
+        _nova().server_action(self.db, self.ctx, self.resource_id, "suspend")
+
+    def handle_resume(self) -> None:
+        _nova().server_action(self.db, self.ctx, self.resource_id, "resume")
+
+    def handle_check(self) -> None:
+        server = _nova().get_server(self.db, self.ctx, self.resource_id)
+        if server["status"] != "ACTIVE":
+            raise ApiError(f"Server {self.resource_id} is {server['status']}")
+
+    # ------------------------------------------------------------------ attributes
+    def show(self) -> Any:
+        return _nova().get_server(self.db, self.ctx, self.resource_id)
+
+    def attribute(self, name: str) -> Any:
+        server = self.show()
+        if name == "name":
+            return server["name"]
+        if name in ("accessIPv4", "accessIPv6"):
+            return server.get(name)
+        if name == "instance_name":
+            return server.get("OS-EXT-SRV-ATTR:instance_name")
+        if name == "tags":
+            return server.get("tags")
+        if name == "networks":
+            return self._networks(server)
+        if name == "first_address":
+            nets = self._networks(server)
+            for label in sorted(nets, reverse=True):
+                if nets[label]:
+                    return nets[label][0]
+            return ""
+        if name == "addresses":
+            return self._addresses(server)
+        return None
+
+    def _net_ids(self, labels: list[str]) -> dict[str, str]:
+        out = {}
+        for label in labels:
+            try:
+                matches = _net().list_networks(self.db, self.ctx, name=label)
+            except ApiError:
+                continue
+            if len(matches) == 1:
+                out[label] = matches[0]["id"]
+        return out
+
+    def _networks(self, server: dict[str, Any]) -> dict[str, list[str]]:
+        addresses = server.get("addresses") or {}
+        out = {label: [a["addr"] for a in items] for label, items in addresses.items()}
+        for label, net_id in self._net_ids(list(addresses)).items():
+            out[net_id] = out[label]
+        return out
+
+    def _addresses(self, server: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        neutron = _net()
+        out: dict[str, list[dict[str, Any]]] = {}
+        ports = neutron.list_ports(self.db, self.ctx, device_id=self.resource_id)
+        fips = neutron.list_floatingips(self.db, self.ctx)
+        for port in ports:
+            network = neutron.get_network(self.db, self.ctx, port["network_id"])
+            label = network.get("name") or port["network_id"]
+            items = out.setdefault(label, [])
+            for ip in port["fixed_ips"]:
+                for f in fips:
+                    if f.get("port_id") == port["id"] and f.get("fixed_ip_address") == \
+                            ip["ip_address"]:
+                        items.append({"addr": f["floating_ip_address"], "version": 4,
+                                      "OS-EXT-IPS-MAC:mac_addr": port["mac_address"],
+                                      "OS-EXT-IPS:type": "floating", "port": None})
+                items.append({"addr": ip["ip_address"],
+                              "version": 6 if ":" in ip["ip_address"] else 4,
+                              "OS-EXT-IPS-MAC:mac_addr": port["mac_address"],
+                              "OS-EXT-IPS:type": "fixed", "port": port["id"],
+                              "subnets": [neutron.get_subnet(self.db, self.ctx,
+                                                             ip["subnet_id"])],
+                              "network": network})
+            out[port["network_id"]] = items
+        return out
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def _entry_key(entry: dict[str, Any]) -> str:
+    """An entry's identity for matching old and new `networks` lists."""
+    import json
+
+    return json.dumps({k: v for k, v in sorted(entry.items()) if v is not None},
+                      sort_keys=True, default=str)
+
+
+def _same_but_extras(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    def strip(e: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in e.items() if v is not None and k != "port_extra_properties"}
+
+    return strip(old) == strip(new) and not old.get("port") and bool(
+        old.get("port_extra_properties") or new.get("port_extra_properties"))
