@@ -1,0 +1,724 @@
+# ruff: noqa: E501  (the route table reads best one route per line)
+"""Every route of every service, called as five personas, against a declarative table.
+
+Personas: `admin` (admin of project admin), `member` (member of project demo, which owns
+the objects below), `reader` (reader only, in demo), `other` (member of another project)
+and `unscoped` (a token without a project scope). Each route's expectation is a rule
+class from `RULES` (persona -> outcome), with optional per-persona overrides:
+
+- `OK`: the policy let the call through: not 401/403, never a 500; when every id in the
+  path is a real object of project demo, also not 404.
+- `DENY`: 403 (the caller sees the object but may not do this).
+- `HIDE`: 404 (upstream hides the object's existence from this caller).
+
+How to add a route: add one line to `TABLE`: `service METHOD path rule [body] [persona=outcome...]`,
+where `path` is the route template exactly as registered and `body` names a request body
+in `BODIES` (a function of the world's ids). Placeholders are filled from `ids` (objects
+of project demo made by the member, or fixed values); a placeholder missing there gets
+a fake id, which is right only for routes that check the policy before the lookup
+(admin-only APIs). DELETE routes that some persona may call get a fresh object per call
+from `FRESH`. A route registered without a table line fails `test_every_route_has_an_entry`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+OK, DENY, HIDE = "ok", "403", "404"
+PERSONAS = ("unscoped", "other", "reader", "member", "admin")  # the refused ones first
+
+RULES: dict[str, dict[str, str]] = {
+    # lists and reads of shared catalogues: any project-scoped token
+    "any-read": dict(admin=OK, member=OK, reader=OK, other=OK, unscoped=DENY),
+    # reads of project demo's objects
+    "reader-read": dict(admin=OK, member=OK, reader=OK, other=HIDE, unscoped=DENY),
+    # creates in the caller's own project
+    "member-create": dict(admin=OK, member=OK, reader=DENY, other=OK, unscoped=DENY),
+    # writes to project demo's objects (or creates inside them)
+    "member-write": dict(admin=OK, member=OK, reader=DENY, other=HIDE, unscoped=DENY),
+    "admin-only": dict(admin=OK, member=DENY, reader=DENY, other=DENY, unscoped=DENY),
+    # identity: the caller's own token, catalog, projects (any token, even unscoped)
+    "self": dict(admin=OK, member=OK, reader=OK, other=OK, unscoped=OK),
+    # identity's admin APIs: admin only, refused to everyone else with any token
+    "identity-admin": dict(admin=OK, member=DENY, reader=DENY, other=DENY, unscoped=DENY),
+    # neutron's admin-only resources: a list filters every item out (200, empty), a
+    # show/update/delete of an id the caller may not see is its 404, a body is validated
+    # before the policy (so with fake ids and bodies only admin/unscoped are decisive)
+    "neutron-admin": dict(admin=OK, member=OK, reader=OK, other=OK, unscoped=DENY),
+    # routes called with fake ids and empty bodies: only the scope check is decisive
+    "fake-ids": dict(admin=OK, member=OK, reader=OK, other=OK, unscoped=DENY),
+}
+
+TABLE = """
+# ---------------------------------------------------------------- identity
+identity GET    /v3/auth/tokens                                   self fake
+identity HEAD   /v3/auth/tokens                                   self fake
+identity DELETE /v3/auth/tokens                                   self fake
+identity GET    /v3/auth/catalog                                  self
+identity GET    /v3/auth/projects                                 self
+identity GET    /v3/auth/domains                                  self
+identity GET    /v3/domains                                       self
+identity GET    /v3/domains/{domain_id}                           identity-admin
+identity GET    /v3/projects                                      identity-admin
+identity POST   /v3/projects                                      identity-admin
+identity GET    /v3/projects/{project_id}                         identity-admin
+identity PATCH  /v3/projects/{project_id}                         identity-admin
+identity DELETE /v3/projects/{project_id}                         identity-admin
+identity GET    /v3/users                                         identity-admin
+identity POST   /v3/users                                         identity-admin
+identity GET    /v3/users/{user_id}                               identity-admin
+identity PATCH  /v3/users/{user_id}                               identity-admin
+identity DELETE /v3/users/{user_id}                               identity-admin
+identity POST   /v3/users/{user_id}/password                      self
+identity GET    /v3/users/{user_id}/projects                      identity-admin
+identity GET    /v3/roles                                         identity-admin
+identity POST   /v3/roles                                         identity-admin
+identity GET    /v3/roles/{role_id}                               identity-admin
+identity DELETE /v3/roles/{role_id}                               identity-admin
+identity PUT    /v3/roles/{prior_role_id}/implies/{implied_role_id}  identity-admin
+identity GET    /v3/role_inferences                               identity-admin
+identity GET    /v3/services                                      identity-admin
+identity GET    /v3/services/{service_id}                         identity-admin
+identity GET    /v3/endpoints                                     identity-admin
+identity GET    /v3/regions                                       self
+identity GET    /v3/projects/{project_id}/users/{user_id}/roles   self
+identity PUT    /v3/projects/{project_id}/users/{user_id}/roles/{role_id}     identity-admin
+identity GET    /v3/projects/{project_id}/users/{user_id}/roles/{role_id}     identity-admin
+identity HEAD   /v3/projects/{project_id}/users/{user_id}/roles/{role_id}     identity-admin
+identity DELETE /v3/projects/{project_id}/users/{user_id}/roles/{role_id}     identity-admin
+identity GET    /v3/domains/{domain_id}/users/{user_id}/roles     self
+identity PUT    /v3/domains/{domain_id}/users/{user_id}/roles/{role_id}       identity-admin
+identity GET    /v3/domains/{domain_id}/users/{user_id}/roles/{role_id}       identity-admin
+identity HEAD   /v3/domains/{domain_id}/users/{user_id}/roles/{role_id}       identity-admin
+identity DELETE /v3/domains/{domain_id}/users/{user_id}/roles/{role_id}       identity-admin
+identity GET    /v3/system/users/{user_id}/roles                  self
+identity PUT    /v3/system/users/{user_id}/roles/{role_id}        identity-admin
+identity GET    /v3/system/users/{user_id}/roles/{role_id}        identity-admin
+identity HEAD   /v3/system/users/{user_id}/roles/{role_id}        identity-admin
+identity DELETE /v3/system/users/{user_id}/roles/{role_id}        identity-admin
+identity GET    /v3/groups                                        identity-admin
+identity POST   /v3/groups                                        identity-admin
+identity GET    /v3/groups/{group_id}                             identity-admin
+identity PATCH  /v3/groups/{group_id}                             identity-admin
+identity DELETE /v3/groups/{group_id}                             identity-admin
+identity GET    /v3/groups/{group_id}/users                       identity-admin
+identity PUT    /v3/groups/{group_id}/users/{user_id}             identity-admin
+identity GET    /v3/groups/{group_id}/users/{user_id}             identity-admin
+identity HEAD   /v3/groups/{group_id}/users/{user_id}             identity-admin
+identity DELETE /v3/groups/{group_id}/users/{user_id}             identity-admin
+identity GET    /v3/users/{user_id}/groups                        identity-admin
+identity GET    /v3/role_assignments                              identity-admin
+identity GET    /v3/projects/{project_id}/groups/{group_id}/roles identity-admin
+identity PUT    /v3/projects/{project_id}/groups/{group_id}/roles/{role_id}   identity-admin
+identity GET    /v3/projects/{project_id}/groups/{group_id}/roles/{role_id}   identity-admin
+identity HEAD   /v3/projects/{project_id}/groups/{group_id}/roles/{role_id}   identity-admin
+identity DELETE /v3/projects/{project_id}/groups/{group_id}/roles/{role_id}   identity-admin
+identity GET    /v3/domains/{domain_id}/groups/{group_id}/roles   identity-admin
+identity PUT    /v3/domains/{domain_id}/groups/{group_id}/roles/{role_id}     identity-admin
+identity GET    /v3/domains/{domain_id}/groups/{group_id}/roles/{role_id}     identity-admin
+identity HEAD   /v3/domains/{domain_id}/groups/{group_id}/roles/{role_id}     identity-admin
+identity DELETE /v3/domains/{domain_id}/groups/{group_id}/roles/{role_id}     identity-admin
+identity GET    /v3/system/groups/{group_id}/roles                identity-admin
+identity PUT    /v3/system/groups/{group_id}/roles/{role_id}      identity-admin
+identity GET    /v3/system/groups/{group_id}/roles/{role_id}      identity-admin
+identity HEAD   /v3/system/groups/{group_id}/roles/{role_id}      identity-admin
+identity DELETE /v3/system/groups/{group_id}/roles/{role_id}      identity-admin
+identity GET    /v3/users/{user_id}/application_credentials       identity-admin
+identity POST   /v3/users/{user_id}/application_credentials       identity-admin admin=403
+identity GET    /v3/users/{user_id}/application_credentials/{cred_id}   identity-admin
+identity DELETE /v3/users/{user_id}/application_credentials/{cred_id}   identity-admin
+# ---------------------------------------------------------------- network
+network GET    /v2.0/extensions                                   any-read
+network GET    /v2.0/extensions/{alias}                           any-read
+network GET    /v2.0/networks                                     any-read
+network POST   /v2.0/networks                                     member-create  network
+network GET    /v2.0/networks/{network_id}                        reader-read
+network PUT    /v2.0/networks/{network_id}                        member-write   network_update
+network DELETE /v2.0/networks/{network_id}                        member-write
+network GET    /v2.0/subnets                                      any-read
+network POST   /v2.0/subnets                                      member-write   subnet
+network GET    /v2.0/subnets/{subnet_id}                          reader-read
+network PUT    /v2.0/subnets/{subnet_id}                          member-write   subnet_update
+network DELETE /v2.0/subnets/{subnet_id}                          member-write
+network GET    /v2.0/subnetpools                                  any-read
+network POST   /v2.0/subnetpools                                  member-create  subnetpool
+network GET    /v2.0/subnetpools/{subnetpool_id}                  reader-read
+network PUT    /v2.0/subnetpools/{subnetpool_id}                  member-write   subnetpool_update
+network DELETE /v2.0/subnetpools/{subnetpool_id}                  member-write
+network GET    /v2.0/ports                                        any-read
+network POST   /v2.0/ports                                        member-write   port
+network GET    /v2.0/ports/{port_id}                              reader-read
+network PUT    /v2.0/ports/{port_id}                              member-write   port_update
+network DELETE /v2.0/ports/{port_id}                              member-write
+network GET    /v2.0/security_groups                              any-read
+network POST   /v2.0/security_groups                              member-create  sg
+network GET    /v2.0/security_groups/{sg_id}                      reader-read
+network PUT    /v2.0/security_groups/{sg_id}                      member-write   sg_update
+network DELETE /v2.0/security_groups/{sg_id}                      member-write
+network GET    /v2.0/security_group_rules                         any-read
+network POST   /v2.0/security_group_rules                         member-write   rule
+network GET    /v2.0/security_group_rules/{rule_id}               reader-read
+network DELETE /v2.0/security_group_rules/{rule_id}               member-write
+network GET    /v2.0/availability_zones                           any-read
+network GET    /v2.0/network_segment_ranges                       neutron-admin
+network POST   /v2.0/network_segment_ranges                       neutron-admin
+network GET    /v2.0/network_segment_ranges/{range_id}            neutron-admin
+network PUT    /v2.0/network_segment_ranges/{range_id}            neutron-admin
+network DELETE /v2.0/network_segment_ranges/{range_id}            neutron-admin
+network GET    /v2.0/segments                                     neutron-admin
+network POST   /v2.0/segments                                     neutron-admin
+network GET    /v2.0/segments/{segment_id}                        neutron-admin
+network PUT    /v2.0/segments/{segment_id}                        neutron-admin
+network DELETE /v2.0/segments/{segment_id}                        neutron-admin
+network GET    /v2.0/routers                                      any-read
+network POST   /v2.0/routers                                      member-create  router
+network GET    /v2.0/routers/{router_id}                          reader-read
+network PUT    /v2.0/routers/{router_id}                          member-write   router_update
+network DELETE /v2.0/routers/{router_id}                          member-write
+network PUT    /v2.0/routers/{router_id}/add_router_interface     member-write   router_interface
+network PUT    /v2.0/routers/{router_id}/remove_router_interface  member-write   router_interface admin=404
+network PUT    /v2.0/routers/{router_id}/add_extraroutes          member-write   extraroutes
+network PUT    /v2.0/routers/{router_id}/remove_extraroutes       member-write   extraroutes
+network GET    /v2.0/floatingips                                  any-read
+network POST   /v2.0/floatingips                                  member-create  floatingip
+network GET    /v2.0/floatingips/{floatingip_id}                  reader-read
+network PUT    /v2.0/floatingips/{floatingip_id}                  member-write   floatingip_update
+network DELETE /v2.0/floatingips/{floatingip_id}                  member-write
+network GET    /v2.0/network_ip_availabilities                    any-read
+network GET    /v2.0/network_ip_availabilities/{network_id}       admin-only member=404 reader=404 other=404
+network GET    /v2.0/quotas                                       admin-only
+network GET    /v2.0/quotas/{project_id}                          reader-read    other=403
+network PUT    /v2.0/quotas/{project_id}                          admin-only     quota
+network DELETE /v2.0/quotas/{project_id}                          admin-only
+network GET    /v2.0/quotas/{project_id}/default                  reader-read    other=403
+network GET    /v2.0/quotas/{project_id}/details                  reader-read    other=403
+network GET    /v2.0/auto_allocated_topology/{project_id}         reader-read    other=403
+network DELETE /v2.0/auto_allocated_topology/{project_id}         member-write   other=403
+network GET    /v2.0/{collection}/{resource_id}/tags              reader-read
+network PUT    /v2.0/{collection}/{resource_id}/tags              member-write   tags
+network DELETE /v2.0/{collection}/{resource_id}/tags              member-write
+network PUT    /v2.0/{collection}/{resource_id}/tags/{tag}        member-write
+network GET    /v2.0/{collection}/{resource_id}/tags/{tag}        reader-read
+network DELETE /v2.0/{collection}/{resource_id}/tags/{tag}        member-write admin=404
+network GET    /v2.0/agents                                       neutron-admin
+network PUT    /v2.0/subnetpools/{subnetpool_id}/add_prefixes     member-write   prefixes
+network PUT    /v2.0/subnetpools/{subnetpool_id}/remove_prefixes  member-write   prefixes
+network GET    /v2.0/rbac_policies                                any-read
+network POST   /v2.0/rbac_policies                                fake-ids
+network GET    /v2.0/rbac_policies/{rbac_policy_id}               fake-ids
+network PUT    /v2.0/rbac_policies/{rbac_policy_id}               fake-ids
+network DELETE /v2.0/rbac_policies/{rbac_policy_id}               fake-ids
+network GET    /v2.0/address_scopes                               any-read
+network POST   /v2.0/address_scopes                               member-create  address_scope
+network GET    /v2.0/address_scopes/{address_scope_id}            fake-ids
+network PUT    /v2.0/address_scopes/{address_scope_id}            fake-ids
+network DELETE /v2.0/address_scopes/{address_scope_id}            fake-ids
+network GET    /v2.0/agents/{agent_id}                            neutron-admin
+# ---------------------------------------------------------------- placement
+placement GET    /resource_classes                                admin-only
+placement POST   /resource_classes                                admin-only
+placement GET    /resource_classes/{name}                         admin-only
+placement PUT    /resource_classes/{name}                         admin-only
+placement DELETE /resource_classes/{name}                         admin-only
+placement GET    /resource_providers                              admin-only
+placement POST   /resource_providers                              admin-only
+placement GET    /resource_providers/{uuid}                       admin-only
+placement PUT    /resource_providers/{uuid}                       admin-only
+placement DELETE /resource_providers/{uuid}                       admin-only
+placement GET    /resource_providers/{uuid}/inventories           admin-only
+placement POST   /resource_providers/{uuid}/inventories           admin-only
+placement PUT    /resource_providers/{uuid}/inventories           admin-only
+placement DELETE /resource_providers/{uuid}/inventories           admin-only
+placement GET    /resource_providers/{uuid}/inventories/{resource_class}     admin-only
+placement PUT    /resource_providers/{uuid}/inventories/{resource_class}     admin-only
+placement DELETE /resource_providers/{uuid}/inventories/{resource_class}     admin-only
+placement GET    /resource_providers/{uuid}/usages                admin-only
+placement GET    /resource_providers/{uuid}/aggregates            admin-only
+placement PUT    /resource_providers/{uuid}/aggregates            admin-only
+placement GET    /resource_providers/{uuid}/allocations           admin-only
+placement GET    /resource_providers/{uuid}/traits                admin-only
+placement PUT    /resource_providers/{uuid}/traits                admin-only
+placement DELETE /resource_providers/{uuid}/traits                admin-only
+placement POST   /allocations                                     admin-only
+placement GET    /allocations/{consumer_uuid}                     admin-only
+placement PUT    /allocations/{consumer_uuid}                     admin-only
+placement DELETE /allocations/{consumer_uuid}                     admin-only
+placement GET    /allocation_candidates                           admin-only
+placement GET    /traits                                          admin-only
+placement GET    /traits/{name}                                   admin-only
+placement PUT    /traits/{name}                                   admin-only
+placement DELETE /traits/{name}                                   admin-only
+placement GET    /usages                                          any-read    fake
+placement POST   /reshaper                                        admin-only
+# ---------------------------------------------------------------- compute
+compute GET    /v2.1/servers                                      any-read
+compute POST   /v2.1/servers                                      member-create  server
+compute GET    /v2.1/servers/detail                               any-read
+compute GET    /v2.1/servers/{server_id}                          reader-read
+compute PUT    /v2.1/servers/{server_id}                          member-write   server_update
+compute DELETE /v2.1/servers/{server_id}                          member-write
+compute POST   /v2.1/servers/{server_id}/action                   member-write   server_action
+compute GET    /v2.1/servers/{server_id}/os-instance-actions      reader-read
+compute GET    /v2.1/servers/{server_id}/os-instance-actions/{request_id}   reader-read
+compute GET    /v2.1/servers/{server_id}/metadata                 reader-read
+compute POST   /v2.1/servers/{server_id}/metadata                 member-write   metadata
+compute PUT    /v2.1/servers/{server_id}/metadata                 member-write   metadata
+compute GET    /v2.1/servers/{server_id}/metadata/{key}           reader-read
+compute PUT    /v2.1/servers/{server_id}/metadata/{key}           member-write   metadata_item
+compute DELETE /v2.1/servers/{server_id}/metadata/{key}           member-write admin=404
+compute GET    /v2.1/servers/{server_id}/tags                     reader-read
+compute PUT    /v2.1/servers/{server_id}/tags                     member-write   server_tags
+compute DELETE /v2.1/servers/{server_id}/tags                     member-write
+compute GET    /v2.1/servers/{server_id}/tags/{tag}               reader-read
+compute PUT    /v2.1/servers/{server_id}/tags/{tag}               member-write
+compute DELETE /v2.1/servers/{server_id}/tags/{tag}               member-write admin=404
+compute GET    /v2.1/servers/{server_id}/ips                      reader-read
+compute GET    /v2.1/servers/{server_id}/ips/{network_label}      reader-read fake
+compute GET    /v2.1/servers/{server_id}/os-interface             reader-read
+compute POST   /v2.1/servers/{server_id}/os-interface             member-write   interface
+compute GET    /v2.1/servers/{server_id}/os-interface/{port_id}   reader-read fake
+compute DELETE /v2.1/servers/{server_id}/os-interface/{port_id}   member-write fake
+compute GET    /v2.1/flavors                                      any-read
+compute POST   /v2.1/flavors                                      admin-only     flavor
+compute GET    /v2.1/flavors/detail                               any-read
+compute GET    /v2.1/flavors/{flavor_id}                          any-read
+compute PUT    /v2.1/flavors/{flavor_id}                          admin-only     flavor_update
+compute DELETE /v2.1/flavors/{flavor_id}                          admin-only
+compute GET    /v2.1/flavors/{flavor_id}/os-extra_specs           any-read
+compute POST   /v2.1/flavors/{flavor_id}/os-extra_specs           admin-only     extra_specs
+compute GET    /v2.1/flavors/{flavor_id}/os-extra_specs/{key}     any-read
+compute PUT    /v2.1/flavors/{flavor_id}/os-extra_specs/{key}     admin-only     extra_spec
+compute DELETE /v2.1/flavors/{flavor_id}/os-extra_specs/{key}     admin-only
+compute GET    /v2.1/os-keypairs                                  any-read
+compute POST   /v2.1/os-keypairs                                  any-read       keypair
+compute GET    /v2.1/os-keypairs/{name}                           any-read admin=404 reader=404 other=404
+compute DELETE /v2.1/os-keypairs/{name}                           any-read admin=404 reader=404 other=404
+compute GET    /v2.1/os-services                                  admin-only
+compute PUT    /v2.1/os-services/{action}                         admin-only
+compute DELETE /v2.1/os-services/{action}                         admin-only
+compute GET    /v2.1/os-hypervisors                               admin-only
+compute GET    /v2.1/os-hypervisors/detail                        admin-only
+compute GET    /v2.1/os-hypervisors/statistics                    admin-only
+compute GET    /v2.1/os-hypervisors/{hypervisor_id}               admin-only
+compute GET    /v2.1/os-hypervisors/{hypervisor_id}/uptime        admin-only
+compute GET    /v2.1/os-aggregates                                admin-only
+compute POST   /v2.1/os-aggregates                                admin-only
+compute GET    /v2.1/os-aggregates/{aggregate_id}                 admin-only
+compute PUT    /v2.1/os-aggregates/{aggregate_id}                 admin-only
+compute DELETE /v2.1/os-aggregates/{aggregate_id}                 admin-only
+compute POST   /v2.1/os-aggregates/{aggregate_id}/action          admin-only aggregate_action
+compute GET    /v2.1/os-availability-zone                         any-read
+compute GET    /v2.1/os-availability-zone/detail                  admin-only
+compute GET    /v2.1/limits                                       any-read
+compute GET    /v2.1/extensions                                   any-read
+compute GET    /v2.1/os-quota-sets/{project_id}                   reader-read    other=403
+compute PUT    /v2.1/os-quota-sets/{project_id}                   admin-only     quota_set
+compute DELETE /v2.1/os-quota-sets/{project_id}                   admin-only
+compute GET    /v2.1/os-quota-sets/{project_id}/defaults          any-read
+compute GET    /v2.1/os-quota-sets/{project_id}/detail            reader-read    other=403
+compute GET    /v2.1/os-quota-class-sets/{class_name}             admin-only
+compute PUT    /v2.1/os-quota-class-sets/{class_name}             admin-only     quota_class_set
+compute GET    /v2.1/os-migrations                                admin-only
+compute GET    /v2.1/os-simple-tenant-usage                       admin-only
+compute GET    /v2.1/os-simple-tenant-usage/{tenant_id}           fake-ids
+compute GET    /v2.1/os-hosts                                     admin-only     mv=2.42
+compute GET    /v2.1/os-hosts/{host_name}                         admin-only     mv=2.42
+compute GET    /v2.1/servers/{server_id}/migrations               admin-only other=404
+compute GET    /v2.1/servers/{server_id}/migrations/{migration_id}          admin-only other=404
+compute DELETE /v2.1/servers/{server_id}/migrations/{migration_id}          admin-only other=404
+compute POST   /v2.1/servers/{server_id}/migrations/{migration_id}/action   admin-only other=404
+compute GET    /v2.1/servers/{server_id}/diagnostics              admin-only other=404
+compute POST   /v2.1/servers/{server_id}/remote-consoles          member-write   console
+compute GET    /v2.1/servers/{server_id}/os-security-groups       reader-read
+# the network proxies exist up to 2.35
+compute GET    /v2.1/os-security-groups                           any-read       mv=2.35
+compute POST   /v2.1/os-security-groups                           member-create  mv=2.35 proxy_sg
+compute GET    /v2.1/os-security-groups/{sg_id}                   reader-read    mv=2.35
+compute DELETE /v2.1/os-security-groups/{sg_id}                   member-write   mv=2.35
+compute GET    /v2.1/os-floating-ips                              any-read       mv=2.35
+compute POST   /v2.1/os-floating-ips                              member-create  mv=2.35 proxy_fip
+compute GET    /v2.1/os-floating-ips/{fip_id}                     reader-read    mv=2.35
+compute DELETE /v2.1/os-floating-ips/{fip_id}                     member-write   mv=2.35
+compute GET    /v2.1/os-floating-ip-pools                         any-read       mv=2.35
+compute GET    /v2.1/os-networks                                  any-read       mv=2.35
+compute GET    /v2.1/os-networks/{network_id}                     reader-read    mv=2.35
+compute GET    /v2.1/os-tenant-networks                           any-read       mv=2.35
+compute GET    /v2.1/os-tenant-networks/{network_id}              reader-read    mv=2.35
+# ---------------------------------------------------------------- orchestration
+orchestration GET    /v1/{tenant_id}/build_info any-read
+orchestration POST   /v1/{tenant_id}/validate fake-ids
+orchestration GET    /v1/{tenant_id}/resource_types any-read
+orchestration GET    /v1/{tenant_id}/resource_types/{type_name} any-read
+orchestration GET    /v1/{tenant_id}/template_versions any-read
+orchestration GET    /v1/{tenant_id}/template_versions/{template_version}/functions any-read
+orchestration GET    /v1/{tenant_id}/stacks fake-ids
+orchestration POST   /v1/{tenant_id}/stacks fake-ids reader=403
+orchestration POST   /v1/{tenant_id}/stacks/preview fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name} fake-ids
+orchestration POST   /v1/{tenant_id}/stacks/{stack_name} fake-ids
+orchestration PUT    /v1/{tenant_id}/stacks/{stack_name} fake-ids
+orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name} fake-ids
+orchestration DELETE /v1/{tenant_id}/stacks/{stack_name} fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids
+orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids reader=403
+orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids reader=403
+orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids reader=403
+orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids
+orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/preview fake-ids
+orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/preview fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/template fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/environment fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/files fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/outputs fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/outputs/{output_key} fake-ids
+orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/actions fake-ids reader=403
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/events fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name} fake-ids
+orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name} fake-ids reader=403
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/metadata fake-ids
+orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/signal fake-ids reader=403
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/events fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/events/{event_id} fake-ids
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{rest:path} fake-ids
+orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{rest:path} fake-ids
+orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{rest:path} fake-ids reader=403
+orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{rest:path} fake-ids reader=403
+orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{rest:path} fake-ids reader=403
+# ---------------------------------------------------------------- image
+image GET    /v2/images                                           any-read
+image POST   /v2/images                                           member-create  image
+image GET    /v2/images/{image_id}                                reader-read
+image PATCH  /v2/images/{image_id}                                member-write   image_patch
+image DELETE /v2/images/{image_id}                                member-write
+image GET    /v2/images/{image_id}/file                           reader-read
+image PUT    /v2/images/{image_id}/file                           member-write   image_data
+image GET    /v2/schemas/image                                    any-read
+image GET    /v2/info/import                                      any-read
+image GET    /v2/info/stores                                      any-read
+image PUT    /v2/images/{image_id}/stage                          member-write   image_data
+image POST   /v2/images/{image_id}/import                         member-write   image_import
+"""
+
+Ids = dict[str, str]
+BODIES: dict[str, Callable[[Ids], Any]] = {
+    "network": lambda w: {"network": {"name": "m"}},
+    "network_update": lambda w: {"network": {"name": "m2"}},
+    "subnet": lambda w: {"subnet": {"network_id": w["network_id"], "cidr": "10.77.0.0/24",
+                                    "ip_version": 4}},
+    "subnet_update": lambda w: {"subnet": {"name": "s2"}},
+    "subnetpool": lambda w: {"subnetpool": {"name": "p", "prefixes": ["10.150.0.0/16"]}},
+    "subnetpool_update": lambda w: {"subnetpool": {"name": "p2"}},
+    "port": lambda w: {"port": {"network_id": w["network_id"]}},
+    "port_update": lambda w: {"port": {"port_security_enabled": True,
+                                       "security_groups": [w["sg_id"]]}},
+    "sg": lambda w: {"security_group": {"name": "g"}},
+    "sg_update": lambda w: {"security_group": {"description": "d"}},
+    "rule": lambda w: {"security_group_rule": {"security_group_id": w["sg_id"],
+                                               "direction": "egress", "protocol": "udp"}},
+    "router": lambda w: {"router": {"name": "r"}},
+    "router_update": lambda w: {"router": {"name": "r2"}},
+    "router_interface": lambda w: {"subnet_id": w["subnet_id"]},
+    "extraroutes": lambda w: {"router": {"routes": []}},
+    "floatingip": lambda w: {"floatingip": {"floating_network_id": w["public_id"]}},
+    "floatingip_update": lambda w: {"floatingip": {"description": "d"}},
+    "quota": lambda w: {"quota": {"network": 50}},
+    "tags": lambda w: {"tags": ["a"]},
+    "server": lambda w: {"server": {"name": "s", "flavorRef": "1", "imageRef": w["image_id"],
+                                    "networks": "none"}},
+    "server_update": lambda w: {"server": {"name": "s2"}},
+    "server_action": lambda w: {"lock": None},
+    "metadata": lambda w: {"metadata": {"k1": "v"}},
+    "metadata_item": lambda w: {"meta": {"k1": "v2"}},
+    "server_tags": lambda w: {"tags": ["t1"]},
+    "interface": lambda w: {"interfaceAttachment": {"net_id": w["network_id"]}},
+    "flavor": lambda w: {"flavor": {"name": "f-matrix", "ram": 64, "vcpus": 1, "disk": 0}},
+    "flavor_update": lambda w: {"flavor": {"description": "d"}},
+    "extra_specs": lambda w: {"extra_specs": {"hw:cpu_policy": "shared"}},
+    "extra_spec": lambda w: {"hw:cpu_policy": "shared"},
+    "keypair": lambda w: {"keypair": {"name": "k-new"}},
+    "aggregate_action": lambda w: {"add_host": {"host": "nohost"}},
+    "prefixes": lambda w: {"prefixes": ["10.181.0.0/16"]},
+    "address_scope": lambda w: {"address_scope": {"name": "a", "ip_version": 4}},
+    "image_import": lambda w: {"method": {"name": "glance-direct"}},
+    "console": lambda w: {"remote_console": {"protocol": "vnc", "type": "novnc"}},
+    "proxy_sg": lambda w: {"security_group": {"name": "g", "description": "d"}},
+    "proxy_fip": lambda w: {"pool": "public"},
+    "quota_set": lambda w: {"quota_set": {"instances": 20}},
+    "quota_class_set": lambda w: {"quota_class_set": {"instances": 20}},
+    "image": lambda w: {"name": "i", "disk_format": "raw", "container_format": "bare"},
+    "image_patch": lambda w: [{"op": "replace", "path": "/name", "value": "i2"}],
+    "image_data": lambda w: b"data",
+}
+
+PLACEHOLDER = re.compile(r"\{([^}]+)\}")
+
+
+class Entry:
+    def __init__(self, line: str) -> None:
+        words = line.split()
+        self.service, self.method, self.path, self.rule = words[:4]
+        self.body: str | None = None
+        self.overrides: dict[str, str] = {}
+        self.version: str | None = None  # `mv=2.35`: the microversion to call at
+        self.fake = False  # `fake`: the path names nothing real (a 404 is no refusal)
+        for word in words[4:]:
+            if word == "fake":
+                self.fake = True
+            elif word.startswith("mv="):
+                self.version = word[3:]
+            elif "=" in word:
+                persona, outcome = word.split("=")
+                self.overrides[persona] = outcome
+            else:
+                self.body = word
+        assert self.rule in RULES, line
+        assert self.body is None or self.body in BODIES, line
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.service, self.method, self.path
+
+    def expected(self, persona: str) -> str:
+        return self.overrides.get(persona, RULES[self.rule][persona])
+
+
+ENTRIES = [Entry(line) for line in TABLE.splitlines() if line.strip() and line[0] != "#"]
+
+
+def _registered(api: Any) -> list[tuple[Any, str, str]]:
+    return [(s, m, r.path) for s in api.runtime.services.values() for r in s.routes
+            for m in r.methods if not r.is_public(m)]
+
+
+def test_every_route_has_an_entry(api: Any) -> None:
+    table = {e.key for e in ENTRIES}
+    assert len(table) == len(ENTRIES), "a route is listed twice"
+    missing = [(s.name, m, p) for s, m, p in _registered(api) if (s.name, m, p) not in table]
+    assert not missing, f"routes without a policy-matrix entry (see the docstring): {missing}"
+
+
+# ------------------------------------------------------------------ the world
+def _make_user(api: Any, name: str, project: str, role: str) -> str:
+    """A user holding only `role` in `project` (created if needed); returns its id."""
+    r = api.get(f"/identity/v3/projects?name={project}")
+    found = r.json()["projects"]
+    if found:
+        pid = found[0]["id"]
+    else:
+        pid = api.post("/identity/v3/projects", json={"project": {
+            "name": project, "domain_id": "default"}}).json()["project"]["id"]
+    uid = api.post("/identity/v3/users", json={"user": {
+        "name": name, "password": "pw-secret", "domain_id": "default"}}).json()["user"]["id"]
+    roles = {r["name"]: r["id"] for r in api.get("/identity/v3/roles").json()["roles"]}
+    assert api.put(f"/identity/v3/projects/{pid}/users/{uid}/roles/{roles[role]}"
+                   ).status_code == 204
+    return uid
+
+
+def _unscoped(api: Any, user: str) -> str:
+    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+        "name": user, "domain": {"id": "default"}, "password": "pw-secret"}}}}}
+    r = api.client.post("/identity/v3/auth/tokens", json=body)
+    assert r.status_code == 201, r.text
+    assert "project" not in r.json()["token"]
+    return r.headers["X-Subject-Token"]
+
+
+HEADERS = {"compute": {"OpenStack-API-Version": "compute 2.62"},
+           "placement": {"OpenStack-API-Version": "placement latest"}}
+
+
+class World:
+    """Project demo's objects, made by its member, and a token per persona."""
+
+    def __init__(self, api: Any) -> None:
+        self.api = api
+        _make_user(api, "matrix-reader", "demo", "reader")
+        _make_user(api, "matrix-other", "matrix-other", "member")
+        self.tokens = {
+            "admin": api.token("admin"), "member": api.token("demo"),
+            "reader": api.token("matrix-reader", "demo", "pw-secret"),
+            "other": api.token("matrix-other", "matrix-other", "pw-secret"),
+            "unscoped": _unscoped(api, "matrix-reader"),
+        }
+        demo = api.get("/identity/v3/projects?name=demo").json()["projects"][0]["id"]
+        self.projects = {name: api.get(f"/identity/v3/projects?name={project}").json()[
+            "projects"][0]["id"] for name, project in (("admin", "admin"), ("member", "demo"),
+                                                       ("reader", "demo"),
+                                                       ("other", "matrix-other"))}
+        public = api.get("/networking/v2.0/networks?name=public").json()["networks"][0]["id"]
+        cirros = api.get("/image/v2/images?name=cirros").json()["images"][0]["id"]
+        self.ids: Ids = {"project_id": demo, "tenant_id": demo, "public_id": public, "collection": "networks",
+                         "tag": "t1", "key": "k1", "name": "k-world",
+                         "cirros_id": cirros, "network_label": "none",
+                         "class_name": "default"}
+        self.made = 0
+        self.demo = demo
+        self.lift_quotas()
+        for placeholder in FRESH:  # in order: later objects use earlier ones
+            self.ids[placeholder] = FRESH[placeholder](self)
+        self.ids["resource_id"] = self.ids["network_id"]
+        self.ids["fip_id"] = self.ids["floatingip_id"]
+        self.ids["request_id"] = self.ok("GET", f"/compute/v2.1/servers/{self.ids['server_id']}"
+                                         "/os-instance-actions")["instanceActions"][0][
+                                             "request_id"]
+        server = self.ids["server_id"]
+        self.ok("PUT", f"/compute/v2.1/servers/{server}/metadata/k1", {"meta": {"k1": "v"}})
+        self.ok("PUT", f"/compute/v2.1/servers/{server}/tags/t1")
+        self.ok("PUT", f"/networking/v2.0/networks/{self.ids['network_id']}/tags/t1")
+        self.ok("PUT", f"/compute/v2.1/flavors/{self.ids['flavor_id']}/os-extra_specs/k1",
+                {"k1": "v"}, user="admin")
+
+    def lift_quotas(self) -> None:
+        """The table makes many objects (and resets quotas): lift project demo's."""
+        self.ok("PUT", f"/networking/v2.0/quotas/{self.demo}", {"quota": {
+            k: 1000 for k in ("network", "subnet", "subnetpool", "port", "router", "floatingip",
+                              "security_group", "security_group_rule")}}, user="admin")
+        self.api.request("PUT", f"/compute/v2.1/os-quota-sets/{self.demo}",
+                         token=self.tokens["admin"], headers=HEADERS["compute"],
+                         json={"quota_set": {"instances": 1000, "cores": 1000, "ram": 10**6}})
+
+    def count(self) -> int:
+        self.made += 1
+        return self.made
+
+    def ok(self, method: str, url: str, body: Any = None, user: str = "member") -> Any:
+        headers = HEADERS.get(url.split("/")[1], {})
+        r = self.api.request(method, url, token=self.tokens[user], json=body, headers=headers)
+        assert r.status_code < 300, (method, url, r.status_code, r.text[:300])
+        return r.json() if r.content else None
+
+
+def _server(w: World) -> str:
+    body = BODIES["server"]({"image_id": w.ids["cirros_id"]})
+    return w.ok("POST", "/compute/v2.1/servers", body)["server"]["id"]
+
+
+# Placeholder -> a new object of project demo (for the world, and per DELETE call), in
+# the order the world makes them (a port needs the network, a rule the group).
+FRESH: dict[str, Callable[[World], str]] = {
+    "network_id": lambda w: w.ok("POST", "/networking/v2.0/networks",
+                                 {"network": {"name": "w"}})["network"]["id"],
+    "subnet_id": lambda w: w.ok("POST", "/networking/v2.0/subnets", {"subnet": {
+        "network_id": w.ok("POST", "/networking/v2.0/networks",
+                           {"network": {"name": "ws"}})["network"]["id"],
+        "cidr": "10.66.0.0/24", "ip_version": 4}})["subnet"]["id"],
+    "subnetpool_id": lambda w: w.ok("POST", "/networking/v2.0/subnetpools", {"subnetpool": {
+        "name": "w", "prefixes": ["10.180.0.0/16"]}})["subnetpool"]["id"],
+    "sg_id": lambda w: w.ok("POST", "/networking/v2.0/security_groups", {
+        "security_group": {"name": "w"}})["security_group"]["id"],
+    "port_id": lambda w: w.ok("POST", "/networking/v2.0/ports", {"port": {
+        "network_id": w.ids["network_id"]}})["port"]["id"],
+    "rule_id": lambda w: w.ok("POST", "/networking/v2.0/security_group_rules", {
+        "security_group_rule": {"security_group_id": w.ids["sg_id"], "direction": "ingress",
+                                "protocol": "tcp", "port_range_min": 1,
+                                "port_range_max": w.count()}})["security_group_rule"]["id"],
+    "router_id": lambda w: w.ok("POST", "/networking/v2.0/routers",
+                                {"router": {"name": "w"}})["router"]["id"],
+    "floatingip_id": lambda w: w.ok("POST", "/networking/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": w.ids["public_id"]}})["floatingip"]["id"],
+    "server_id": _server,
+    "flavor_id": lambda w: w.ok("POST", "/compute/v2.1/flavors", {"flavor": {
+        "name": f"f-{w.count()}", "ram": 64, "vcpus": 1, "disk": 0}}, user="admin"
+    )["flavor"]["id"],
+    "name": lambda w: w.ok("POST", "/compute/v2.1/os-keypairs", {"keypair": {
+        "name": f"k-{w.count()}"}})["keypair"]["name"],
+    "fip_id": lambda w: w.ok("POST", "/networking/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": w.ids["public_id"]}})["floatingip"]["id"],
+    "image_id": lambda w: w.ok("POST", "/image/v2/images", {
+        "name": "w", "disk_format": "raw", "container_format": "bare"})["id"],
+}
+
+
+@pytest.fixture(scope="module")
+def world(api: Any) -> World:
+    return World(api)
+
+
+def _fill(entry: Entry, ids: Ids) -> tuple[str, bool]:
+    """The URL and whether every placeholder named a real object."""
+    real = True
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal real
+        name = m.group(1)
+        # identity and placement get fake ids: never delete the world's project or user
+        if name in ids and entry.service not in ("identity", "placement"):
+            return ids[name]
+        real = False
+        return "00000000-0000-4000-8000-000000000000"
+
+    prefix = {"identity": "/identity", "network": "/networking", "compute": "/compute",
+              "placement": "/placement", "image": "/image"}.get(entry.service)
+    if prefix is None:
+        prefix = "/" + entry.service
+    url = prefix + PLACEHOLDER.sub(sub, entry.path)
+    return url, real and not entry.fake
+
+
+def _call(world: World, entry: Entry, persona: str, ids: Ids) -> tuple[int, str, bool]:
+    # heat's URLs carry the caller's own project
+    ids = {**ids, "tenant_id": world.projects.get(persona, ids["project_id"])}
+    url, real = _fill(entry, ids)
+    headers = dict(HEADERS.get(entry.service, {}))
+    if entry.version:
+        headers["OpenStack-API-Version"] = f"{entry.service} {entry.version}"
+    kwargs: dict[str, Any] = {}
+    if entry.body is not None:
+        body = BODIES[entry.body]({**ids, "image_id": ids.get("cirros_id", "")}
+                                  if entry.body == "server" else ids)
+        if isinstance(body, bytes):
+            kwargs["content"] = body
+            headers["Content-Type"] = "application/octet-stream"
+        elif entry.body == "image_patch":
+            import json
+
+            kwargs["content"] = json.dumps(body)
+            headers["Content-Type"] = "application/openstack-images-v2.1-json-patch"
+        else:
+            kwargs["json"] = body
+    elif entry.method in ("POST", "PUT", "PATCH"):
+        kwargs["json"] = {}
+    r = world.api.request(entry.method, url, token=world.tokens[persona], headers=headers,
+                          **kwargs)
+    return r.status_code, r.text[:200], real
+
+
+def _fresh_ids(world: World, entry: Entry) -> Ids:
+    """For a DELETE of a real object: a new one, so each persona meets an existing object."""
+    names = PLACEHOLDER.findall(entry.path)
+    leaf = names[-1] if names else None
+    if entry.method != "DELETE" or leaf not in FRESH:
+        return world.ids
+    return {**world.ids, leaf: FRESH[leaf](world)}
+
+
+def _matches(expected: str, status: int, real: bool) -> bool:
+    if status >= 500:
+        return False
+    if expected == OK:
+        return status not in (401, 403) and not (real and status == 404)
+    return str(status) == expected
+
+
+def test_policy_matrix(api: Any, world: World) -> None:
+    registered = {(s.name, m, p) for s, m, p in _registered(api)}
+    failures = []
+    for entry in ENTRIES:
+        if entry.key not in registered:
+            continue  # a table line for a route another build does not serve
+        for persona in PERSONAS:
+            ids = _fresh_ids(world, entry)
+            status, text, real = _call(world, entry, persona, ids)
+            want = entry.expected(persona)
+            if not _matches(want, status, real):
+                failures.append(f"{entry.method} {entry.path} as {persona}: want {want}, "
+                                f"got {status} {text}")
+        if "quota" in entry.path:
+            world.lift_quotas()
+    assert not failures, "\n".join(failures)
