@@ -237,7 +237,8 @@ def show_output(rq: ApiRequest) -> Any:
 def action(rq: ApiRequest) -> Any:
     data = body(rq)
     name = next(iter(data), "") if isinstance(data, dict) else ""
-    authorize(rq, f"actions:{name}" if name else "actions:action")
+    known = ("suspend", "resume", "check", "cancel_update", "cancel_without_rollback")
+    authorize(rq, f"actions:{name}" if name in known else "actions:action")
     logic.stack_action(rq.db, rq.ctx, _stack(rq), data)
     _wake(rq)
     return Response(status_code=200)
