@@ -65,6 +65,11 @@ def sync_hosts(db: Session, configured: list[Any]) -> list[str]:
         db.flush()
         _report_to_placement(db, node)
         touched.append(host.name)
+    # The network service maps hosts to routed-network segments by physical network
+    # (what an L2 agent's bridge mappings tell Neutron).
+    from stackling.network.segments import host_mapping
+
+    host_mapping.record_hosts(db, [(h.name, h.physical_networks) for h in configured])
     return touched
 
 

@@ -22,6 +22,7 @@ MODEL_MODULES = [
     "stackling.network.quota_models",
     "stackling.network.segments.range_models",
     "stackling.network.rbac.models",
+    "stackling.network.segments.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

@@ -12,6 +12,7 @@ from stackling.network.policy import POLICIES
 from stackling.network.rbac import address_scopes
 from stackling.network.rbac import policies as rbac_policies
 from stackling.network.segments import ranges as segment_ranges
+from stackling.network.segments import segments
 from stackling.runtime import CatalogEntry, Component
 
 
@@ -26,7 +27,7 @@ COMPONENT = Component(
     name="network",
     build=_build,
     policies={**POLICIES, **segment_ranges.POLICIES, **l3_policy.POLICIES,
-              **agents.POLICIES, **rbac_policies.POLICIES,
+              **segments.POLICIES, **agents.POLICIES, **rbac_policies.POLICIES,
               **address_scopes.POLICIES, **subnetpools.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     bootstrap=[("base", bootstrap.bootstrap_network)],

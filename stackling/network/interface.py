@@ -38,6 +38,9 @@ __all__ = [
     "get_auto_allocated_topology", "floating_ips_by_port", "list_floating_ips",
     "get_floating_ip", "create_floating_ip", "update_floating_ip", "delete_floating_ip",
     "get_security_group", "create_security_group", "delete_security_group",
+    # routed networks (stackling/network/README.md, "Routed networks")
+    "segments_for_host", "hosts_for_segment", "segment_of_port", "segment_aggregate_uuid",
+    "network_segment_aggregates", "segment_free_ipv4", "is_routed_network",
 ]
 
 
@@ -205,6 +208,62 @@ def create_security_group(db: Session, ctx: RequestContext, body: Any) -> dict[s
 
 def delete_security_group(db: Session, ctx: RequestContext, sg_id: str) -> None:
     security_groups.delete_group(db, ctx, sg_id)
+
+
+# ------------------------------------------------------------------ routed networks
+# Binding a port on a routed network is the normal port update: `update_port(db,
+# ctx.elevated(), port_id, {"binding:host_id": host, "device_owner": "compute:nova", ...})`.
+# A deferred port gets its address there (409 HostNotConnectedToAnySegment /
+# HostNotCompatibleWithFixedIps / IpAddressGenerationFailure when it cannot); a failed
+# update changes nothing.
+def segments_for_host(db: Session, host: str, network_id: str | None = None) -> list[str]:
+    """Ids of the segments (of `network_id`, or of any network) the host reaches."""
+    from stackling.network.segments import host_mapping
+
+    return host_mapping.segments_for_host(db, host, network_id)
+
+
+def hosts_for_segment(db: Session, segment_id: str) -> list[str]:
+    from stackling.network.segments import host_mapping
+
+    return host_mapping.hosts_for_segment(db, segment_id)
+
+
+def segment_of_port(db: Session, port_id: str) -> str | None:
+    """The segment of the port's first fixed IP; None without IPs or off routed networks."""
+    from stackling.network.segments import routed
+
+    return routed.segment_of_port(db, port_id)
+
+
+def segment_aggregate_uuid(db: Session, segment_id: str) -> str | None:
+    """The segment's host aggregate uuid (= the placement aggregate on its provider and on
+    its hosts' providers); None while the segment has no IPv4 subnet with a pool."""
+    from stackling.network.segments import routed
+
+    return routed.aggregate_uuid(db, segment_id)
+
+
+def network_segment_aggregates(db: Session, network_id: str, *,
+                               with_free_ipv4: bool = False) -> list[str]:
+    """The aggregate uuids of the network's segments (Nova's routed-network prefilter:
+    `member_of=in:<these>`); `with_free_ipv4` keeps only segments with a free IPv4
+    address in placement (capacity - usage > 0). [] for a non-routed network."""
+    from stackling.network.segments import routed
+
+    return routed.network_segment_aggregates(db, network_id, with_free_ipv4=with_free_ipv4)
+
+
+def segment_free_ipv4(db: Session, segment_id: str) -> int:
+    from stackling.network.segments import routed
+
+    return routed.free_ipv4(db, segment_id)
+
+
+def is_routed_network(db: Session, network_id: str) -> bool:
+    from stackling.network.segments import routed
+
+    return routed.is_routed(db, network_id)
 
 
 # ------------------------------------------------------------------ for orchestration

@@ -34,6 +34,7 @@ __all__ = [
     "set_traits_for_provider", "set_aggregates_for_provider", "get_allocation_candidates",
     "claim_resources", "put_allocations", "move_allocations", "delete_allocation_for_instance",
     "get_allocations_for_consumer", "get_provider_usages", "get_aggregates_for_providers",
+    "get_aggregates_for_provider", "get_allocations_for_provider", "list_providers_named_like",
     "errors",
 ]
 
@@ -203,6 +204,29 @@ def get_aggregates_for_providers(db: Session, rp_uuids: Iterable[str]) -> dict[s
     for rp, agg in rows:
         out.setdefault(rp, []).append(agg)
     return out
+
+
+# ------------------------------------------------------------------ routed-network segments
+def get_aggregates_for_provider(db: Session, rp_uuid: str) -> list[str]:
+    return aggregates.of_provider(db, providers.get(db, rp_uuid).id)
+
+
+def get_allocations_for_provider(db: Session, rp_uuid: str) -> dict[str, dict[str, int]]:
+    """{consumer_uuid: {resource_class: amount}} of everything allocated from the provider."""
+    return {consumer: dict(entry["resources"]) for consumer, entry in
+            allocations.for_provider(db, providers.get(db, rp_uuid).id).items()}
+
+
+def list_providers_named_like(db: Session, prefix: str) -> dict[str, str]:
+    """{uuid: name} of the providers whose name starts with `prefix` (the network audit
+    finds Neutron's segment providers by their name stub)."""
+    from sqlalchemy import select
+
+    from stackling.placement.models import ResourceProvider
+
+    rows = db.execute(select(ResourceProvider.uuid, ResourceProvider.name).where(
+        ResourceProvider.name.startswith(prefix, autoescape=True)))
+    return {u: n for u, n in rows}
 
 
 def _clean(allocations_by_rp: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:

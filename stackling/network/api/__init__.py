@@ -22,6 +22,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.security_groups",
     "stackling.network.api.availability_zones",
     "stackling.network.api.network_segment_ranges",
+    "stackling.network.api.segments",
     "stackling.network.api.routers",
     "stackling.network.api.floatingips",
     "stackling.network.api.ip_availability",

@@ -1,0 +1,359 @@
+"""Routed networks: segment resource providers, their IPv4 inventory and host aggregates,
+and the calls compute makes to schedule and bind ports on routed networks.
+
+Upstream's segments plugin (`NovaSegmentNotifier`) reports to Placement and Nova in
+batches after the fact and drifts; here every change happens in the transaction of the
+subnet, port, segment or host change that causes it, and is *recomputed* from the
+network tables rather than adjusted by deltas, so it cannot drift:
+
+- a segment has a resource provider (uuid = segment id, name "Neutron segment id <id>")
+  and a compute host aggregate of the same name (its uuid on the provider and, through
+  compute's aggregate mirroring, on the providers of the hosts mapped to the segment)
+  exactly while it has an IPv4 subnet with a non-empty allocation pool;
+- its `IPV4_ADDRESS` inventory is upstream's: total = pool sizes (+1 per subnet with a
+  gateway), reserved = (1 per gateway) + (1 per DHCP-enabled subnet) + the IPv4
+  addresses on the segment of ports that are neither `compute:*` nor `network:dhcp`;
+  min_unit = max_unit = step_size = 1, allocation_ratio 1.0 (reserved is capped at total);
+- beyond upstream, the IPv4 addresses of `compute:*` ports on the segment are placement
+  usage: one allocation per port, consumer = the port id (consumer_type `PORT`),
+  `IPV4_ADDRESS` = its IPv4 addresses on the segment. So capacity - usage is the number
+  of addresses a new server can still get there, and a full segment refuses the claim.
+
+Concurrency: every writer locks the segment rows it recomputes (sorted, `FOR UPDATE`;
+SQLite serialises writers), so two transactions never write an inventory computed from
+a stale count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from stackling.network import errors
+from stackling.network.core.models import IPAllocation, Port, Segment, Subnet
+from stackling.network.segments import errors as seg_errors
+from stackling.network.segments import host_mapping
+
+IPV4 = "IPV4_ADDRESS"
+NAME_STUB = "Neutron segment id %s"
+CONSUMER_TYPE = "PORT"
+
+
+def provider_name(segment_id: str) -> str:
+    return NAME_STUB % segment_id
+
+
+def is_compute_owner(device_owner: str) -> bool:
+    return device_owner.startswith("compute:")
+
+
+# ------------------------------------------------------------------ reads
+def is_routed(db: Session, network_id: str) -> bool:
+    """True when the network's subnets are bound to segments."""
+    return db.scalar(select(Subnet.id).where(Subnet.network_id == network_id,
+                                             Subnet.segment_id.is_not(None)).limit(1)) is not None
+
+
+def segments_of_port(db: Session, port_id: str) -> set[str]:
+    return set(db.scalars(select(Subnet.segment_id).join(
+        IPAllocation, IPAllocation.subnet_id == Subnet.id).where(
+        IPAllocation.port_id == port_id, Subnet.segment_id.is_not(None))))
+
+
+def segment_of_port(db: Session, port_id: str) -> str | None:
+    """The segment of the port's first fixed IP (None: no IP, or not a routed network)."""
+    return db.scalar(select(Subnet.segment_id).join(
+        IPAllocation, IPAllocation.subnet_id == Subnet.id).where(
+        IPAllocation.port_id == port_id).order_by(IPAllocation.ordinal).limit(1))
+
+
+def expected_inventory(db: Session, segment_id: str) -> dict[str, Any] | None:
+    """The segment's IPV4_ADDRESS inventory record (None: it must have no provider)."""
+    import netaddr
+
+    subnets = list(db.execute(select(Subnet.id, Subnet.allocation_pools, Subnet.gateway_ip,
+                                     Subnet.enable_dhcp).where(Subnet.segment_id == segment_id,
+                                                               Subnet.ip_version == 4)))
+    total = reserved = 0
+    for _id, pools, gateway, dhcp in subnets:
+        size = sum(int(netaddr.IPAddress(p["end"])) - int(netaddr.IPAddress(p["start"])) + 1
+                   for p in pools or [])
+        if not size:
+            continue  # a subnet without pools contributes nothing, as upstream
+        total += size
+        if gateway:
+            total += 1
+            reserved += 1
+        if dhcp:
+            reserved += 1
+    if not total:
+        return None
+    reserved += db.scalar(select(func.count()).select_from(IPAllocation).join(
+        Port, Port.id == IPAllocation.port_id).where(
+        IPAllocation.subnet_id.in_([s[0] for s in subnets]),
+        ~Port.device_owner.startswith("compute:"), Port.device_owner != "network:dhcp")) or 0
+    return {"total": total, "reserved": min(reserved, total), "min_unit": 1, "max_unit": 1,
+            "step_size": 1, "allocation_ratio": 1.0}
+
+
+def expected_port_allocation(db: Session, port_id: str) -> dict[str, dict[str, int]]:
+    """{segment provider: {IPV4_ADDRESS: n}} the port's consumer must hold."""
+    rows = db.execute(select(Subnet.segment_id, func.count()).select_from(IPAllocation).join(
+        Subnet, Subnet.id == IPAllocation.subnet_id).join(
+        Port, Port.id == IPAllocation.port_id).where(
+        IPAllocation.port_id == port_id, Subnet.segment_id.is_not(None), Subnet.ip_version == 4,
+        Port.device_owner.startswith("compute:")).group_by(Subnet.segment_id))
+    out = {}
+    for segment_id, n in rows:
+        if _has_provider(db, segment_id):
+            out[segment_id] = {IPV4: int(n)}
+    return out
+
+
+def _has_provider(db: Session, segment_id: str) -> bool:
+    from stackling.placement import interface as placement
+
+    return placement.get_resource_provider(db, segment_id) is not None
+
+
+def free_ipv4(db: Session, segment_id: str) -> int:
+    """Addresses a compute port can still get on the segment (capacity - usage)."""
+    from stackling.placement import interface as placement
+
+    if not _has_provider(db, segment_id):
+        return 0
+    inv = placement.get_inventory(db, segment_id).get(IPV4)
+    if inv is None:
+        return 0
+    used = placement.get_provider_usages(db, segment_id).get(IPV4, 0)
+    return int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"]) - used
+
+
+def aggregate_uuid(db: Session, segment_id: str) -> str | None:
+    """The uuid of the segment's host aggregate (None while it has no provider)."""
+    agg = _aggregate(db, segment_id)
+    return agg.uuid if agg is not None else None
+
+
+def _aggregate(db: Session, segment_id: str) -> Any:
+    from stackling.compute.models import Aggregate
+
+    return db.scalars(select(Aggregate).where(Aggregate.name == provider_name(segment_id))
+                      ).first()
+
+
+# ------------------------------------------------------------------ the recompute
+def lock_segments(db: Session, segment_ids: Iterable[str]) -> None:
+    ids = sorted(set(segment_ids))
+    if ids:
+        list(db.scalars(select(Segment.id).where(Segment.id.in_(ids)).order_by(Segment.id)
+                        .with_for_update()))
+
+
+def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False) -> None:
+    """Make the segment's provider, inventory and aggregate what the tables say;
+    `all_ports` also re-syncs the allocation of every port on the segment (a subnet
+    joining the segment with ports on it)."""
+    from stackling.placement import interface as placement
+
+    inventory = expected_inventory(db, segment_id)
+    if inventory is None:
+        _drop_provider(db, segment_id)
+        return
+    placement.ensure_resource_provider(db, segment_id, provider_name(segment_id))
+    agg = _aggregate(db, segment_id)
+    if agg is None:
+        agg = _create_aggregate(db, segment_id)
+    placement.set_aggregates_for_provider(db, segment_id, [agg.uuid])
+    placement.set_inventory_for_provider(db, segment_id, {IPV4: inventory})
+    if all_ports:
+        port_ids = set(db.scalars(select(IPAllocation.port_id).join(
+            Subnet, Subnet.id == IPAllocation.subnet_id).where(Subnet.segment_id == segment_id)))
+        for port_id in sorted(port_ids):
+            sync_port(db, port_id)
+
+
+def _create_aggregate(db: Session, segment_id: str) -> Any:
+    from stackling.compute import aggregates
+    from stackling.compute.errors import AggregateHostExists, ComputeHostNotFound
+
+    agg = aggregates.create_aggregate(db, provider_name(segment_id), None)
+    for host in host_mapping.hosts_for_segment(db, segment_id):
+        try:
+            aggregates.add_host(db, str(agg.id), host)
+        except (AggregateHostExists, ComputeHostNotFound):
+            pass  # upstream tolerates both
+    return agg
+
+
+def _drop_provider(db: Session, segment_id: str) -> None:
+    """Remove the segment's port allocations, aggregate and provider (all absent: no-op)."""
+    from stackling.compute import aggregates
+    from stackling.compute.models import AggregateHost
+    from stackling.placement import interface as placement
+
+    if _has_provider(db, segment_id):
+        for consumer in placement.get_allocations_for_provider(db, segment_id):
+            placement.delete_allocation_for_instance(db, consumer)
+    agg = _aggregate(db, segment_id)
+    if agg is not None:
+        for host in list(db.scalars(select(AggregateHost.host).where(
+                AggregateHost.aggregate_id == agg.id))):
+            aggregates.remove_host(db, str(agg.id), host)
+        aggregates.delete_aggregate(db, str(agg.id))
+    placement.delete_resource_provider(db, segment_id)
+
+
+def sync_port(db: Session, port_id: str) -> None:
+    """Make the port's consumer hold exactly its compute IPv4 addresses per segment.
+    A full segment refuses: 409 IpAddressGenerationFailure."""
+    from stackling.placement import interface as placement
+    from stackling.placement.allocations import INCOMPLETE_CONSUMER_USER_ID
+
+    wanted = expected_port_allocation(db, port_id)
+    current = placement.get_allocations_for_consumer(db, port_id)
+    if {rp: dict(e["resources"]) for rp, e in current.items()} == wanted:
+        return
+    if not wanted:
+        placement.delete_allocation_for_instance(db, port_id)
+        return
+    project_id, network_id = db.execute(select(Port.project_id, Port.network_id)
+                                        .where(Port.id == port_id)).one()
+    try:
+        placement.claim_resources(db, port_id, wanted, project_id or "",
+                                  INCOMPLETE_CONSUMER_USER_ID, consumer_type=CONSUMER_TYPE)
+    except placement.errors.ClaimFailed:
+        raise errors.IpAddressGenerationFailure(net_id=network_id) from None
+
+
+# ------------------------------------------------------------------ hooks (network logic)
+def after_subnet_change(db: Session, segment_ids: Iterable[str], *,
+                        all_ports: bool = False) -> None:
+    ids = sorted({s for s in segment_ids if s})
+    lock_segments(db, ids)
+    for segment_id in ids:
+        sync_segment(db, segment_id, all_ports=all_ports)
+
+
+def after_port_change(db: Session, port_id: str, old_segments: set[str],
+                      deleted: bool = False) -> None:
+    """After a port's create/update/delete: its segments' reserved counts and its own
+    allocation. `old_segments` = segments of its addresses before the change."""
+    new_segments = set() if deleted else segments_of_port(db, port_id)
+    affected = old_segments | new_segments
+    if not affected:
+        return
+    lock_segments(db, affected)
+    for segment_id in sorted(affected):
+        if _has_provider(db, segment_id):
+            from stackling.placement import interface as placement
+
+            inventory = expected_inventory(db, segment_id)
+            if inventory is None:
+                _drop_provider(db, segment_id)
+            else:
+                placement.set_inventory_for_provider(db, segment_id, {IPV4: inventory})
+    if deleted:
+        from stackling.placement import interface as placement
+
+        placement.delete_allocation_for_instance(db, port_id)
+    else:
+        sync_port(db, port_id)
+
+
+def before_network_delete(db: Session, network_id: str) -> None:
+    """The network's segments go: their providers and aggregates with them."""
+    ids = list(db.scalars(select(Segment.id).where(Segment.network_id == network_id)))
+    lock_segments(db, ids)
+    for segment_id in ids:
+        _drop_provider(db, segment_id)
+
+
+def host_mapped(db: Session, segment_id: str, host: str) -> None:
+    from stackling.compute import aggregates
+    from stackling.compute.errors import AggregateHostExists, ComputeHostNotFound
+
+    agg = _aggregate(db, segment_id)
+    if agg is not None:
+        try:
+            aggregates.add_host(db, str(agg.id), host)
+        except (AggregateHostExists, ComputeHostNotFound):
+            pass
+
+
+def host_unmapped(db: Session, segment_id: str, host: str) -> None:
+    from stackling.compute import aggregates
+    from stackling.compute.errors import AggregateHostNotFound
+
+    agg = _aggregate(db, segment_id)
+    if agg is not None:
+        try:
+            aggregates.remove_host(db, str(agg.id), host)
+        except AggregateHostNotFound:
+            pass
+
+
+# ------------------------------------------------------------------ port binding rules
+def candidate_subnets(db: Session, network_id: str, subnets: list[Subnet], host: str,
+                      fixed_given: bool) -> list[Subnet] | None:
+    """The subnets automatic allocation may use on a routed network (upstream's
+    `_ipam_get_subnets`); None = defer (no host yet). Non-routed networks: unchanged."""
+    if fixed_given or not any(s.segment_id for s in subnets):
+        return subnets
+    plain = [s for s in subnets if s.segment_id is None]
+    if not host:
+        return plain or None
+    reachable = set(host_mapping.segments_for_host(db, host, network_id))
+    on_host = [s for s in subnets if s.segment_id in reachable]
+    if not on_host:
+        raise seg_errors.HostNotConnectedToAnySegment(host=host, network_id=network_id)
+    lock_segments(db, {s.segment_id for s in on_host if s.segment_id})
+    # Beyond upstream: skip segments whose IPv4 capacity is used up (placement's view).
+    full = {seg for seg in {s.segment_id for s in on_host if s.ip_version == 4}
+            if seg and _has_provider(db, seg) and free_ipv4(db, seg) <= 0}
+    usable = [s for s in on_host if not (s.ip_version == 4 and s.segment_id in full)]
+    if not usable:
+        raise errors.IpAddressGenerationFailure(net_id=network_id)
+    return plain + usable
+
+
+def check_same_segment(db: Session, port_id: str) -> None:
+    if len(segments_of_port(db, port_id)) > 1:
+        raise seg_errors.FixedIpsSubnetsNotOnSameSegment()
+
+
+def check_host_compatible(db: Session, port_id: str, network_id: str, host: str) -> None:
+    """409 HostNotCompatibleWithFixedIps when the port's addresses sit on a segment the
+    host does not reach."""
+    if not host:
+        return
+    segments = segments_of_port(db, port_id)
+    if not segments:
+        return
+    reachable = set(host_mapping.segments_for_host(db, host, network_id))
+    if not segments <= reachable:
+        raise seg_errors.HostNotCompatibleWithFixedIps(host=host, port_id=port_id)
+
+
+# ------------------------------------------------------------------ for the scheduler
+def network_segment_aggregates(db: Session, network_id: str, *,
+                               with_free_ipv4: bool = False) -> list[str]:
+    """Aggregate uuids of the network's segments that have a provider (optionally only
+    those with a free IPv4 address): Nova's `member_of=in:...` for a routed network."""
+    ids = sorted(set(db.scalars(select(Subnet.segment_id).where(
+        Subnet.network_id == network_id, Subnet.segment_id.is_not(None)))))
+    out = []
+    for segment_id in ids:
+        if with_free_ipv4 and free_ipv4(db, segment_id) <= 0:
+            continue
+        agg = aggregate_uuid(db, segment_id)
+        if agg is not None:
+            out.append(agg)
+    return out
+
+
+__all__ = ["IPV4", "NAME_STUB", "aggregate_uuid", "free_ipv4", "is_routed",
+           "network_segment_aggregates", "segment_of_port", "segments_of_port"]
