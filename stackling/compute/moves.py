@@ -423,3 +423,4 @@ def refuse_live_action(db: Session, inst: Instance, migration_id: str, method: s
     raise InvalidMigrationState(migration_id=mig.id, instance_uuid=inst.uuid,
                                 state=mig.status, method=method)
 
+

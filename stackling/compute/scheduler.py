@@ -310,9 +310,18 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
 
 
 def release(db: Session, instance_uuid: str) -> None:
+    """A server is being deleted: its allocation, the source allocation a resize or
+    migration waiting for confirmation still holds (as Nova confirms it on delete) and its
+    recorded decision go. Migration records stay (upstream keeps them, soft-deleted)."""
+    from stackling.compute.move_models import Migration
     from stackling.placement import interface as placement
 
     placement.delete_allocation_for_instance(db, instance_uuid)
+    for mig in db.scalars(select(Migration).where(
+            Migration.instance_uuid == instance_uuid, Migration.status == "finished")):
+        placement.delete_allocation_for_instance(db, mig.uuid)
+        mig.status, mig.updated_at = "confirmed", utcnow_precise()
+    forget(db, instance_uuid)
 
 
 # ------------------------------------------------------------------ decisions

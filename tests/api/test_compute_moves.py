@@ -228,3 +228,17 @@ def test_ports_follow_the_server(api):
     port = api.get(f"/networking/v2.0/ports/{ports[0]['id']}").json()["port"]
     assert port["binding:host_id"] == host
     assert show(api, sid, user="demo")["addresses"]["movenet"][0]["addr"] == ip
+
+
+def test_delete_in_verify_resize_leaves_nothing(api):
+    sid = _server(api)
+    assert act(api, sid, {"resize": {"flavorRef": "2"}}, user="demo").status_code == 202
+    mig = migrations(api, instance_uuid=sid)[0]
+    assert allocations(api, mig["uuid"])
+    assert api.delete(f"/compute/v2.1/servers/{sid}", user="demo").status_code == 204
+    assert allocations(api, sid) == {} and allocations(api, mig["uuid"]) == {}
+    assert migrations(api, instance_uuid=sid)[0]["status"] == "confirmed"
+    from stackling.compute import scheduler
+
+    with api.runtime.db.transaction() as db:
+        assert scheduler.scheduler_decision(db, sid) is None
