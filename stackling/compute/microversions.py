@@ -61,7 +61,7 @@ HISTORY = (
     ("2.47", "servers: the flavor embedded in the server body"),
     ("2.48", "server diagnostics: the standard format"),
     ("2.49", "os-interface attach: tag"),
-    ("2.50", "quota classes (not served)"),
+    ("2.50", "quota classes: server groups quotas added (not served), network quotas dropped"),
     ("2.51", "os-instance-actions: events shown to non-admins (without traceback)"),
     ("2.52", "servers create: tags"),
     ("2.53", "os-services and os-hypervisors: uuid ids, PUT/DELETE /os-services/{uuid}, "

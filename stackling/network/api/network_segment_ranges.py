@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service
-from stackling.network import errors
+from stackling.network import errors, quotas
 from stackling.network.api import common
 from stackling.network.api.discovery import RESOURCES
 from stackling.network.attributes import items_of, parse_create
@@ -30,6 +30,8 @@ def show_range(rq: ApiRequest) -> Any:
 def create_range(rq: ApiRequest) -> Any:
     body = rq.json(bad_request=errors.BadRequest, malformed="Malformed request body")
     items, bulk = items_of(body, "network_segment_range", "network_segment_ranges")
+    if bulk:
+        quotas.check_bulk_size(rq.db, "network_segment_ranges", len(items))
     # Whether a project was named matters (a shared range takes none), so parse here.
     parsed = [(parse_create(rq.ctx, item, ranges.ATTRS),
                "project_id" in item or "tenant_id" in item) for item in items]
