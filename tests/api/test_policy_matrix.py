@@ -722,3 +722,68 @@ def test_policy_matrix(api: Any, world: World) -> None:
         if "quota" in entry.path:
             world.lift_quotas()
     assert not failures, "\n".join(failures)
+
+
+# ------------------------------------------------------------------ issue 9, item 2
+def test_a_reader_writes_nothing(api: Any, world: World) -> None:
+    """The writes the issue found open to a reader (and an unscoped token) are refused."""
+    w, reader = world.ids, world.tokens["reader"]
+    port_before = world.ok("GET", f"/networking/v2.0/ports/{w['port_id']}")["port"]
+    attempts = [
+        ("POST", "/networking/v2.0/subnets", {"subnet": {
+            "network_id": w["network_id"], "cidr": "10.78.0.0/24", "ip_version": 4}}),
+        ("PUT", f"/networking/v2.0/subnets/{w['subnet_id']}", {"subnet": {"name": "r"}}),
+        ("DELETE", f"/networking/v2.0/subnets/{w['subnet_id']}", None),
+        ("PUT", f"/networking/v2.0/ports/{w['port_id']}", {"port": {"fixed_ips": []}}),
+        ("PUT", f"/networking/v2.0/ports/{w['port_id']}",
+         {"port": {"port_security_enabled": False, "security_groups": []}}),
+        ("PUT", f"/networking/v2.0/ports/{w['port_id']}",
+         {"port": {"security_groups": [w["sg_id"]]}}),
+        ("DELETE", f"/networking/v2.0/ports/{w['port_id']}", None),
+        ("DELETE", f"/networking/v2.0/security_group_rules/{w['rule_id']}", None),
+        ("POST", "/image/v2/images", {"name": "r"}),
+        ("DELETE", f"/image/v2/images/{w['image_id']}", None),
+    ]
+    for method, url, body in attempts:
+        r = world.api.request(method, url, token=reader, json=body)
+        assert r.status_code == 403, (method, url, r.status_code, r.text)
+    r = world.api.request("PATCH", f"/image/v2/images/{w['image_id']}", token=reader,
+                          content='[{"op": "replace", "path": "/name", "value": "r"}]',
+                          headers={"Content-Type": "application/openstack-images-v2.1-json-patch"})
+    assert r.status_code == 403, r.text
+    r = world.api.request("PUT", f"/image/v2/images/{w['image_id']}/file", token=reader,
+                          content=b"x", headers={"Content-Type": "application/octet-stream"})
+    assert r.status_code == 403, r.text
+    r = world.api.request("POST", "/image/v2/images", token=world.tokens["unscoped"],
+                          json={"name": "u"})
+    assert r.status_code == 403, r.text
+    # nothing changed: the objects are all there, as the member sees them
+    for url in (f"/networking/v2.0/subnets/{w['subnet_id']}",
+                f"/networking/v2.0/ports/{w['port_id']}",
+                f"/networking/v2.0/security_group_rules/{w['rule_id']}",
+                f"/image/v2/images/{w['image_id']}"):
+        assert world.ok("GET", url) is not None
+    assert world.ok("GET", f"/networking/v2.0/ports/{w['port_id']}")["port"] == port_before
+
+
+def test_a_policy_file_overrides_defaults(tmp_path: Any) -> None:
+    from tests.conftest import make_api
+
+    path = tmp_path / "policy.yaml"
+    path.write_text('add_image: "role:admin or (role:reader and project_id:%(project_id)s)"\n'
+                    'create_network: "rule:context_is_admin"\n')
+    gen = make_api(tmp_path / "data", policy_file=str(path))
+    api = next(gen)
+    try:
+        _make_user(api, "policy-reader", "demo", "reader")
+        reader = api.token("policy-reader", "demo", "pw-secret")
+        r = api.request("POST", "/image/v2/images", token=reader, json={"name": "r"})
+        assert r.status_code == 201, r.text
+        r = api.post("/networking/v2.0/networks", user="demo", json={"network": {"name": "n"}})
+        assert r.status_code == 403, r.text
+        assert r.json()["NeutronError"]["message"] == "rule:create_network is disallowed by policy"
+        # rules the file does not name keep their defaults
+        r = api.post("/networking/v2.0/routers", user="demo", json={"router": {"name": "r"}})
+        assert r.status_code == 201, r.text
+    finally:
+        gen.close()
