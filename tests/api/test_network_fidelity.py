@@ -190,7 +190,9 @@ def test_rbac_share_a_network_with_one_project(api):
     assert net["id"] in {n["id"] for n in api.get(f"{N}/networks?shared=true",
                                                    user=other).json()["networks"]}
     assert api.get(f"{N}/subnets/{sub['id']}", user=other).status_code == 200
-    port = create(api, "ports", "port", {"network_id": net["id"]}, user=other)
+    port = create(api, "ports", "port", {"network_id": net["id"],
+                                         "fixed_ips": [{"subnet_id": sub["id"]}]}, user=other)
+    assert port["fixed_ips"][0]["subnet_id"] == sub["id"]
     # a third project still sees nothing
     neutron_error(api.get(f"{N}/networks/{net['id']}", user=third), 404)
     assert api.get(f"{N}/subnets?network_id={net['id']}", user=third).json()["subnets"] == []

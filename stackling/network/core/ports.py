@@ -422,7 +422,10 @@ def _check_fixed_ip_policy(db: Session, ctx: RequestContext, action: str, net: N
     if any("ip_address" in f for f in fixed_ips):
         pol.authorize(db, ctx, f"{action}:fixed_ips:ip_address", tgt)
     if any("subnet_id" in f for f in fixed_ips) and not net.shared:
-        pol.authorize(db, ctx, f"{action}:fixed_ips:subnet_id", tgt)
+        from stackling.network.rbac.visibility import granted_ids
+
+        if not granted_ids(db, "network", [net.id], ctx.project_id):  # shared with us
+            pol.authorize(db, ctx, f"{action}:fixed_ips:subnet_id", tgt)
 
 
 # ------------------------------------------------------------------ create
