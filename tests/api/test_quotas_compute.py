@@ -228,3 +228,21 @@ def test_max_count_is_bounded_even_when_unlimited(capped):
     assert len(servers_of(capped)) == 3
     r = boot(capped, min_count=4, max_count=5)
     assert r.status_code == 400
+
+
+def test_port_quota_reduces_max_count(api):
+    pid = project_id(api, "demo")
+    net = api.post("/networking/v2.0/networks", user="demo",
+                   json={"network": {"name": "qnet"}}).json()["network"]["id"]
+    r = api.post("/networking/v2.0/subnets", user="demo", json={"subnet": {
+        "network_id": net, "ip_version": 4, "cidr": "10.77.0.0/24"}})
+    assert r.status_code == 201
+    used = api.get(f"/networking/v2.0/quotas/{pid}/details").json()["quota"]["port"]["used"]
+    api.put(f"/networking/v2.0/quotas/{pid}", json={"quota": {"port": used + 1}})
+    r = boot(api, min_count=2, max_count=3, networks=[{"uuid": net}])
+    assert r.status_code == 403
+    assert r.json()["forbidden"]["message"] == "Maximum number of ports exceeded"
+    assert boot(api, min_count=1, max_count=3, networks=[{"uuid": net}]).status_code == 202
+    assert len(servers_of(api)) == 1
+    delete_all(api)
+    api.delete(f"/networking/v2.0/quotas/{pid}")
