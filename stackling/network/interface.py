@@ -273,6 +273,7 @@ def _crud(resource: str) -> tuple[Any, Any, Any]:
     from stackling.network.core import security_groups as sgs
     from stackling.network.l3 import floatingips as fips
     from stackling.network.l3 import routers as l3
+    from stackling.network.segments import segments
 
     return {
         "network": (networks, networks.ATTRS, lambda db, ctx, objs: networks.render(db, ctx, objs)),
@@ -280,6 +281,7 @@ def _crud(resource: str) -> tuple[Any, Any, Any]:
         "router": (l3, l3.ATTRS, lambda db, ctx, objs: l3.render(db, ctx, objs)),
         "floatingip": (fips, fips.ATTRS, lambda db, ctx, objs: fips.render(db, objs)),
         "security_group": (sgs, sgs.SG_ATTRS, lambda db, ctx, objs: sgs.render_groups(db, objs)),
+        "segment": (segments, segments.ATTRS, lambda db, ctx, objs: segments.render(db, objs)),
     }[resource]
 
 
@@ -287,11 +289,13 @@ _VERBS = {"network": ("create_network", "update_network", "delete_network"),
           "subnet": ("create_subnet", "update_subnet", "delete_subnet"),
           "router": ("create_router", "update_router", "delete_router"),
           "floatingip": ("create_floatingip", "update_floatingip", "delete_floatingip"),
-          "security_group": ("create_group", "update_group", "delete_group")}
+          "security_group": ("create_group", "update_group", "delete_group"),
+          "segment": ("create_segment", "update_segment", "delete_segment")}
 
 
 def create_resource(db: Session, ctx: RequestContext, resource: str, body: Any) -> dict[str, Any]:
-    """POST /v2.0/{resource}s for network, subnet, router, floatingip, security_group."""
+    """POST /v2.0/{resource}s for network, subnet, router, floatingip, security_group,
+    segment."""
     module, attrs, render = _crud(resource)
     obj = getattr(module, _VERBS[resource][0])(db, ctx, _create_attrs(ctx, body, resource, attrs))
     return render(db, ctx, [obj])[0]
@@ -312,7 +316,8 @@ def delete_resource(db: Session, ctx: RequestContext, resource: str, obj_id: str
 
 def get_resource(db: Session, ctx: RequestContext, resource: str, obj_id: str) -> dict[str, Any]:
     module, _, render = _crud(resource)
-    return render(db, ctx, [module.get_visible(db, ctx, obj_id)])[0]
+    get = getattr(module, "get_visible", None) or getattr(module, f"get_{resource}")
+    return render(db, ctx, [get(db, ctx, obj_id)])[0]
 
 
 def add_router_interface(db: Session, ctx: RequestContext, router_id: str, body: Any

@@ -13,6 +13,8 @@ MODULES = [
     "stackling.orchestration.resources.misc",
     "stackling.orchestration.resources.neutron",
     "stackling.orchestration.resources.server",
+    "stackling.orchestration.resources.nova_extra",
+    "stackling.orchestration.resources.neutron_extra",
 ]
 
 _loaded = False
