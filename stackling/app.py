@@ -15,6 +15,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import Mount
 
+from stackling.audit.api import audit_route
 from stackling.common.http import build_router
 from stackling.config import Settings, load_settings
 from stackling.console.routes import routes as console_routes
@@ -117,7 +118,8 @@ def create_app(runtime: Runtime | None = None) -> Any:
             runtime.stop()
             runtime.db.dispose()
 
-    app = Starlette(routes=[*console_routes(runtime), *mounts], lifespan=lifespan)
+    app = Starlette(routes=[*console_routes(runtime), audit_route(runtime), *mounts],
+                    lifespan=lifespan)
     app.state.runtime = runtime
     return _PathNormalizer(app, runtime, [prefix for _, prefix in pending])
 

@@ -140,6 +140,26 @@ def cmd_bootstrap(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Recompute derived state (routed-network placement, bindings, ...) and print every
+    difference as a JSON line; exit status 1 when there is any."""
+    from stackling.audit import run_audit
+    from stackling.common.db import Database
+    from stackling.config import load_settings
+
+    settings = load_settings(**_settings_overrides(args))
+    database = Database(settings.db_url)
+    try:
+        with database.transaction(write=False) as db:
+            findings = run_audit(db)
+    finally:
+        database.dispose()
+    for finding in findings:
+        print(json.dumps(finding, sort_keys=True))
+    print(f"{len(findings)} finding(s)", file=sys.stderr)
+    return 1 if findings else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stackling")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -176,6 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
     boot.add_argument("--host", default=None)
     boot.add_argument("--port", type=int, default=None)
     boot.set_defaults(fn=cmd_bootstrap)
+    audit = sub.add_parser("audit", help="report every difference between derived state "
+                                         "(placement, bindings) and what it must be")
+    common(audit)
+    audit.set_defaults(fn=cmd_audit)
     return parser
 
 

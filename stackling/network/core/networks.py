@@ -298,6 +298,10 @@ def create_network(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> N
     else:
         db.add(net)
         db.flush()
+    from stackling.network.segments import host_mapping
+
+    for seg in net.segments:  # the hosts reaching its physical network
+        host_mapping.map_segment(db, seg)
     tags = list(dict.fromkeys(attrs.get("tags") or []))
     if tags:
         standard.set_tags(db, "network", net.id, tags)
@@ -447,6 +451,9 @@ def delete_network(db: Session, ctx: RequestContext, network_id: str,
         db.execute(delete(Port).where(Port.id.in_(port_ids)))
     if subnet_ids:
         db.execute(delete(Subnet).where(Subnet.id.in_(subnet_ids)))
+    from stackling.network.segments import routed
+
+    routed.before_network_delete(db, net.id)  # segment providers and aggregates go too
     for seg in net.segments:
         segmentation.release(db, SegmentSpec(seg.network_type, seg.physical_network,
                                              seg.segmentation_id))

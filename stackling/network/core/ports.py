@@ -53,6 +53,7 @@ from stackling.network.core.models import (
 )
 from stackling.network.netconfig import get_config
 from stackling.network.querying import Listing
+from stackling.network.segments import routed
 
 VNIC_TYPES = ("normal", "direct", "macvtap", "baremetal", "direct-physical",
               "virtio-forwarder", "smart-nic", "vdpa", "accelerator-direct",
@@ -480,9 +481,17 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Port
                 ip_allocation="none" if fixed == [] else "immediate",
                 created_at=now, updated_at=now, revision_number=1)
     _bind(port, attrs.get("binding:host_id"))
-    _insert_port(db, net, port, attrs.get("mac_address"))
     subnets = _Subnets(db, net.id)
+    routed_net = any(s.segment_id for s in subnets.all)
+    if routed_net and fixed is None:  # routed network: subnets the host reaches, or defer
+        usable = routed.candidate_subnets(db, net.id, subnets.all, port.binding_host_id, False)
+        if usable is None:
+            port.ip_allocation = "deferred"
+        subnets.all = usable or []
+    _insert_port(db, net, port, attrs.get("mac_address"))
     made = _allocate(db, port, subnets, fixed)
+    if routed_net:
+        routed.after_port_write(db, port.id, net.id, port.binding_host_id, set())
     if sg_ids:
         db.execute(insert(PortSecurityGroup), [{"port_id": port.id, "security_group_id": i}
                                                for i in sg_ids])
@@ -533,6 +542,8 @@ def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str,
                         ("mac_address", "binding:host_id", "binding:profile",
                          "allowed_address_pairs", "port_security_enabled"), tgt)
     standard.check_revision(port, if_match)
+    routed_net = routed.is_routed(db, port.network_id)
+    old_segments = routed.segments_of_port(db, port.id) if routed_net else set()
     port_security = attrs.get("port_security_enabled", port.port_security_enabled)
     current_sgs = [b.security_group_id for b in port.security_group_bindings]
     sgs = attrs.get("security_groups", current_sgs)
@@ -570,9 +581,25 @@ def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str,
     if "fixed_ips" in attrs:
         _check_fixed_ip_policy(db, ctx, "update_port", net, attrs["fixed_ips"], tgt)
         _replace_fixed_ips(db, port, attrs["fixed_ips"])
+    if routed_net:
+        _routed_binding(db, port, "fixed_ips" in attrs, old_segments)
     standard.touch(port)
     db.flush()
     return port
+
+
+def _routed_binding(db: Session, port: Port, fixed_given: bool, old_segments: set[str]
+                    ) -> None:
+    """Routed networks: a deferred port gets its address when first bound to a host (from
+    a subnet on a segment the host reaches); then the segment checks and placement."""
+    if (port.binding_host_id and not fixed_given and port.ip_allocation == "deferred"
+            and not old_segments and not port.fixed_ips):
+        subnets = _Subnets(db, port.network_id)
+        subnets.all = routed.candidate_subnets(db, port.network_id, subnets.all,
+                                               port.binding_host_id, False) or []
+        _allocate(db, port, subnets, None)
+        db.expire(port, ["fixed_ips"])
+    routed.after_port_write(db, port.id, port.network_id, port.binding_host_id, old_segments)
 
 
 def _change_mac(db: Session, net: Network, port: Port, mac: str | None) -> None:
@@ -634,12 +661,15 @@ def delete_port(db: Session, ctx: RequestContext, port_id: str, if_match: int | 
     from stackling.network.l3 import floatingips
 
     floatingips.disassociate_port(db, port.id)
+    old_segments = routed.segments_of_port(db, port.id)
     db.execute(delete(IPAllocation).where(IPAllocation.port_id == port.id))
     db.execute(delete(PortSecurityGroup).where(PortSecurityGroup.port_id == port.id))
     db.execute(delete(AllowedAddressPair).where(AllowedAddressPair.port_id == port.id))
     standard.delete_tags(db, [port.id])
     db.expunge(port)
     db.execute(delete(Port).where(Port.id == port.id))
+    if old_segments:  # its segments' reserved counts and its IPv4 usage
+        routed.after_port_change(db, port.id, old_segments, deleted=True)
 
 
 standard.register_taggable("ports", standard.Taggable(

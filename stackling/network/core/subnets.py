@@ -40,8 +40,9 @@ from stackling.network.attributes import (
     uuid_value,
 )
 from stackling.network.core import ipam, networks, subnetpools
-from stackling.network.core.models import IPAllocation, Network, Port, Segment, Subnet
+from stackling.network.core.models import IPAllocation, Network, Port, Subnet
 from stackling.network.querying import Listing
+from stackling.network.segments import subnet_segments
 
 MAX_DNS_NAMESERVERS = 5
 MAX_HOST_ROUTES = 20
@@ -374,6 +375,7 @@ def create_subnet(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Su
         standard.set_tags(db, "subnet", subnet.id, list(dict.fromkeys(attrs["tags"])))
     if ipam.is_slaac(subnet):
         _add_slaac_to_ports(db, subnet)
+    subnet_segments.after_create(db, subnet)  # peer routes, segment provider
     return subnet
 
 
@@ -408,22 +410,7 @@ def _check_overlap(db: Session, network_id: str, net: netaddr.IPNetwork,
 
 def _check_segment(db: Session, network_id: str, segment_id: str | None,
                    service_types: list[str]) -> None:
-    if segment_id is not None:
-        seg = db.get(Segment, segment_id)
-        if seg is None:
-            raise errors.HTTPNotFound(f"Segment {segment_id} could not be found.")
-        if seg.network_id != network_id:
-            raise _bad(f"Network ID {network_id} does not match the segment's network ID "
-                       f"{seg.network_id}")
-    if "network:routed" in service_types:
-        return
-    others = list(db.execute(select(Subnet.segment_id, Subnet.service_types).where(
-        Subnet.network_id == network_id)))
-    for other_segment, types in others:
-        if "network:routed" in (types or []):
-            continue
-        if (other_segment is None) != (segment_id is None):
-            raise errors.SubnetsNotAllAssociatedWithSegments(network_id=network_id)
+    subnet_segments.check_segment(db, network_id, segment_id, service_types)
 
 
 def _add_slaac_to_ports(db: Session, subnet: Subnet) -> None:
@@ -447,6 +434,7 @@ def update_subnet(db: Session, ctx: RequestContext, subnet_id: str, attrs: dict[
     pol.authorize(db, ctx, "update_subnet", tgt)
     pol.authorize_attrs(db, ctx, "update_subnet", attrs, ("segment_id", "service_types"), tgt)
     standard.check_revision(subnet, if_match)
+    before = subnet_segments.SubnetState.of(subnet)
     net = netaddr.IPNetwork(subnet.cidr)
     gateway = attrs.get("gateway_ip", subnet.gateway_ip)
     if "gateway_ip" in attrs and gateway is not None:
@@ -472,15 +460,14 @@ def update_subnet(db: Session, ctx: RequestContext, subnet_id: str, attrs: dict[
                        "set to False")
         subnet.enable_dhcp = enable
     if "segment_id" in attrs and attrs["segment_id"] != subnet.segment_id:
-        if subnet.segment_id is not None:
-            raise errors.BadRequest("Subnet segment association change is not allowed")
-        _check_segment(db, subnet.network_id, attrs["segment_id"], subnet.service_types or [])
+        subnet_segments.check_segment_update(db, subnet, attrs["segment_id"])
         subnet.segment_id = attrs["segment_id"]
     for key in ("name", "description", "dns_nameservers", "host_routes", "service_types"):
         if key in attrs:
             setattr(subnet, key, attrs[key])
     standard.touch(subnet)
     db.flush()
+    subnet_segments.after_update(db, subnet, before)  # peer routes, segment provider
     return subnet
 
 
@@ -510,8 +497,10 @@ def delete_subnet(db: Session, ctx: RequestContext, subnet_id: str,
             raise errors.SubnetInUse(subnet_id=subnet.id)
     db.execute(delete(IPAllocation).where(IPAllocation.subnet_id == subnet.id))
     standard.delete_tags(db, [subnet.id])
+    gone = subnet_segments.SubnetState.of(subnet)
     db.delete(subnet)
     db.flush()
+    subnet_segments.after_delete(db, gone)  # peer routes, segment provider
 
 
 standard.register_taggable("subnets", standard.Taggable(

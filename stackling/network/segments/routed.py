@@ -357,3 +357,12 @@ def network_segment_aggregates(db: Session, network_id: str, *,
 
 __all__ = ["IPV4", "NAME_STUB", "aggregate_uuid", "free_ipv4", "is_routed",
            "network_segment_aggregates", "segment_of_port", "segments_of_port"]
+
+
+def after_port_write(db: Session, port_id: str, network_id: str, host: str,
+                     old_segments: set[str]) -> None:
+    """A port on a routed network was created or updated: one segment at most, one the
+    bound host reaches; then its segments' counts and its own allocation."""
+    check_same_segment(db, port_id)
+    check_host_compatible(db, port_id, network_id, host)
+    after_port_change(db, port_id, old_segments)
