@@ -121,7 +121,11 @@ def create_image(rq: ApiRequest) -> Any:
     _authorize(rq, "add_image")
     _authorize_visibility(rq, body.get("visibility"))
     image = logic.create_image(rq.db, rq.ctx, body)
-    return 201, image_view(image), {"Location": f"{rq.service_url}/v2/images/{image.id}"}
+    from stackling.image import importing
+
+    # As Glance: the create response names the enabled import methods and stores.
+    return 201, image_view(image), {"Location": f"{rq.service_url}/v2/images/{image.id}",
+                                    **importing.create_headers()}
 
 
 def show_image(rq: ApiRequest) -> Any:

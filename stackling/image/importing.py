@@ -103,3 +103,9 @@ def import_image(db: Session, ctx: RequestContext, image_id: str, method: str,
     db.flush()
     # Last, once the row is written: a failure above leaves the staged data in place.
     staged.replace(data_dir / image_id)
+
+
+def create_headers() -> dict[str, str]:
+    """Glance's headers on `POST /v2/images`: clients read the import methods there."""
+    return {"OpenStack-image-import-methods": ",".join(METHODS),
+            "OpenStack-image-store-ids": STORE["id"]}

@@ -5,72 +5,73 @@ from __future__ import annotations
 
 import hashlib
 
-I = "/image/v2"
+V2 = "/image/v2"
 
 
 def _new(api, **extra) -> dict:
-    r = api.post(f"{I}/images", user="demo", json={"name": "imp", "disk_format": "raw",
+    r = api.post(f"{V2}/images", user="demo", json={"name": "imp", "disk_format": "raw",
                                                    "container_format": "bare", **extra})
     assert r.status_code == 201, r.text
+    assert r.headers["OpenStack-image-import-methods"] == "glance-direct"
     return r.json()
 
 
 def test_discovery(api):
-    info = api.get(f"{I}/info/import", user="demo").json()
+    info = api.get(f"{V2}/info/import", user="demo").json()
     assert info["import-methods"]["value"] == ["glance-direct"]
     assert info["import-methods"]["type"] == "array"
-    stores = api.get(f"{I}/info/stores", user="demo").json()["stores"]
+    stores = api.get(f"{V2}/info/stores", user="demo").json()["stores"]
     assert stores == [{"id": "file", "description": "Local filesystem store", "default": True}]
-    assert api.get(f"{I}/info/import", user=None).status_code == 401
+    assert api.get(f"{V2}/info/import", user=None).status_code == 401
 
 
 def test_stage_then_import(api):
     image = _new(api)
     data = b"\x00\x01" * 300_000
-    r = api.put(f"{I}/images/{image['id']}/stage", user="demo", content=data,
+    r = api.put(f"{V2}/images/{image['id']}/stage", user="demo", content=data,
                 headers={"content-type": "application/octet-stream"})
     assert r.status_code == 204, r.text
-    staged = api.get(f"{I}/images/{image['id']}", user="demo").json()
+    staged = api.get(f"{V2}/images/{image['id']}", user="demo").json()
     assert staged["status"] == "uploading"
     # staging twice is a conflict
-    r = api.put(f"{I}/images/{image['id']}/stage", user="demo", content=b"x",
+    r = api.put(f"{V2}/images/{image['id']}/stage", user="demo", content=b"x",
                 headers={"content-type": "application/octet-stream"})
     assert r.status_code == 409
-    r = api.post(f"{I}/images/{image['id']}/import", user="demo",
+    r = api.post(f"{V2}/images/{image['id']}/import", user="demo",
                  json={"method": {"name": "glance-direct"}})
     assert r.status_code == 202, r.text
-    done = api.get(f"{I}/images/{image['id']}", user="demo").json()
+    done = api.get(f"{V2}/images/{image['id']}", user="demo").json()
     assert done["status"] == "active" and done["size"] == len(data)
     assert done["checksum"] == hashlib.md5(data).hexdigest()
     assert done["os_hash_value"] == hashlib.sha512(data).hexdigest()
-    got = api.get(f"{I}/images/{image['id']}/file", user="demo")
+    got = api.get(f"{V2}/images/{image['id']}/file", user="demo")
     assert got.status_code == 200 and got.content == data
     # importing again: nothing staged
-    r = api.post(f"{I}/images/{image['id']}/import", user="demo",
+    r = api.post(f"{V2}/images/{image['id']}/import", user="demo",
                  json={"method": {"name": "glance-direct"}})
     assert r.status_code == 409
 
 
 def test_import_errors(api):
     image = _new(api)
-    url = f"{I}/images/{image['id']}/import"
+    url = f"{V2}/images/{image['id']}/import"
     r = api.post(url, user="demo", json={"method": {"name": "glance-direct"}})
     assert r.status_code == 409  # not staged
     assert api.post(url, user="demo", json={"method": {"name": "bogus"}}).status_code == 400
     assert api.post(url, user="demo", json={"method": {"name": "web-download",
                                                        "uri": "http://x/y"}}).status_code == 400
     assert api.post(url, user="demo", json={}).status_code == 400
-    assert api.get(f"{I}/images/{image['id']}", user="demo").json()["status"] == "queued"
+    assert api.get(f"{V2}/images/{image['id']}", user="demo").json()["status"] == "queued"
     # another project cannot stage into it
-    other = api.post(f"{I}/images", user="admin", json={"name": "admins"}).json()
-    r = api.put(f"{I}/images/{other['id']}/stage", user="demo", content=b"x",
+    other = api.post(f"{V2}/images", user="admin", json={"name": "admins"}).json()
+    r = api.put(f"{V2}/images/{other['id']}/stage", user="demo", content=b"x",
                 headers={"content-type": "application/octet-stream"})
     assert r.status_code == 404
     # formats are needed before the import
-    bare = api.post(f"{I}/images", user="demo", json={"name": "noformat"}).json()
-    api.put(f"{I}/images/{bare['id']}/stage", user="demo", content=b"abc",
+    bare = api.post(f"{V2}/images", user="demo", json={"name": "noformat"}).json()
+    api.put(f"{V2}/images/{bare['id']}/stage", user="demo", content=b"abc",
             headers={"content-type": "application/octet-stream"})
-    r = api.post(f"{I}/images/{bare['id']}/import", user="demo",
+    r = api.post(f"{V2}/images/{bare['id']}/import", user="demo",
                  json={"method": {"name": "glance-direct"}})
     assert r.status_code == 400
-    assert api.get(f"{I}/images/{bare['id']}", user="demo").json()["status"] == "uploading"
+    assert api.get(f"{V2}/images/{bare['id']}", user="demo").json()["status"] == "uploading"

@@ -66,7 +66,8 @@ def _links(rq: ApiRequest, path: str, rows: list[Any], limit: int | None) -> lis
 def usage_index(rq: ApiRequest) -> Any:
     authorize(rq, "os-simple-tenant-usage:list")
     begin, stop = usage.period(rq.query.get("start"), rq.query.get("end"))
-    detailed = rq.query.get("detailed") == "1"
+    # Nova reads "1"; openstacksdk (the `openstack usage` commands) sends "True".
+    detailed = (rq.query.get("detailed") or "").lower() in ("1", "true", "yes", "on")
     limit, marker = _paging(rq)
     rows = usage.instances(rq.db, begin, stop, limit=limit, marker=marker)
     now = dt.datetime.now(dt.UTC)
