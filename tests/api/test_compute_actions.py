@@ -6,7 +6,23 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.api.test_compute import CIRROS, MAX, boot, mv, wait_status
+
+
+@pytest.fixture(scope="module", autouse=True)
+def unlimited(api):
+    """These modules boot more servers than the default quota of 10 per project."""
+    lift_quotas(api)
+
+
+def lift_quotas(api):
+    for user in ("admin", "demo"):
+        project = api.get("/identity/v3/auth/projects", user=user).json()["projects"][0]["id"]
+        r = api.put(f"/compute/v2.1/os-quota-sets/{project}", json={"quota_set": {
+            "instances": -1, "cores": -1, "ram": -1}})
+        assert r.status_code == 200, r.text
 
 
 def _server(api, user="demo", **kw):

@@ -5,7 +5,12 @@ placement allocations moving with the server, port bindings following it."""
 from __future__ import annotations
 
 from tests.api.test_compute import MAX, boot, mv, wait_status
-from tests.api.test_compute_actions import act, allocations, show
+from tests.api.test_compute_actions import (
+    act,
+    allocations,
+    show,
+    unlimited,  # noqa: F401 (autouse fixture)
+)
 
 PLACEMENT = {"OpenStack-API-Version": "placement 1.28"}
 
