@@ -471,6 +471,10 @@ def delete_role(rq: ApiRequest) -> Any:
     role = logic.get_role(rq.db, rq.path_params["role_id"])
     for a in logic.list_assignments(rq.db, role_id=role.id):
         tokens.revoke(rq.db, user_id=a["user_id"])
+    from stackling.identity import groups
+
+    for user_id in groups.members_granted(rq.db, role.id):
+        tokens.revoke(rq.db, user_id=user_id)  # the role came to them through a group
     rq.db.delete(role)
     return no_content()
 

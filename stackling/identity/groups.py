@@ -201,3 +201,11 @@ def list_role_assignments(db: Session, *, user_id: str | None = None,
                 unique.append(r)
         result = unique
     return result
+
+
+def members_granted(db: Session, role_id: str) -> list[str]:
+    """Users holding a role through a group grant (to revoke when the role goes)."""
+    groups = select(Assignment.actor_id).where(Assignment.role_id == role_id,
+                                               Assignment.type.in_(tuple(USER_KIND)))
+    return list(db.scalars(select(GroupMembership.user_id).distinct()
+                           .where(GroupMembership.group_id.in_(groups))))

@@ -134,3 +134,17 @@ def test_deleting_a_group_revokes_members_tokens(api):
     assert api.get(f"{V3}/auth/projects", token=token).status_code == 401
     rows = api.get(f"{V3}/role_assignments?scope.project.id={pid}").json()["role_assignments"]
     assert rows == []
+
+
+def test_deleting_a_role_revokes_tokens_of_group_members(api):
+    env = _setup(api)
+    gid, uid, pid = env["group"]["id"], env["user"]["id"], env["project"]["id"]
+    role = api.post(f"{V3}/roles", json={"role": {"name": f"r-{uuid.uuid4().hex[:6]}"}}
+                    ).json()["role"]
+    api.put(f"{V3}/projects/{pid}/groups/{gid}/roles/{role['id']}")
+    api.put(f"{V3}/groups/{gid}/users/{uid}")
+    r = _login(api, env["user"]["name"], "pw", env["project"]["name"])
+    assert [x["name"] for x in r.json()["token"]["roles"]] == [role["name"]]
+    token = r.headers["X-Subject-Token"]
+    assert api.delete(f"{V3}/roles/{role['id']}").status_code == 204
+    assert api.get(f"{V3}/auth/projects", token=token).status_code == 401
