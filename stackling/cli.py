@@ -72,8 +72,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
                    "info" if args.verbose else settings.observability.log_level)
     _check_port_free(settings.host, settings.port)
     # Our own access line replaces uvicorn's; log_config=None keeps our handlers.
+    limits = settings.http
+    # The header deadline reaches the worker processes through the environment.
+    os.environ["STACKLING_HTTP__CLIENT_TIMEOUT"] = str(limits.client_timeout)
     common = dict(host=settings.host, port=settings.port, log_level=log_level,
-                  access_log=False, log_config=None, timeout_keep_alive=30)
+                  access_log=False, log_config=None, timeout_keep_alive=limits.keep_alive_timeout,
+                  http="stackling.common.server:TimedH11Protocol",
+                  # X-Forwarded-* rewrite the client and scheme only behind a trusted proxy
+                  proxy_headers=limits.enable_proxy_headers_parsing, forwarded_allow_ips="*")
     if settings.workers > 1:
         runtime.db.dispose()
         _share_metrics(settings.data_dir)

@@ -146,6 +146,12 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     return create_engine(url, **kwargs)
 
 
+def in_int_range(value: int) -> bool:
+    """Whether an integer path id fits a database integer: bigger ones match no row (SQLite
+    would refuse to bind them, a 500)."""
+    return -(2**63) <= value < 2**63
+
+
 def insert_absent(db: Session, model: Any, rows: Sequence[Mapping[str, Any]]) -> None:
     """Insert `rows` into an association table, skipping rows whose key is already there.
 

@@ -35,6 +35,24 @@ def to_bool(value: Any) -> bool:
     raise ValueError(f"'{value}' cannot be converted to boolean")
 
 
+# Past this no page can hold more rows, and LIMIT 10**20 overflows every database's
+# BIGINT (a 500): larger limits mean "all", as they did.
+SQL_MAX_LIMIT = 2**31 - 2
+
+
+def clamp_limit(value: int) -> int:
+    return min(value, SQL_MAX_LIMIT)
+
+
+def bool_from_string(value: Any, default: bool = False) -> bool:
+    """oslo.utils' bool_from_string: an unrecognised string is `default`, never an error
+    (Keystone reads `enabled=maybe` as true this way)."""
+    try:
+        return to_bool(value)
+    except ValueError:
+        return default
+
+
 @dataclass
 class ListParams:
     filters: dict[str, list[str]] = field(default_factory=dict)
@@ -100,7 +118,7 @@ def parse_list_params(
             raise error(f"Limit must be an integer 0 or greater and not '{limit}'")
         if max_limit and max_limit > 0:
             value = min(value, max_limit) if value else max_limit
-        params.limit = value or None
+        params.limit = clamp_limit(value) or None
     params.marker = query.get("marker") or None
     page_reverse = query.get("page_reverse")
     if page_reverse is not None:

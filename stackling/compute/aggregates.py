@@ -13,7 +13,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from stackling.common.db import insert_absent, utcnow_precise
+from stackling.common.db import in_int_range, insert_absent, utcnow_precise
 from stackling.common.errors import BadRequest, Conflict
 from stackling.compute import hosts as hosts_logic
 from stackling.compute.errors import (
@@ -46,7 +46,7 @@ def get_aggregate(db: Session, aggregate_id: str) -> Aggregate:
         numeric = int(aggregate_id)
     except ValueError:
         raise BadRequest(f"Invalid aggregate id {aggregate_id}") from None
-    agg = db.get(Aggregate, numeric)
+    agg = db.get(Aggregate, numeric) if in_int_range(numeric) else None
     if agg is None:
         raise AggregateNotFound(aggregate_id=aggregate_id)
     return agg

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from stackling.common.db import is_deadlock, utcnow_precise
+from stackling.common.db import in_int_range, is_deadlock, utcnow_precise
 from stackling.compute.errors import ComputeHostNotFound, HypervisorNotFound, ServiceNotFound
 from stackling.compute.models import (
     Aggregate,
@@ -193,7 +193,8 @@ def get_service_by_uuid(db: Session, ident: str) -> ComputeService:
 
 def get_service_by_id(db: Session, ident: str) -> ComputeService:
     try:
-        service = db.get(ComputeService, int(ident))
+        numeric = int(ident)
+        service = db.get(ComputeService, numeric) if in_int_range(numeric) else None
     except ValueError:
         service = None
     if service is None:
@@ -255,6 +256,8 @@ def get_node(db: Session, node_id: str) -> tuple[ComputeNode, ComputeService]:
         numeric = int(node_id)
     except ValueError:
         raise HypervisorNotFound(id=node_id) from None
+    if not in_int_range(numeric):
+        raise HypervisorNotFound(id=node_id)
     row = db.execute(select(ComputeNode, ComputeService).join(
         ComputeService, ComputeService.id == ComputeNode.service_id).where(
         ComputeNode.id == numeric)).first()

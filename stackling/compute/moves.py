@@ -28,7 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
-from stackling.common.db import utcnow_precise
+from stackling.common.db import in_int_range, utcnow_precise
 from stackling.common.errors import BadRequest, NotFound
 from stackling.compute import actions, hosts, network_api, scheduler
 from stackling.compute import flavors as flavors_logic
@@ -399,6 +399,8 @@ def list_migrations(db: Session, *, host: str | None = None, status: str | None 
 def get_instance_migration(db: Session, inst: Instance, migration_id: str) -> Migration:
     try:
         ident = int(migration_id)
+        if not in_int_range(ident):
+            raise ValueError(migration_id)
     except ValueError:
         raise MigrationNotFoundForInstance(migration_id=migration_id,
                                            instance_id=inst.uuid) from None

@@ -7,9 +7,10 @@ from typing import Any
 from sqlalchemy import select
 
 from stackling.common.db import insert_absent
+from stackling.common.db import insert_absent
 from stackling.common.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from stackling.common.http import ApiRequest, Service, json_response, no_content
-from stackling.common.listing import to_bool
+from stackling.common.listing import bool_from_string
 from stackling.identity import logic, tokens
 from stackling.identity.logic import SYSTEM_ALL, USER_DOMAIN, USER_PROJECT, USER_SYSTEM
 from stackling.identity.models import (
@@ -193,7 +194,7 @@ def _subject(rq: ApiRequest) -> tokens.TokenData:
     subject = rq.headers.get("x-subject-token")
     if not subject:
         raise NotFound("Could not find token: .")
-    allow_expired = to_bool(rq.query.get("allow_expired", "false")) if rq.query.get(
+    allow_expired = bool_from_string(rq.query.get("allow_expired", "false")) if rq.query.get(
         "allow_expired") else False
     window = rq.settings.identity.allow_expired_window if allow_expired else 0
     try:
@@ -251,7 +252,7 @@ def list_domains(rq: ApiRequest) -> Any:
     if rq.query.get("name") is not None:
         stmt = stmt.where(Domain.name == rq.query["name"])
     if rq.query.get("enabled") is not None:
-        stmt = stmt.where(Domain.enabled.is_(to_bool(rq.query["enabled"])))
+        stmt = stmt.where(Domain.enabled.is_(bool_from_string(rq.query["enabled"], True)))
     domains = list(rq.db.scalars(stmt))
     if not rq.allowed("identity:list_domains"):
         mine = {rq.ctx.project_domain_id, rq.ctx.user_domain_id, rq.ctx.domain_id}
@@ -283,10 +284,10 @@ def list_projects(rq: ApiRequest) -> Any:
     if q.get("domain_id") is not None:
         stmt = stmt.where(Project.domain_id == q["domain_id"])
     if q.get("enabled") is not None:
-        stmt = stmt.where(Project.enabled.is_(to_bool(q["enabled"])))
+        stmt = stmt.where(Project.enabled.is_(bool_from_string(q["enabled"], True)))
     if q.get("parent_id") is not None:
         stmt = stmt.where(Project.parent_id == q["parent_id"])
-    if q.get("is_domain") is not None and to_bool(q["is_domain"]):
+    if q.get("is_domain") is not None and bool_from_string(q["is_domain"], True):
         return {"projects": [], "links": _collection_links(rq)}
     projects = list(rq.db.scalars(stmt))
     return {"projects": [project_view(rq, p) for p in projects], "links": _collection_links(rq)}
@@ -362,7 +363,7 @@ def list_users(rq: ApiRequest) -> Any:
     if q.get("domain_id") is not None:
         stmt = stmt.where(User.domain_id == q["domain_id"])
     if q.get("enabled") is not None:
-        stmt = stmt.where(User.enabled.is_(to_bool(q["enabled"])))
+        stmt = stmt.where(User.enabled.is_(bool_from_string(q["enabled"], True)))
     return {"users": [user_view(rq, u) for u in rq.db.scalars(stmt)],
             "links": _collection_links(rq)}
 

@@ -8,7 +8,6 @@ from sqlalchemy import select
 
 from stackling.common.errors import NotFound
 from stackling.common.http import ApiRequest, Service, no_content
-from stackling.common.listing import to_bool
 from stackling.identity import groups, logic
 from stackling.identity.api import (
     OBJECT,
@@ -175,7 +174,8 @@ def list_grants(rq: ApiRequest) -> Any:
 
 # ------------------------------------------------------------------ role assignments
 def _flag(q: Any, name: str) -> bool:
-    return name in q and (q.get(name) in ("", None) or to_bool(q[name]))
+    # Keystone's query_filter_is_true: present and not "0" (`effective=maybe` is true)
+    return name in q and (q.get(name) or "").lower() != "0"
 
 
 def role_assignments(rq: ApiRequest) -> Any:
