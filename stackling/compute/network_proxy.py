@@ -11,6 +11,7 @@ calls Neutron with the user's token, and bodies are rendered in Nova's formats.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from typing import Any
 
@@ -303,4 +304,81 @@ def release_floating_ip(db: Session, ctx: RequestContext, fip_id: str) -> None:
     except ApiError as err:
         if err.status == 404:
             raise FloatingIpNotFound(id=fip_id) from None
+        raise
+
+
+# ------------------------------------------------------------------ os-security-group-rules
+def _port_value(value: Any, name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise BadRequest(f"Invalid {name} port {value}.") from None
+
+
+def rule_body(values: dict[str, Any], parent: dict[str, Any]) -> dict[str, Any]:
+    """Nova's rule arguments (ip_protocol, from_port, to_port, cidr | group_id) as a
+    Neutron ingress rule (nova.network.security_group_api.new_*_ingress_rule)."""
+    protocol = values.get("ip_protocol")
+    group_id, cidr = values.get("group_id"), values.get("cidr")
+    body: dict[str, Any] = {"security_group_id": parent["id"], "direction": "ingress",
+                            "ethertype": "IPv4"}
+    if group_id:
+        body["remote_group_id"] = group_id
+    else:
+        cidr = cidr or "0.0.0.0/0"
+        try:
+            network = ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            raise BadRequest(f"Invalid cidr {cidr}.") from None
+        if network.prefixlen == 0 and str(network.network_address) not in ("0.0.0.0", "::"):
+            raise BadRequest(f"Bad prefix for network in cidr {cidr}")
+        body["remote_ip_prefix"] = cidr
+        body["ethertype"] = f"IPv{network.version}"
+    if protocol is None:
+        if values.get("from_port") is not None or values.get("to_port") is not None:
+            raise BadRequest("Not enough parameters to build a valid rule.")
+        return body
+    if not isinstance(protocol, str) or protocol.lower() not in ("tcp", "udp", "icmp"):
+        raise BadRequest(f"Invalid IP protocol {protocol}.")
+    protocol = protocol.lower()
+    low = _port_value(values.get("from_port"), "from")
+    high = _port_value(values.get("to_port"), "to")
+    if protocol == "icmp":
+        if not (-1 <= low <= 255 and -1 <= high <= 255):
+            raise BadRequest(f"Invalid port range {low}:{high}. Type and Code must be "
+                             "integers for ICMP protocol type")
+        body.update(protocol="icmp", port_range_min=None if low == -1 else low,
+                    port_range_max=None if high == -1 else high)
+    else:
+        if low > high or not (1 <= low <= 65535 and 1 <= high <= 65535):
+            raise BadRequest(f"Invalid port range {low}:{high}. Valid TCP ports should be "
+                             "between 1-65535")
+        body.update(protocol=protocol, port_range_min=low, port_range_max=high)
+    return body
+
+
+def create_rule(db: Session, ctx: RequestContext, values: dict[str, Any]) -> dict[str, Any]:
+    parent = show_group(db, ctx, str(values.get("parent_group_id") or ""))
+    if values.get("group_id"):
+        show_group(db, ctx, str(values["group_id"]))
+    try:
+        rule = _net().create_security_group_rule(db, ctx, rule_body(values, parent))
+    except ApiError as err:
+        if err.status == 409:
+            raise BadRequest("This rule already exists in group "
+                             f"{parent['id']}") from None
+        raise
+    known = {parent["id"]: {"name": parent["name"], "project_id": parent["tenant_id"]}}
+    if rule.get("remote_group_id") and rule["remote_group_id"] not in known:
+        source = show_group(db, ctx, rule["remote_group_id"])
+        known[source["id"]] = {"name": source["name"], "project_id": source["tenant_id"]}
+    return _rule_view(rule, known)
+
+
+def delete_rule(db: Session, ctx: RequestContext, rule_id: str) -> None:
+    try:
+        _net().delete_security_group_rule(db, ctx, rule_id)
+    except ApiError as err:
+        if err.status == 404:
+            raise SecurityGroupNotFound(detail=f"Rule ({rule_id}) not found") from None
         raise

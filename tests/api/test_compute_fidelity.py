@@ -233,3 +233,45 @@ def test_os_hosts_below_2_43(api, server):
     assert api.get(f"{C}/os-hosts/nope", user="admin", headers=mv("2.42")).status_code == 404
     assert api.get(f"{C}/os-hosts", user="admin", headers=mv("2.43")).status_code == 404
     assert api.get(f"{C}/os-hosts", user="demo", headers=mv("2.42")).status_code == 403
+
+
+def test_security_group_rules_proxy(api):
+    v = mv("2.35")
+    sg = api.post(f"{C}/os-security-groups", user="demo", headers=v, json={
+        "security_group": {"name": "rules", "description": "r"}}).json()["security_group"]
+    r = api.post(f"{C}/os-security-group-rules", user="demo", headers=v, json={
+        "security_group_rule": {"parent_group_id": sg["id"], "ip_protocol": "tcp",
+                                "from_port": 22, "to_port": 22, "cidr": "10.0.0.0/8"}})
+    assert r.status_code == 200, r.text
+    rule = r.json()["security_group_rule"]
+    assert rule == {"id": rule["id"], "parent_group_id": sg["id"], "ip_protocol": "tcp",
+                    "from_port": 22, "to_port": 22, "group": {},
+                    "ip_range": {"cidr": "10.0.0.0/8"}}
+    icmp = api.post(f"{C}/os-security-group-rules", user="demo", headers=v, json={
+        "security_group_rule": {"parent_group_id": sg["id"], "ip_protocol": "icmp",
+                                "from_port": -1, "to_port": -1, "group_id": sg["id"]}})
+    assert icmp.status_code == 200, icmp.text
+    assert icmp.json()["security_group_rule"]["group"] == {"name": "rules",
+                                                           "tenant_id": sg["tenant_id"]}
+    shown = api.get(f"{C}/os-security-groups/{sg['id']}", user="demo", headers=v).json()
+    assert len(shown["security_group"]["rules"]) == 2
+    dup = api.post(f"{C}/os-security-group-rules", user="demo", headers=v, json={
+        "security_group_rule": {"parent_group_id": sg["id"], "ip_protocol": "tcp",
+                                "from_port": 22, "to_port": 22, "cidr": "10.0.0.0/8"}})
+    assert dup.status_code == 400
+    for bad in ({"ip_protocol": "tcp", "from_port": 10, "to_port": 5},
+                {"ip_protocol": "bogus", "from_port": 1, "to_port": 2},
+                {"ip_protocol": "tcp", "from_port": 1, "to_port": 2, "cidr": "nope"}):
+        r = api.post(f"{C}/os-security-group-rules", user="demo", headers=v, json={
+            "security_group_rule": {"parent_group_id": sg["id"], **bad}})
+        assert r.status_code == 400, (bad, r.text)
+    r = api.post(f"{C}/os-security-group-rules", user="demo", headers=v, json={
+        "security_group_rule": {"parent_group_id": "00000000-0000-0000-0000-000000000000",
+                                "ip_protocol": "tcp", "from_port": 1, "to_port": 2}})
+    assert r.status_code == 404
+    assert api.delete(f"{C}/os-security-group-rules/{rule['id']}", user="demo", headers=v
+                      ).status_code == 202
+    assert api.delete(f"{C}/os-security-group-rules/{rule['id']}", user="demo", headers=v
+                      ).status_code == 404
+    assert api.post(f"{C}/os-security-group-rules", user="demo", headers=mv("2.36"), json={
+        "security_group_rule": {"parent_group_id": sg["id"]}}).status_code == 404

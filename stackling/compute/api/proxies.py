@@ -1,7 +1,8 @@
 """Nova's network proxy APIs and a server's security groups.
 
 `/servers/{id}/os-security-groups` and the addSecurityGroup/removeSecurityGroup actions
-are served at every microversion; os-security-groups, os-floating-ips,
+are served at every microversion; os-security-groups, os-security-group-rules,
+os-floating-ips,
 os-floating-ip-pools, os-networks and os-tenant-networks only below 2.36 (Nova answers
 404 from 2.36 on). Bodies are Nova's formats over the network service.
 """
@@ -26,6 +27,8 @@ POLICIES = {
     "os_compute_api:os-security-groups:show": READER,
     "os_compute_api:os-security-groups:create": MEMBER,
     "os_compute_api:os-security-groups:delete": MEMBER,
+    "os_compute_api:os-security-groups:rule:create": MEMBER,
+    "os_compute_api:os-security-groups:rule:delete": MEMBER,
     "os_compute_api:os-floating-ips:list": READER,
     "os_compute_api:os-floating-ips:show": READER,
     "os_compute_api:os-floating-ips:create": MEMBER,
@@ -132,6 +135,23 @@ def sg_delete(rq: ApiRequest) -> Any:
     return 202, None
 
 
+def rule_create(rq: ApiRequest) -> Any:
+    _until(rq, PROXY_REMOVED)
+    authorize(rq, "os-security-groups:rule:create")
+    data = rq.json(malformed="Malformed request body")
+    rule = data.get("security_group_rule") if isinstance(data, dict) else None
+    if not isinstance(rule, dict):
+        raise BadRequest("The request body can't be empty")
+    return {"security_group_rule": network_proxy.create_rule(rq.db, rq.ctx, rule)}
+
+
+def rule_delete(rq: ApiRequest) -> Any:
+    _until(rq, PROXY_REMOVED)
+    authorize(rq, "os-security-groups:rule:delete")
+    network_proxy.delete_rule(rq.db, rq.ctx, rq.path_params["rule_id"])
+    return 202, None
+
+
 # ------------------------------------------------------------------ os-floating-ips
 def fip_index(rq: ApiRequest) -> Any:
     _until(rq, PROXY_REMOVED)
@@ -203,6 +223,8 @@ def add_routes(s: Any) -> None:
     s.add("/v2.1/servers/{server_id}/os-security-groups", get=server_groups)
     s.add("/v2.1/os-security-groups", get=sg_index, post=sg_create)
     s.add("/v2.1/os-security-groups/{sg_id}", get=sg_show, delete=sg_delete)
+    s.add("/v2.1/os-security-group-rules", post=rule_create)
+    s.add("/v2.1/os-security-group-rules/{rule_id}", delete=rule_delete)
     s.add("/v2.1/os-floating-ips", get=fip_index, post=fip_create)
     s.add("/v2.1/os-floating-ips/{fip_id}", get=fip_show, delete=fip_delete)
     s.add("/v2.1/os-floating-ip-pools", get=fip_pools)
