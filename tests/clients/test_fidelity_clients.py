@@ -5,6 +5,7 @@ cloud layer as Ansible's openstack.cloud drives it (auto_ip, re-runs, delete_ips
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -225,3 +226,26 @@ def test_cli_image_create_import(cloud, tmp_path):
     assert shown["status"] == "active" and shown["size"] == data.stat().st_size
     info = json.loads(json.dumps(cloud.sdk().image.get_import_info().import_methods))
     assert info["value"] == ["glance-direct"]
+
+
+@sqlite_only
+def test_cli_server_ssh_finds_the_floating_ip(cloud, tmp_path):
+    """`openstack server ssh --public` picks the floating IP (a stand-in `ssh` records
+    the command line instead of connecting)."""
+    member = cloud.new_project_member()
+    _boot(member["sdk"], "fid-ssh", auto_ip=True)
+    floating = member["sdk"].get_server("fid-ssh").public_v4
+    assert floating
+    record = tmp_path / "ssh-args"
+    fake = tmp_path / "bin" / "ssh"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"$@\" > {record}\n")
+    fake.chmod(0o755)
+    env = {"OS_AUTH_URL": f"{cloud.url}/identity", "OS_USERNAME": member["user"].name,
+           "OS_PASSWORD": member["password"], "OS_PROJECT_NAME": member["project"].name,
+           "OS_USER_DOMAIN_NAME": "Default", "OS_PROJECT_DOMAIN_NAME": "Default",
+           "OS_IDENTITY_API_VERSION": "3", "OS_CLIENT_CONFIG_FILE": "/dev/null",
+           "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    cloud.cli("server", "ssh", "--public", "--login", "cirros", "fid-ssh", cloud="", env=env,
+              parse=False)
+    assert floating in record.read_text().split()
