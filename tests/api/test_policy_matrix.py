@@ -10,6 +10,7 @@ class from `RULES` (persona -> outcome), with optional per-persona overrides:
   path is a real object of project demo, also not 404.
 - `DENY`: 403 (the caller sees the object but may not do this).
 - `HIDE`: 404 (upstream hides the object's existence from this caller).
+- `EMPTY`: 200 with every collection in the body empty (a list filtered by policy).
 
 How to add a route: add one line to `TABLE`: `service METHOD path rule [body] [persona=outcome...]`,
 where `path` is the route template exactly as registered and `body` names a request body
@@ -28,7 +29,7 @@ from typing import Any
 
 import pytest
 
-OK, DENY, HIDE = "ok", "403", "404"
+OK, DENY, HIDE, EMPTY = "ok", "403", "404", "empty"
 PERSONAS = ("unscoped", "other", "reader", "member", "admin")  # the refused ones first
 
 RULES: dict[str, dict[str, str]] = {
@@ -45,10 +46,10 @@ RULES: dict[str, dict[str, str]] = {
     "self": dict(admin=OK, member=OK, reader=OK, other=OK, unscoped=OK),
     # identity's admin APIs: admin only, refused to everyone else with any token
     "identity-admin": dict(admin=OK, member=DENY, reader=DENY, other=DENY, unscoped=DENY),
-    # neutron's admin-only resources: a list filters every item out (200, empty), a
-    # show/update/delete of an id the caller may not see is its 404, a body is validated
-    # before the policy (so with fake ids and bodies only admin/unscoped are decisive)
-    "neutron-admin": dict(admin=OK, member=OK, reader=OK, other=OK, unscoped=DENY),
+    # neutron's admin-only resources (the admin's objects): a list filters every item
+    # out (200, empty), a show/update/delete of what the caller may not see is a 404
+    "admin-list": dict(admin=OK, member=EMPTY, reader=EMPTY, other=EMPTY, unscoped=DENY),
+    "admin-hidden": dict(admin=OK, member=HIDE, reader=HIDE, other=HIDE, unscoped=DENY),
     # routes called with fake ids and empty bodies: only the scope check is decisive
     "fake-ids": dict(admin=OK, member=OK, reader=OK, other=OK, unscoped=DENY),
 }
@@ -164,16 +165,16 @@ network POST   /v2.0/security_group_rules                         member-write  
 network GET    /v2.0/security_group_rules/{rule_id}               reader-read
 network DELETE /v2.0/security_group_rules/{rule_id}               member-write
 network GET    /v2.0/availability_zones                           any-read
-network GET    /v2.0/network_segment_ranges                       neutron-admin
-network POST   /v2.0/network_segment_ranges                       neutron-admin
-network GET    /v2.0/network_segment_ranges/{range_id}            neutron-admin
-network PUT    /v2.0/network_segment_ranges/{range_id}            neutron-admin
-network DELETE /v2.0/network_segment_ranges/{range_id}            neutron-admin
-network GET    /v2.0/segments                                     neutron-admin
-network POST   /v2.0/segments                                     neutron-admin
-network GET    /v2.0/segments/{segment_id}                        neutron-admin
-network PUT    /v2.0/segments/{segment_id}                        neutron-admin
-network DELETE /v2.0/segments/{segment_id}                        neutron-admin
+network GET    /v2.0/network_segment_ranges                       admin-list
+network POST   /v2.0/network_segment_ranges                       admin-only     segment_range
+network GET    /v2.0/network_segment_ranges/{range_id}            admin-hidden
+network PUT    /v2.0/network_segment_ranges/{range_id}            admin-hidden   segment_range_update
+network DELETE /v2.0/network_segment_ranges/{range_id}            admin-hidden
+network GET    /v2.0/segments                                     admin-list
+network POST   /v2.0/segments                                     admin-only     segment
+network GET    /v2.0/segments/{segment_id}                        admin-hidden
+network PUT    /v2.0/segments/{segment_id}                        admin-hidden   segment_update
+network DELETE /v2.0/segments/{segment_id}                        admin-hidden
 network GET    /v2.0/routers                                      any-read
 network POST   /v2.0/routers                                      member-create  router
 network GET    /v2.0/routers/{router_id}                          reader-read
@@ -204,20 +205,20 @@ network DELETE /v2.0/{collection}/{resource_id}/tags              member-write
 network PUT    /v2.0/{collection}/{resource_id}/tags/{tag}        member-write
 network GET    /v2.0/{collection}/{resource_id}/tags/{tag}        reader-read
 network DELETE /v2.0/{collection}/{resource_id}/tags/{tag}        member-write admin=404
-network GET    /v2.0/agents                                       neutron-admin
+network GET    /v2.0/agents                                       admin-list
 network PUT    /v2.0/subnetpools/{subnetpool_id}/add_prefixes     member-write   prefixes
 network PUT    /v2.0/subnetpools/{subnetpool_id}/remove_prefixes  member-write   prefixes
 network GET    /v2.0/rbac_policies                                any-read
-network POST   /v2.0/rbac_policies                                fake-ids
-network GET    /v2.0/rbac_policies/{rbac_policy_id}               fake-ids
-network PUT    /v2.0/rbac_policies/{rbac_policy_id}               fake-ids
-network DELETE /v2.0/rbac_policies/{rbac_policy_id}               fake-ids
+network POST   /v2.0/rbac_policies                                member-write   rbac_policy
+network GET    /v2.0/rbac_policies/{rbac_policy_id}               reader-read
+network PUT    /v2.0/rbac_policies/{rbac_policy_id}               member-write   rbac_policy_update
+network DELETE /v2.0/rbac_policies/{rbac_policy_id}               member-write
 network GET    /v2.0/address_scopes                               any-read
 network POST   /v2.0/address_scopes                               member-create  address_scope
-network GET    /v2.0/address_scopes/{address_scope_id}            fake-ids
-network PUT    /v2.0/address_scopes/{address_scope_id}            fake-ids
-network DELETE /v2.0/address_scopes/{address_scope_id}            fake-ids
-network GET    /v2.0/agents/{agent_id}                            neutron-admin
+network GET    /v2.0/address_scopes/{address_scope_id}            reader-read
+network PUT    /v2.0/address_scopes/{address_scope_id}            member-write   address_scope_update
+network DELETE /v2.0/address_scopes/{address_scope_id}            member-write
+network GET    /v2.0/agents/{agent_id}                            admin-hidden
 # ---------------------------------------------------------------- placement
 placement GET    /resource_classes                                admin-only
 placement POST   /resource_classes                                admin-only
@@ -324,7 +325,7 @@ compute GET    /v2.1/os-quota-class-sets/{class_name}             admin-only
 compute PUT    /v2.1/os-quota-class-sets/{class_name}             admin-only     quota_class_set
 compute GET    /v2.1/os-migrations                                admin-only
 compute GET    /v2.1/os-simple-tenant-usage                       admin-only
-compute GET    /v2.1/os-simple-tenant-usage/{tenant_id}           fake-ids
+compute GET    /v2.1/os-simple-tenant-usage/{tenant_id}           any-read
 compute GET    /v2.1/os-hosts                                     admin-only     mv=2.42
 compute GET    /v2.1/os-hosts/{host_name}                         admin-only     mv=2.42
 compute GET    /v2.1/servers/{server_id}/migrations               admin-only other=404
@@ -339,6 +340,8 @@ compute GET    /v2.1/os-security-groups                           any-read      
 compute POST   /v2.1/os-security-groups                           member-create  mv=2.35 proxy_sg
 compute GET    /v2.1/os-security-groups/{sg_id}                   reader-read    mv=2.35
 compute DELETE /v2.1/os-security-groups/{sg_id}                   member-write   mv=2.35
+compute POST   /v2.1/os-security-group-rules                      member-write   mv=2.35 proxy_sg_rule
+compute DELETE /v2.1/os-security-group-rules/{rule_id}            member-write   mv=2.35
 compute GET    /v2.1/os-floating-ips                              any-read       mv=2.35
 compute POST   /v2.1/os-floating-ips                              member-create  mv=2.35 proxy_fip
 compute GET    /v2.1/os-floating-ips/{fip_id}                     reader-read    mv=2.35
@@ -443,11 +446,26 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "keypair": lambda w: {"keypair": {"name": "k-new"}},
     "aggregate_action": lambda w: {"add_host": {"host": "nohost"}},
     "prefixes": lambda w: {"prefixes": ["10.181.0.0/16"]},
+    "segment": lambda w: {"segment": {"network_id": w["admin_network_id"],
+                                      "network_type": "vxlan"}},
+    "segment_update": lambda w: {"segment": {"name": "s2"}},
+    "segment_range": lambda w: {"network_segment_range": {
+        "name": "r", "network_type": "vlan", "physical_network": "physnet1",
+        "minimum": 3000, "maximum": 3009, "shared": True}},
+    "segment_range_update": lambda w: {"network_segment_range": {"name": "r2"}},
+    "address_scope_update": lambda w: {"address_scope": {"name": "a2"}},
+    "rbac_policy": lambda w: {"rbac_policy": {
+        "object_type": "network", "object_id": w["rbac_network_id"],
+        "action": "access_as_shared", "target_tenant": w["admin_project_id"]}},
+    "rbac_policy_update": lambda w: {"rbac_policy": {"target_tenant": "t-updated"}},
     "address_scope": lambda w: {"address_scope": {"name": "a", "ip_version": 4}},
     "image_import": lambda w: {"method": {"name": "glance-direct"}},
     "console": lambda w: {"remote_console": {"protocol": "vnc", "type": "novnc"}},
     "proxy_sg": lambda w: {"security_group": {"name": "g", "description": "d"}},
     "proxy_fip": lambda w: {"pool": "public"},
+    "proxy_sg_rule": lambda w: {"security_group_rule": {
+        "parent_group_id": w["sg_id"], "ip_protocol": "tcp", "from_port": 8000,
+        "to_port": 8000, "cidr": "0.0.0.0/0"}},
     "quota_set": lambda w: {"quota_set": {"instances": 20}},
     "quota_class_set": lambda w: {"quota_class_set": {"instances": 20}},
     "image": lambda w: {"name": "i", "disk_format": "raw", "container_format": "bare"},
@@ -564,6 +582,9 @@ class World:
             self.ids[placeholder] = FRESH[placeholder](self)
         self.ids["resource_id"] = self.ids["network_id"]
         self.ids["fip_id"] = self.ids["floatingip_id"]
+        self.ids["admin_project_id"] = self.projects["admin"]
+        agents = self.ok("GET", "/networking/v2.0/agents", user="admin")["agents"]
+        self.ids["agent_id"] = agents[0]["id"] if agents else "no-agent"
         self.ids["request_id"] = self.ok("GET", f"/compute/v2.1/servers/{self.ids['server_id']}"
                                          "/os-instance-actions")["instanceActions"][0][
                                              "request_id"]
@@ -628,6 +649,27 @@ FRESH: dict[str, Callable[[World], str]] = {
     )["flavor"]["id"],
     "name": lambda w: w.ok("POST", "/compute/v2.1/os-keypairs", {"keypair": {
         "name": f"k-{w.count()}"}})["keypair"]["name"],
+    # shared with other projects by the RBAC rows: never the network the table reads
+    "rbac_network_id": lambda w: w.ok("POST", "/networking/v2.0/networks", {
+        "network": {"name": "rbac-w"}})["network"]["id"],
+    "admin_network_id": lambda w: w.ok("POST", "/networking/v2.0/networks", {
+        "network": {"name": "admin-w"}}, user="admin")["network"]["id"],
+    "segment_id": lambda w: w.ok("POST", "/networking/v2.0/segments", {"segment": {
+        "network_id": w.ok("POST", "/networking/v2.0/networks", {"network": {
+            "name": "seg-w", "provider:network_type": "vlan",
+            "provider:physical_network": "physnet1"}}, user="admin")["network"]["id"],
+        "network_type": "vxlan"}}, user="admin")["segment"]["id"],
+    "range_id": lambda w: w.ok("POST", "/networking/v2.0/network_segment_ranges", {
+        "network_segment_range": {"name": "w", "network_type": "vlan",
+                                  "physical_network": "physnet1", "shared": True,
+                                  "minimum": 3100 + 10 * w.count(),
+                                  "maximum": 3105 + 10 * w.made}}, user="admin"
+    )["network_segment_range"]["id"],
+    "address_scope_id": lambda w: w.ok("POST", "/networking/v2.0/address_scopes", {
+        "address_scope": {"name": "w", "ip_version": 4}})["address_scope"]["id"],
+    "rbac_policy_id": lambda w: w.ok("POST", "/networking/v2.0/rbac_policies", {"rbac_policy": {
+        "object_type": "network", "object_id": w.ids["rbac_network_id"],
+        "action": "access_as_shared", "target_tenant": f"t-{w.count()}"}})["rbac_policy"]["id"],
     "fip_id": lambda w: w.ok("POST", "/networking/v2.0/floatingips", {"floatingip": {
         "floating_network_id": w.ids["public_id"]}})["floatingip"]["id"],
     "image_id": lambda w: w.ok("POST", "/image/v2/images", {
@@ -661,7 +703,7 @@ def _fill(entry: Entry, ids: Ids) -> tuple[str, bool]:
     return url, real and not entry.fake
 
 
-def _call(world: World, entry: Entry, persona: str, ids: Ids) -> tuple[int, str, bool]:
+def _call(world: World, entry: Entry, persona: str, ids: Ids) -> tuple[int, str, bool, Any]:
     # heat's URLs carry the caller's own project
     ids = {**ids, "tenant_id": world.projects.get(persona, ids["project_id"])}
     url, real = _fill(entry, ids)
@@ -686,7 +728,9 @@ def _call(world: World, entry: Entry, persona: str, ids: Ids) -> tuple[int, str,
         kwargs["json"] = {}
     r = world.api.request(entry.method, url, token=world.tokens[persona], headers=headers,
                           **kwargs)
-    return r.status_code, r.text[:200], real
+    body = r.json() if r.content and r.headers.get("content-type", "").startswith(
+        "application/json") else None
+    return r.status_code, r.text[:200], real, body
 
 
 def _fresh_ids(world: World, entry: Entry) -> Ids:
@@ -698,9 +742,12 @@ def _fresh_ids(world: World, entry: Entry) -> Ids:
     return {**world.ids, leaf: FRESH[leaf](world)}
 
 
-def _matches(expected: str, status: int, real: bool) -> bool:
+def _matches(expected: str, status: int, real: bool, body: Any) -> bool:
     if status >= 500:
         return False
+    if expected == EMPTY:
+        return status == 200 and isinstance(body, dict) and all(
+            v == [] for k, v in body.items() if isinstance(v, list))
     if expected == OK:
         return status not in (401, 403) and not (real and status == 404)
     return str(status) == expected
@@ -714,9 +761,9 @@ def test_policy_matrix(api: Any, world: World) -> None:
             continue  # a table line for a route another build does not serve
         for persona in PERSONAS:
             ids = _fresh_ids(world, entry)
-            status, text, real = _call(world, entry, persona, ids)
+            status, text, real, body = _call(world, entry, persona, ids)
             want = entry.expected(persona)
-            if not _matches(want, status, real):
+            if not _matches(want, status, real, body):
                 failures.append(f"{entry.method} {entry.path} as {persona}: want {want}, "
                                 f"got {status} {text}")
         if "quota" in entry.path:
