@@ -68,7 +68,11 @@ def instances(db: Session, begin: dt.datetime, stop: dt.datetime, *,
         stmt = stmt.where(Instance.project_id == project_id)
     stmt = stmt.order_by(Instance.created_at, Instance.id)
     if marker is not None:
-        row = db.scalars(select(Instance).where(Instance.uuid == marker)).first()
+        # the marker must be one of the listed project's servers (no probing others)
+        marked = select(Instance).where(Instance.uuid == marker)
+        if project_id is not None:
+            marked = marked.where(Instance.project_id == project_id)
+        row = db.scalars(marked).first()
         if row is None:
             raise BadRequest(f"Marker {marker} could not be found.")
         stmt = stmt.where((Instance.created_at > row.created_at)

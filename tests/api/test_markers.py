@@ -57,3 +57,18 @@ def test_private_flavor_marker_is_not_found_for_a_member(api: Any) -> None:
     assert r.json()["badRequest"]["message"] == f"marker [{flavor}] not found"
     assert api.get(f"/compute/v2.1/flavors?is_public=None&limit=1&marker={flavor}"
                    ).status_code == 200
+
+
+def test_usage_marker_of_another_projects_server_is_not_found(api: Any) -> None:
+    other = _other_token(api)
+    cirros = api.get("/image/v2/images?name=cirros").json()["images"][0]["id"]
+    headers = {"OpenStack-API-Version": "compute 2.40"}
+    r = api.post("/compute/v2.1/servers", token=other, headers=headers, json={"server": {
+        "name": "theirs", "flavorRef": "1", "imageRef": cirros, "networks": "none"}})
+    assert r.status_code == 202, r.text
+    theirs = r.json()["server"]["id"]
+    demo = api.get("/identity/v3/projects?name=demo").json()["projects"][0]["id"]
+    r = api.get(f"/compute/v2.1/os-simple-tenant-usage/{demo}?limit=1&marker={theirs}",
+                user="demo", headers=headers)
+    assert r.status_code == 400, r.text
+    assert r.json()["badRequest"]["message"] == f"Marker {theirs} could not be found."
