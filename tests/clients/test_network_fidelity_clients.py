@@ -209,3 +209,44 @@ def test_cli_agents_rbac_and_address_scopes(cloud):
     cloud.cli("address", "scope", "delete", scope["id"])
     cloud.cli("network", "rbac", "delete", policy["id"])
     cloud.cli("network", "delete", net["id"])
+
+
+# ------------------------------------------------------------------ racing grants
+@pytest.mark.concurrency
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
+def test_racing_identical_grants_make_one(cloud_factory, backend):
+    """Ten identical policy creates and ten `shared=true` updates of one network across
+    four processes: one grant per (object, action, target), the others 409, the network
+    ends with exactly one wildcard policy."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    server = cloud_factory(backend, workers=4)
+    admin = server.sdk()
+    member = server.new_project_member()
+    net = admin.network.create_network(name=_name("race"))
+    token = server.token()
+    local = threading.local()
+
+    def call(i: int) -> httpx.Response:
+        if not hasattr(local, "http"):
+            local.http = httpx.Client(base_url=server.url, headers={"X-Auth-Token": token},
+                                      timeout=120)
+        if i % 2:
+            return local.http.put(f"/networking/v2.0/networks/{net.id}",
+                                  json={"network": {"shared": True}})
+        return local.http.post("/networking/v2.0/rbac-policies", json={"rbac_policy": {
+            "object_type": "network", "object_id": net.id, "action": "access_as_shared",
+            "target_tenant": member["project"].id}})
+
+    with ThreadPoolExecutor(10) as pool:
+        results = list(pool.map(call, range(20)))
+    creates = sorted(r.status_code for i, r in enumerate(results) if not i % 2)
+    assert creates == [201] + [409] * 9, [r.text for r in results if r.status_code >= 500]
+    assert all(r.status_code == 200 for i, r in enumerate(results) if i % 2), [
+        r.text for r in results if r.status_code != 200]
+    grants = sorted(p.target_project_id for p in admin.network.rbac_policies(object_id=net.id))
+    assert grants == sorted(["*", member["project"].id])
+    assert member["sdk"].network.get_network(net.id).is_shared
