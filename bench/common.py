@@ -28,6 +28,12 @@ SERVER_ENV = {
     "STACKLING_ADMIN_PASSWORD": ADMIN_PASSWORD,
     "STACKLING_DEMO_PASSWORD": "bench-demo",
     "STACKLING_IDENTITY__PASSWORD_HASH_ROUNDS": "4",
+    # Benchmarks make thousands of objects in one project: quotas high enough never to
+    # refuse, but finite, so every create still pays for its quota check.
+    **{f"STACKLING_QUOTA__COMPUTE__{k}": "1000000" for k in ("INSTANCES", "CORES", "RAM")},
+    **{f"STACKLING_QUOTA__NETWORK__{k}": "1000000" for k in (
+        "NETWORK", "SUBNET", "PORT", "ROUTER", "FLOATINGIP", "SECURITY_GROUP",
+        "SECURITY_GROUP_RULE")},
 }
 
 

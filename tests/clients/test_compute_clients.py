@@ -107,6 +107,10 @@ def test_crash_mid_build_leaks_nothing(cloud_factory):
                 "networks": networks, "min_count": count, "max_count": count}})
             assert r.status_code == 202, r.text
 
+    with server.http(server.token()) as admin:  # 27 servers: above Nova's default 10
+        demo = admin.get("/identity/v3/projects?name=demo").json()["projects"][0]["id"]
+        admin.put(f"/compute/v2.1/os-quota-sets/{demo}", json={"quota_set": {
+            "instances": -1, "cores": -1, "ram": -1}}).raise_for_status()
     create("auto", 1)  # the first auto boot builds the topology
     with ThreadPoolExecutor(3) as pool:
         list(pool.map(create, ["auto", "none", "auto"], [10, 6, 10]))

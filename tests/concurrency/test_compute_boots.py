@@ -23,6 +23,8 @@ def test_parallel_auto_boots_share_one_topology(cloud_factory, backend):
     project_id = member["project"].id
     token = member["sdk"].session.get_token()
     n = 20
+    # more servers than Nova's default quota of 10: lift it for this project
+    server.sdk().set_compute_quotas(project_id, instances=-1, cores=-1, ram=-1)
     barrier = threading.Barrier(n)
 
     def boot(i: int) -> httpx.Response:

@@ -22,6 +22,8 @@ def test_delete_during_build_leaks_nothing(cloud_factory, backend):
     member = server.new_project_member()
     project_id = member["project"].id
     token = member["sdk"].session.get_token()
+    # twenty servers may be alive at once: above Nova's default quota of 10
+    server.sdk().set_compute_quotas(project_id, instances=-1, cores=-1, ram=-1)
     with httpx.Client(base_url=server.url, timeout=120,
                       headers={"X-Auth-Token": token}) as http:
         net = http.post("/networking/v2.0/networks", json={"network": {"name": "n"}})
