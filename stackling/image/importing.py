@@ -15,12 +15,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.errors import BadRequest, Conflict
 from stackling.image.logic import get_image
+from stackling.image.models import Image
 
 METHODS = ("glance-direct",)  # web-download and copy-image are not offered
 STORE = {"id": "file", "description": "Local filesystem store", "default": True}
@@ -40,6 +42,16 @@ def staging_path(data_dir: Path, image_id: str) -> Path:
     return data_dir / "staging" / image_id
 
 
+def _transition(db: Session, image: Image, old: str, new: str) -> None:
+    """Compare-and-set on the status: of two concurrent requests one wins, one is a 409."""
+    done = db.execute(update(Image).where(Image.id == image.id, Image.status == old)
+                      .values(status=new, updated_at=utcnow())
+                      .execution_options(synchronize_session=False)).rowcount
+    db.refresh(image)
+    if done != 1:
+        raise Conflict(f"Image status transition from {image.status} to {new} is not allowed")
+
+
 def stage(db: Session, ctx: RequestContext, image_id: str, data: Iterable[bytes],
           data_dir: Path) -> None:
     image = get_image(db, ctx, image_id)
@@ -50,15 +62,14 @@ def stage(db: Session, ctx: RequestContext, image_id: str, data: Iterable[bytes]
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{image_id}.{uuid.uuid4().hex}.tmp")
     try:
+        # The data first, to a private file: no row lock is held while it streams in.
         with open(tmp, "wb") as fh:
             for chunk in data:
                 fh.write(chunk)
+        _transition(db, image, "queued", "uploading")
         tmp.replace(target)
     finally:
         tmp.unlink(missing_ok=True)
-    image.status = "uploading"
-    image.updated_at = utcnow()
-    db.flush()
 
 
 def parse_import_body(body: Any) -> str:
@@ -87,7 +98,7 @@ def import_image(db: Session, ctx: RequestContext, image_id: str, method: str,
     if not image.disk_format or not image.container_format:
         raise BadRequest("Properties disk_format, container_format must be set prior to "
                          "importing data.")
-    image.status = "importing"
+    _transition(db, image, "uploading", "importing")  # one import per staged image
     md5, sha512, size = hashlib.md5(usedforsecurity=False), hashlib.sha512(), 0
     with open(staged, "rb") as fh:
         while chunk := fh.read(_CHUNK):

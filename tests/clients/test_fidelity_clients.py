@@ -249,3 +249,34 @@ def test_cli_server_ssh_finds_the_floating_ip(cloud, tmp_path):
     cloud.cli("server", "ssh", "--public", "--login", "cirros", "fid-ssh", cloud="", env=env,
               parse=False)
     assert floating in record.read_text().split()
+
+
+def test_concurrent_stage_and_import_one_wins(cloud):
+    """Racing stagers and importers of one image: exactly one of each succeeds (a
+    compare-and-set on the status), the others are 409s, never 500s."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    token = cloud.token("demo")
+    with cloud.http(token) as http:
+        image = http.post("/image/v2/images", json={
+            "name": "race", "disk_format": "raw", "container_format": "bare"}).json()
+    url = f"/image/v2/images/{image['id']}"
+
+    def stage(i: int) -> int:
+        with cloud.http(token) as http:
+            return http.put(f"{url}/stage", content=bytes([i]) * 200_000, headers={
+                "content-type": "application/octet-stream"}).status_code
+
+    def start(_: int) -> int:
+        with cloud.http(token) as http:
+            return http.post(f"{url}/import", json={
+                "method": {"name": "glance-direct"}}).status_code
+
+    with ThreadPoolExecutor(4) as pool:
+        staged = sorted(pool.map(stage, range(4)))
+        imported = sorted(pool.map(start, range(4)))
+    assert staged == [204, 409, 409, 409], staged
+    assert imported == [202, 409, 409, 409], imported
+    with cloud.http(token) as http:
+        done = http.get(url).json()
+        assert done["status"] == "active" and done["size"] == 200_000
