@@ -71,7 +71,8 @@ class CreateRequest:
 
 def request_from_body(s: dict[str, Any]) -> CreateRequest:
     """The `server` object of a schema-validated create body, as a CreateRequest."""
-    groups = list(dict.fromkeys(g["name"] for g in s.get("security_groups", [])))
+    # As Nova: an entry without a name is ignored (`security_groups: [{}]` is no error).
+    groups = list(dict.fromkeys(g["name"] for g in s.get("security_groups", []) if g.get("name")))
     return CreateRequest(
         name=s["name"], flavor_ref=str(s["flavorRef"]), image_ref=s.get("imageRef", ""),
         networks=s.get("networks"), min_count=int(s.get("min_count", 1)),

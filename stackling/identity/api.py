@@ -164,12 +164,19 @@ def _check_auth_body(body: Any) -> dict[str, Any]:
             raise _invalid("scope", f"{scope!r} is not valid under any of the given schemas")
         else:
             for kind in ("project", "domain"):
-                ref = scope.get(kind)
-                if ref is None:
+                if kind not in scope:
                     continue
+                ref = scope[kind]  # {"project": null} is Keystone's 400 too
                 if not isinstance(ref, dict) or ("id" not in ref and "name" not in ref):
                     raise BadRequest(f"Invalid input for field scope/{kind}: "
                                      "id or name must be present.")
+                for part, where in ((ref, kind), (ref.get("domain") or {}, f"{kind}/domain")):
+                    if not isinstance(part, dict):
+                        raise _invalid(f"scope/{where}", f"{part!r} is not of type 'object'")
+                    for key in ("id", "name"):
+                        if key in part and not isinstance(part[key], str):
+                            raise _invalid(f"scope/{where}/{key}",
+                                           f"{part[key]!r} is not of type 'string'")
                 if "id" not in ref and kind == "project" and not isinstance(ref.get("domain"), dict):
                     raise BadRequest("Invalid input for field scope/project/domain: "
                                      "id or name must be present.")

@@ -4,11 +4,11 @@ negotiation, policy), body and query-string validation, and response helpers."""
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from email.utils import format_datetime
 from typing import Any
 
+from stackling.common import limits
 from stackling.common.db import utcnow
 from stackling.common.http import ApiRequest, json_response, no_content
 from stackling.placement import errors, jsonschema
@@ -73,7 +73,10 @@ def authorize(rq: ApiRequest, action: str, target: dict[str, Any] | None = None)
 def extract_json(rq: ApiRequest, schema: dict[str, Any]) -> Any:
     """The body, parsed and validated: 400 'Malformed JSON' / 'JSON does not validate'."""
     try:
-        data = json.loads(rq.raw_body or b"")
+        # strict JSON (no NaN/Infinity), nesting and NUL bytes checked (common/limits.py)
+        data = limits.loads(rq.raw_body or b"", rq.settings.http.max_json_depth)
+    except limits.InvalidInput:
+        raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise errors.BadRequest(f"Malformed JSON: {exc}") from None
     try:
