@@ -240,8 +240,11 @@ def auth_projects(rq: ApiRequest) -> Any:
 
 
 def auth_domains(rq: ApiRequest) -> Any:
-    ids = {a["target_id"] for a in logic.list_assignments(rq.db, user_id=rq.ctx.user_id)
-           if a["type"] == USER_DOMAIN}
+    from stackling.identity import groups
+
+    # the user's own domain grants and its groups' (effective assignments)
+    ids = {a["target_id"] for a in groups.list_role_assignments(
+        rq.db, user_id=rq.ctx.user_id, effective=True) if a["type"] == USER_DOMAIN}
     domains = [d for d in rq.db.scalars(select(Domain)) if d.id in ids]
     return {"domains": [domain_view(rq, d) for d in domains], "links": _collection_links(rq)}
 

@@ -148,3 +148,19 @@ def test_deleting_a_role_revokes_tokens_of_group_members(api):
     token = r.headers["X-Subject-Token"]
     assert api.delete(f"{V3}/roles/{role['id']}").status_code == 204
     assert api.get(f"{V3}/auth/projects", token=token).status_code == 401
+
+
+def test_domain_grant_through_a_group(api):
+    env = _setup(api)
+    gid, uid = env["group"]["id"], env["user"]["id"]
+    api.put(f"{V3}/domains/default/groups/{gid}/roles/{env['roles']['member']}")
+    api.put(f"{V3}/groups/{gid}/users/{uid}")
+    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+        "id": uid, "password": "pw"}}}, "scope": {"domain": {"id": "default"}}}}
+    r = api.post(f"{V3}/auth/tokens", user=None, json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["token"]["domain"]["id"] == "default"
+    token = r.headers["X-Subject-Token"]
+    domains = api.get(f"{V3}/auth/domains", token=token).json()["domains"]
+    assert [d["id"] for d in domains] == ["default"]
+    api.delete(f"{V3}/domains/default/groups/{gid}/roles/{env['roles']['member']}")
