@@ -72,7 +72,6 @@ class Route:
     methods: dict[str, Handler]
     public: set[str] = field(default_factory=set)  # methods served without a token
     stream: set[str] = field(default_factory=set)  # methods whose body the handler streams
-    stream: set[str] = field(default_factory=set)  # methods whose body the handler streams
 
     def is_public(self, method: str) -> bool:
         return method in self.public or (method == "HEAD" and "GET" in self.public)
@@ -104,8 +103,6 @@ class Service:
         route.methods.update(upper)
         if public:
             route.public.update(upper)
-        if stream:
-            route.stream.update(upper)
         if stream:
             route.stream.update(upper)
 
@@ -140,7 +137,6 @@ class ApiRequest:
         self.db: Session = None  # type: ignore[assignment]  # set by the dispatcher
         self._after_commit: list[Callable[[], None]] = []
         self._json: Any = _UNSET
-        self.body_stream: limits.BodyStream | None = None  # streamed routes only
         self.body_stream: limits.BodyStream | None = None  # streamed routes only
 
     # ----------------------------------------------------------------- request data

@@ -7,7 +7,6 @@ from typing import Any
 from sqlalchemy import select
 
 from stackling.common.db import insert_absent
-from stackling.common.db import insert_absent
 from stackling.common.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from stackling.common.http import ApiRequest, Service, json_response, no_content
 from stackling.common.listing import bool_from_string
