@@ -292,6 +292,8 @@ def test_rbac_objects_of_other_types_and_ownership(api):
                 action="access_as_shared", target_tenant=other_project)
     seen = api.get(f"{N}/security-groups/{sg['id']}", user=other).json()["security_group"]
     assert seen["shared"] is True
+    owner_view = api.get(f"{N}/security-groups/{sg['id']}", user="demo").json()
+    assert owner_view["security_group"]["shared"] is False  # not shared with its own project
     net = create(api, "networks", "network", {"name": "sg-user-net"}, user=other)
     port = create(api, "ports", "port", {"network_id": net["id"],
                                          "security_groups": [sg["id"]]}, user=other)
@@ -305,6 +307,7 @@ def test_rbac_objects_of_other_types_and_ownership(api):
     neutron_error(api.get(f"{N}/subnetpools/{pool['id']}", user=other), 404)
     p = _policy(api, "demo", object_type="subnetpool", object_id=pool["id"],
                 action="access_as_shared", target_tenant=other_project)
+    assert api.get(f"{N}/subnetpools/{pool['id']}", user=other).json()["subnetpool"]["shared"]
     sub = create(api, "subnets", "subnet", {"network_id": net["id"], "ip_version": 4,
                                             "subnetpool_id": pool["id"]}, user=other)
     assert sub["cidr"].startswith("10.210.")

@@ -12,25 +12,25 @@ from stackling.network.core import security_groups as sgs
 def list_groups(rq: ApiRequest) -> Any:
     params = common.list_params(rq, sgs.SG_LISTING)
     page = sgs.list_groups(rq.db, rq.ctx, params)
-    return common.list_body(rq, "security_groups", sgs.render_groups(rq.db, page.rows),
+    return common.list_body(rq, "security_groups", sgs.render_groups(rq.db, page.rows, rq.ctx),
                             params, page)
 
 
 def show_group(rq: ApiRequest) -> Any:
     sg = sgs.get_visible(rq.db, rq.ctx, rq.path_params["sg_id"])
-    return common.show_body(rq, "security_group", sgs.render_groups(rq.db, [sg])[0])
+    return common.show_body(rq, "security_group", sgs.render_groups(rq.db, [sg], rq.ctx)[0])
 
 
 def create_group(rq: ApiRequest) -> Any:
     return common.create(rq, "security_group", "security_groups", sgs.SG_ATTRS,
                          lambda attrs: sgs.create_group(rq.db, rq.ctx, attrs),
-                         lambda objs: sgs.render_groups(rq.db, objs))
+                         lambda objs: sgs.render_groups(rq.db, objs, rq.ctx))
 
 
 def update_group(rq: ApiRequest) -> Any:
     attrs = common.update_attrs(rq, "security_group", sgs.SG_ATTRS)
     sg = sgs.update_group(rq.db, rq.ctx, rq.path_params["sg_id"], attrs, common.if_match(rq))
-    return {"security_group": sgs.render_groups(rq.db, [sg])[0]}
+    return {"security_group": sgs.render_groups(rq.db, [sg], rq.ctx)[0]}
 
 
 def delete_group(rq: ApiRequest) -> Any:

@@ -13,13 +13,13 @@ from stackling.network.core import subnetpools
 def list_pools(rq: ApiRequest) -> Any:
     params = common.list_params(rq, subnetpools.LISTING)
     page = subnetpools.list_pools(rq.db, rq.ctx, params)
-    return common.list_body(rq, "subnetpools", subnetpools.render(rq.db, page.rows),
+    return common.list_body(rq, "subnetpools", subnetpools.render(rq.db, page.rows, ctx=rq.ctx),
                             params, page)
 
 
 def show_pool(rq: ApiRequest) -> Any:
     pool = subnetpools.get_visible(rq.db, rq.ctx, rq.path_params["subnetpool_id"])
-    return common.show_body(rq, "subnetpool", subnetpools.render(rq.db, [pool])[0])
+    return common.show_body(rq, "subnetpool", subnetpools.render(rq.db, [pool], ctx=rq.ctx)[0])
 
 
 def create_pool(rq: ApiRequest) -> Any:

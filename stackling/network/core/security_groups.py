@@ -248,13 +248,17 @@ def rule_view(rule: SecurityGroupRule, is_default: bool) -> dict[str, Any]:
     }
 
 
-def render_groups(db: Session, groups: Sequence[SecurityGroup]) -> list[dict[str, Any]]:
+def render_groups(db: Session, groups: Sequence[SecurityGroup],
+                  ctx: RequestContext | None = None) -> list[dict[str, Any]]:
+    """`shared`: shared with the caller's project (or every project) by RBAC; without a
+    caller, shared with anyone."""
     from stackling.network.rbac import visibility
 
     ids = [g.id for g in groups]
     defaults = default_ids(db, ids)
     tags = standard.tags_for(db, ids)
-    shared = visibility.shared_ids(db, "security_group", ids)  # RBAC-shared at all
+    shared = visibility.shared_ids(db, "security_group", ids) if ctx is None else \
+        visibility.granted_ids(db, "security_group", ids, ctx.project_id)
     return [{"id": g.id, "name": g.name, "tenant_id": g.project_id, "project_id": g.project_id,
              "stateful": g.stateful, "shared": g.id in shared,
              "security_group_rules": [rule_view(r, g.id in defaults) for r in g.rules],

@@ -86,17 +86,23 @@ LISTING = Listing(
 
 
 # ------------------------------------------------------------------ views
-def render(db: Session, pools: Sequence[SubnetPool], *, ints: bool = False
-           ) -> list[dict[str, Any]]:
-    """Prefix lengths are strings on GET/POST and integers in PUT answers (as neutron)."""
+def render(db: Session, pools: Sequence[SubnetPool], *, ints: bool = False,
+           ctx: RequestContext | None = None) -> list[dict[str, Any]]:
+    """Prefix lengths are strings on GET/POST and integers in PUT answers (as neutron);
+    `shared` is also true for a pool RBAC-shared with the caller's project."""
+    from stackling.network.rbac import visibility
+
     tags = standard.tags_for(db, [p.id for p in pools])
+    targeted = set() if ctx is None else visibility.granted_ids(
+        db, "subnetpool", [p.id for p in pools], ctx.project_id)
     conv = int if ints else str
     return [{
         "id": p.id, "name": p.name, "tenant_id": p.project_id, "project_id": p.project_id,
         "prefixes": [c.cidr for c in p.prefixes], "ip_version": p.ip_version,
         "default_prefixlen": conv(p.default_prefixlen),
         "min_prefixlen": conv(p.min_prefixlen), "max_prefixlen": conv(p.max_prefixlen),
-        "default_quota": p.default_quota, "shared": p.shared, "is_default": p.is_default,
+        "default_quota": p.default_quota, "shared": p.shared or p.id in targeted,
+        "is_default": p.is_default,
         "address_scope_id": p.address_scope_id,
         **standard.standard_view(p, tags[p.id]),
     } for p in pools]
