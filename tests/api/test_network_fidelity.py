@@ -292,6 +292,10 @@ def test_rbac_objects_of_other_types_and_ownership(api):
                 action="access_as_shared", target_tenant=other_project)
     seen = api.get(f"{N}/security-groups/{sg['id']}", user=other).json()["security_group"]
     assert seen["shared"] is True
+    assert [g["id"] for g in api.get(f"{N}/security-groups?shared=true",
+                                     user=other).json()["security_groups"]] == [sg["id"]]
+    assert sg["id"] not in {g["id"] for g in api.get(f"{N}/security-groups?shared=false",
+                                                     user=other).json()["security_groups"]}
     owner_view = api.get(f"{N}/security-groups/{sg['id']}", user="demo").json()
     assert owner_view["security_group"]["shared"] is False  # not shared with its own project
     net = create(api, "networks", "network", {"name": "sg-user-net"}, user=other)

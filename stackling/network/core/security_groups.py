@@ -156,9 +156,8 @@ SG_LISTING = Listing(
              "project_id": SecurityGroup.project_id, "tenant_id": SecurityGroup.project_id,
              "revision_number": SecurityGroup.revision_number},
     id_column=SecurityGroup.id,
-    # nothing is RBAC-shared: shared=true matches no group, shared=false every group
-    special={"shared": lambda values: SecurityGroup.id.is_(None) if values[0]
-             else SecurityGroup.id.is_not(None)},
+    # `shared` depends on the caller: `list_groups` applies it
+    special={"shared": lambda values: SecurityGroup.id.is_not(None)},
 )
 R = SecurityGroupRule
 RULE_LISTING = Listing(
@@ -297,6 +296,15 @@ def list_groups(db: Session, ctx: RequestContext, params: ListParams) -> Page:
     clause = _visible(ctx)
     if clause is not None:
         stmt = stmt.where(clause)
+    if "shared" in params.filters:  # shared with the caller's project by RBAC
+        from stackling.network.attributes import query_value
+        from stackling.network.rbac import visibility
+
+        wanted = {bool(v) for v in (query_value("shared", SG_ATTRS["shared"], raw)
+                                     for raw in params.filters["shared"])}
+        shared = visibility.granted("security_group", SecurityGroup.id, ctx.project_id)
+        if wanted != {True, False}:
+            stmt = stmt.where(shared if True in wanted else ~shared)
     return SG_LISTING.page(db, stmt, params)
 
 
