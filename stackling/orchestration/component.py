@@ -15,9 +15,12 @@ ADMIN = "rule:context_is_admin"
 POLICIES = {
     **{f"stacks:{a}": READER for a in (
         "index", "show", "lookup", "template", "environment", "files", "list_outputs",
-        "show_output", "validate_template", "list_template_versions",
-        "list_template_functions", "preview", "preview_update", "preview_update_patch")},
-    **{f"stacks:{a}": MEMBER for a in ("create", "update", "update_patch", "delete")},
+        "show_output", "list_template_versions", "list_template_functions", "preview")},
+    # heat/policies/stacks.py: validating a template and previewing an update are member
+    # actions (SYSTEM_ADMIN_OR_PROJECT_MEMBER); previewing a new stack is a reader's
+    **{f"stacks:{a}": MEMBER for a in ("create", "update", "update_patch", "delete",
+                                        "validate_template", "preview_update",
+                                        "preview_update_patch")},
     "stacks:global_index": ADMIN,
     **{f"actions:{a}": MEMBER for a in ("action", "suspend", "resume", "check",
                                          "cancel_update", "cancel_without_rollback")},

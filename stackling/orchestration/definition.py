@@ -14,7 +14,7 @@ from stackling.orchestration.errors import (
     ResourceTypeNotFound,
     StackValidationFailed,
 )
-from stackling.orchestration.resources import load_all
+from stackling.orchestration.resources import load_all, resource_class
 from stackling.orchestration.resources.base import Resource
 from stackling.orchestration.template import Resolver, Template
 
@@ -59,13 +59,13 @@ class Definition:
             cond = snippet.get("condition")
             if cond is None or conditions_resolver.condition(cond):
                 self.active.append(name)
-        registry = load_all()
+        load_all()
         self.types: dict[str, str] = {}
         self.classes: dict[str, type[Resource]] = {}
         for name in self.active:
             declared = self.tmpl.resources[name]["type"]
             resolved = environment.resolve_type(self.env, declared, name)
-            cls = registry.get(resolved)
+            cls = resource_class(resolved, spec.files)
             if cls is None:
                 raise ResourceTypeNotFound(type_name=resolved)
             self.types[name] = resolved

@@ -107,9 +107,9 @@ class Runner:
         return next((r for r in self.rows if r.name == name and r.role == "backup"), None)
 
     def plugin(self, row: Resource, properties: dict[str, Any] | None = None) -> Plugin:
-        from stackling.orchestration.resources import load_all
+        from stackling.orchestration.resources import resource_class
 
-        cls = load_all().get(row.type)
+        cls = resource_class(row.type, self.stack.files)
         if cls is None:
             cls = Plugin
         return cls(self.scope, row, dict(row.properties if properties is None else properties))

@@ -111,17 +111,19 @@ def validate_spec(db: Session, ctx: RequestContext, runtime: Any, spec: Spec, *,
                       project_id=ctx.project_id or "", checker=checker, strict=strict)
     defn.tmpl.validate_structure()
     resolver = defn.resolver(lambda n: UNKNOWN, lambda n, a: UNKNOWN)
-    fake_stack = Stack(id=stack_id, name=stack_name, project_id=ctx.project_id or "")
+    fake_stack = Stack(id=stack_id, name=stack_name, project_id=ctx.project_id or "",
+                       files=spec.files, environment=spec.environment)
     scope = StackScope(db, ctx, runtime, fake_stack, lambda n: None)
     for name in defn.active:
         snippet = defn.snippet(name)
         props = resolver.resolve(snippet.get("properties") or {})
         resolver.resolve(snippet.get("metadata") or {})
         cls = defn.classes[name]
-        if cls.accepts_any_properties:
-            continue
         path = f"resources.{name}.properties"
-        values = validate_properties(cls.properties_schema, props, path, checker)
+        if cls.accepts_any_properties:
+            values = props if isinstance(props, dict) else {}
+        else:
+            values = validate_properties(cls.properties_schema, props, path, checker)
         row = Resource(uuid=str(uuid.uuid4()), name=name, type=defn.types[name], data={},
                        properties=values)
         cls(scope, row, values).validate()

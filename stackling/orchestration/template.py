@@ -387,6 +387,11 @@ class Resolver:
         if not isinstance(name, str) or name not in self.template.resources:
             raise InvalidTemplateReference(resource=name, key="unknown")
         attr = resolved[1] if len(resolved) > 1 else None
+        if isinstance(attr, str) and attr.startswith("resource.") and attr.count(".") == 1 \
+                and len(resolved) > 2:
+            # ResourceGroup's [group, resource.<n>, <attr>, ...]: that member's attribute
+            attr = f"{attr}.{resolved[2]}"
+            resolved = resolved[:2] + resolved[3:]
         value = self.get_attr_cb(name, attr)
         if value is UNKNOWN or len(resolved) <= 2:
             return value

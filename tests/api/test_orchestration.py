@@ -630,3 +630,65 @@ def test_policy_reader_member_and_other_projects(heat, other):
                          token=heat.token)
     heat_error(r, 403)
     assert name not in [s["stack_name"] for s in heat.req("GET", "/stacks").json()["stacks"]]
+
+
+# ------------------------------------------------------------------ nested stacks
+NESTED = """
+heat_template_version: 2018-08-31
+parameters:
+  val: {type: string}
+resources:
+  v: {type: OS::Heat::Value, properties: {value: {get_param: val}}}
+outputs:
+  out: {value: {list_join: ['-', [{get_attr: [v, value]}, nested]]}}
+"""
+
+
+def test_resource_group_and_template_resources(heat):
+    t = tmpl({
+        "grp": {"type": "OS::Heat::ResourceGroup", "properties": {
+            "count": 3, "resource_def": {"type": "OS::Heat::Value",
+                                         "properties": {"value": "v%index%"}}}},
+        "tr": {"type": "nested.yaml", "properties": {"val": "x"}},
+        "alias": {"type": "My::Nested", "properties": {"val": "y"}},
+    }, outputs={"refs": {"value": {"get_attr": ["grp", "refs"]}},
+                "vals": {"value": {"get_attr": ["grp", "value"]}},
+                "one": {"value": {"get_attr": ["grp", "resource.1", "value"]}},
+                "tr": {"value": {"get_attr": ["tr", "out"]}},
+                "alias": {"value": {"get_attr": ["alias", "out"]}}})
+    body = {"files": {"nested.yaml": NESTED},
+            "environment": {"resource_registry": {"My::Nested": "nested.yaml"}}}
+    name = unique("nest")
+    stack = heat.make(name, t, **body)
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    assert heat.outputs(stack) == {"refs": ["0", "1", "2"], "vals": ["v0", "v1", "v2"],
+                                   "one": "v1", "tr": "x-nested", "alias": "y-nested"}
+    res = heat.resources(name)
+    assert res["tr"]["resource_type"] == "nested.yaml"
+    nested = heat.req("GET", "/stacks", params={"show_nested": "true"}).json()["stacks"]
+    children = [s for s in nested if s["parent"] == stack["id"]]
+    assert len(children) == 3
+    assert name not in [s["stack_name"] for s in heat.req("GET", "/stacks").json()[
+        "stacks"] if s["parent"]]
+    url = heat.url(name)
+    t["resources"]["grp"]["properties"]["count"] = 5
+    assert heat.req("PUT", url, json={"template": t, **body}).status_code == 202
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "UPDATE_COMPLETE", stack["stack_status_reason"]
+    assert heat.outputs(stack)["vals"] == ["v0", "v1", "v2", "v3", "v4"]
+    # a nested template with a bad parameter is a 400 up front
+    bad = tmpl({"tr": {"type": "nested.yaml", "properties": {"nope": 1}}})
+    heat_error(heat.create(unique(), bad, files={"nested.yaml": NESTED}), 400)
+    # a failing member fails the group and nothing of the nested stack stays
+    failing = tmpl({"grp": {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": 2, "resource_def": {"type": "OS::Heat::TestResource",
+                                     "properties": {"fail": True}}}}})
+    fname = unique("nestfail")
+    stack = heat.make(fname, failing, disable_rollback=False)
+    assert stack["stack_status"] == "ROLLBACK_COMPLETE"
+    assert not [s for s in heat.req("GET", "/stacks", params={"show_nested": "true"}).json()[
+        "stacks"] if s["parent"] == stack["id"]]
+    assert heat.req("DELETE", url).status_code == 204
+    assert heat.wait(url)["stack_status"] == "DELETE_COMPLETE"
+    assert not [s for s in heat.req("GET", "/stacks", params={"show_nested": "true"}).json()[
+        "stacks"] if s["parent"] == stack["id"]]

@@ -1,0 +1,304 @@
+"""Resources backed by a nested stack: OS::Heat::ResourceGroup and template resources
+(a type that names a template in `files`, directly or through the resource_registry).
+
+The nested stack is a child `heat_stack` row (`parent_id`, `owner_resource`). Its action
+runs inline, inside the parent resource's step (and savepoint): a nested create, update or
+delete is atomic with the parent resource's status — a failure rolls the whole nested
+action back, a crash loses none of it half-done.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import uuid
+from typing import Any, ClassVar
+
+from sqlalchemy import select
+
+from stackling.common.db import utcnow
+from stackling.orchestration.errors import ResourceFailure, StackValidationFailed
+from stackling.orchestration.properties import UNKNOWN, Constraint, Property, contains_unknown
+from stackling.orchestration.resources.base import Resource, register
+
+
+def _engine() -> Any:
+    from stackling.orchestration import engine
+
+    return engine
+
+
+class StackResource(Resource):
+    dynamic_attributes: ClassVar[bool] = False
+
+    # --- what a subclass provides
+    def child_template(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def child_parameters(self) -> dict[str, Any]:
+        return {}
+
+    def child_files(self) -> dict[str, Any]:
+        return dict(self.scope.stack.files or {})
+
+    def child_environment(self) -> dict[str, Any]:
+        env = self.scope.stack.environment or {}
+        return {k: v for k, v in env.items() if k == "resource_registry"}
+
+    # --- the child stack
+    def child(self) -> Any:
+        from stackling.orchestration.models import Stack
+
+        if self.resource_id is None:
+            return None
+        return self.db.get(Stack, self.resource_id)
+
+    def child_runner(self) -> Any:
+        child = self.child()
+        return _engine().Runner(self.db, self.runtime, child) if child is not None else None
+
+    def _run(self, child: Any) -> None:
+        engine = _engine()
+        engine.run_inline(self.db, self.runtime, child.id)
+        self.db.flush()
+        if child.status != "COMPLETE":
+            raise ResourceFailure(child.status_reason)
+
+    def handle_create(self) -> Any:
+        from stackling.orchestration.models import Stack
+
+        parent = self.scope.stack
+        short = hashlib.sha256(self.row.uuid.encode()).hexdigest()[:12]
+        child = Stack(id=str(uuid.uuid4()), name=f"{parent.name}-{self.name}-{short}",
+                      live_name=None, project_id=parent.project_id, user_id=parent.user_id,
+                      context=dict(parent.context or {}), parent_id=parent.id,
+                      owner_resource=self.name, template=self.child_template(),
+                      environment=self.child_environment(), files=self.child_files(),
+                      parameters=self.child_parameters(), tags=[], disable_rollback=True,
+                      timeout_mins=None, generation=0, action="CREATE",
+                      status="IN_PROGRESS", status_reason="", created_at=utcnow())
+        self.db.add(child)
+        self.db.flush()
+        self.set_resource_id(child.id)
+        _engine().begin(self.db, child, "CREATE")
+        self._run(child)
+
+    def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:
+        child = self.child()
+        if child is None:
+            return self.handle_create()
+        engine = _engine()
+        previous = engine.spec_of(child).to_dict()
+        child.template = self.child_template()
+        child.parameters = self.child_parameters()
+        child.files = self.child_files()
+        engine.begin(self.db, child, "UPDATE", {"previous": previous})
+        self._run(child)
+
+    def handle_delete(self) -> Any:
+        child = self.child()
+        if child is None or child.deleted_at is not None:
+            return None
+        engine = _engine()
+        engine.purge_actions(self.db, child.id)
+        engine.begin(self.db, child, "DELETE")
+        self._run(child)
+
+    def _simple(self, kind: str) -> None:
+        child = self.child()
+        if child is None:
+            return
+        _engine().begin(self.db, child, kind)
+        self._run(child)
+
+    def handle_suspend(self) -> None:
+        self._simple("SUSPEND")
+
+    def handle_resume(self) -> None:
+        self._simple("RESUME")
+
+    def handle_check(self) -> None:
+        self._simple("CHECK")
+
+    def member(self, name: str) -> Any:
+        runner = self.child_runner()
+        if runner is None:
+            return None
+        row = runner.current(name)
+        return runner.plugin(row) if row is not None else None
+
+
+@register("OS::Heat::ResourceGroup")
+class ResourceGroup(StackResource):
+    """Creates one or more identically configured nested resources."""
+
+    properties_schema = {
+        "count": Property("integer", "The number of resources to create.", default=1,
+                          update_allowed=True, constraints=[Constraint("range", {"min": 0})]),
+        "index_var": Property("string", "A variable replaced with the current index of the "
+                              "resource in the group.", default="%index%",
+                              constraints=[Constraint("length", {"min": 3})]),
+        "resource_def": Property("map", "Resource definition for the resources in the group.",
+                                 required=True, update_allowed=True, schema={
+                                     "type": Property("string", required=True),
+                                     "properties": Property("map", default={}),
+                                     "metadata": Property("map", default={})}),
+        "removal_policies": Property("list", "Policies for removal of resources on update.",
+                                     default=[], update_allowed=True, schema={
+                                         "resource_list": Property("list", default=[],
+                                                                   schema=Property("any"))}),
+        "removal_policies_mode": Property("string", "How to handle the removal_policies.",
+                                          default="append", update_allowed=True,
+                                          constraints=[Constraint("allowed_values",
+                                                                  ["append", "update"])]),
+    }
+    attributes_schema = {
+        "refs": "A list of resource IDs for the resources in the group.",
+        "refs_map": "A map of resource names to IDs for the resources in the group.",
+        "attributes": "A map of resource names to the specified attribute of each resource.",
+        "removed_rsrc_list": "A list of removed resource names.",
+    }
+    dynamic_attributes = True  # resource.<n>[.<attr>]
+
+    def validate(self) -> None:
+        rdef = self.properties.get("resource_def")
+        if not rdef or rdef is UNKNOWN or contains_unknown(rdef.get("type")):
+            return
+        from stackling.orchestration.resources import load_all
+
+        if rdef["type"] not in load_all() and rdef["type"] not in (
+                self.scope.stack.files or {}):
+            from stackling.orchestration.errors import ResourceTypeNotFound
+
+            raise ResourceTypeNotFound(type_name=rdef["type"])
+
+    def _names(self) -> list[str]:
+        removed = set(self.data_get("removed", []))
+        names, i = [], 0
+        while len(names) < (self.properties.get("count") or 0):
+            if str(i) not in removed:
+                names.append(str(i))
+            i += 1
+        return names
+
+    def child_template(self) -> dict[str, Any]:
+        rdef = self.properties["resource_def"]
+        index_var = self.properties.get("index_var") or "%index%"
+        for policy in self.properties.get("removal_policies") or []:
+            removed = set(self.data_get("removed", []))
+            removed |= {str(r) for r in policy.get("resource_list") or []}
+            self.data_set("removed", sorted(removed))
+        resources = {}
+        for name in self._names():
+            snippet: dict[str, Any] = {"type": rdef["type"]}
+            if rdef.get("properties"):
+                snippet["properties"] = _replace(copy.deepcopy(rdef["properties"]),
+                                                 index_var, name)
+            if rdef.get("metadata"):
+                snippet["metadata"] = _replace(copy.deepcopy(rdef["metadata"]), index_var,
+                                               name)
+            resources[name] = snippet
+        return {"heat_template_version": "2015-04-30", "resources": resources}
+
+    def _members(self) -> list[tuple[str, Any]]:
+        runner = self.child_runner()
+        if runner is None:
+            return []
+        rows = [r for r in runner.rows if r.role == "current"]
+        rows.sort(key=lambda r: int(r.name) if r.name.isdigit() else r.name)
+        return [(r.name, runner.plugin(r)) for r in rows]
+
+    def get_attribute(self, name: str) -> Any:
+        if name.startswith("resource."):
+            parts = name.split(".", 2)
+            member = self.member(parts[1])
+            if member is None:
+                from stackling.orchestration.errors import InvalidTemplateAttribute
+
+                raise InvalidTemplateAttribute(resource=self.name, key=name)
+            if len(parts) == 2:
+                return member.get_reference_id()
+            return member.get_attribute(parts[2])
+        if name == "refs":
+            return [m.get_reference_id() for _, m in self._members()]
+        if name == "refs_map":
+            return {n: m.get_reference_id() for n, m in self._members()}
+        if name == "removed_rsrc_list":
+            return list(self.data_get("removed", []))
+        if name == "show":
+            return None
+        if name == "attributes":
+            return None
+        # any other name: that attribute of every member (Heat's get_attr [group, attr])
+        return [m.get_attribute(name) for _, m in self._members()]
+
+
+def _replace(value: Any, var: str, index: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(var, index)
+    if isinstance(value, dict):
+        return {k: _replace(v, var, index) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace(v, var, index) for v in value]
+    return value
+
+
+class TemplateResource(StackResource):
+    """A resource whose type is a template: its properties are the template's parameters
+    and its attributes the template's outputs."""
+
+    accepts_any_properties = True
+    dynamic_attributes = True
+    template_name: ClassVar[str] = ""
+
+    def _template(self) -> dict[str, Any]:
+        from stackling.orchestration.template import parse_document
+
+        files = self.scope.stack.files or {}
+        name = self.row.type
+        if name not in files:
+            raise StackValidationFailed(f"Could not fetch remote template \"{name}\": "
+                                        f"not in the files section")
+        return parse_document(files[name])
+
+    def child_template(self) -> dict[str, Any]:
+        return self._template()
+
+    def child_parameters(self) -> dict[str, Any]:
+        return {k: v for k, v in self.properties.items() if v is not None}
+
+    def validate(self) -> None:
+        from stackling.orchestration.definition import Definition, Spec
+
+        tmpl = self._template()
+        params = {k: ("" if contains_unknown(v) else v) for k, v in self.properties.items()}
+        declared = tmpl.get("parameters") or {}
+        for key in params:
+            if key not in declared:
+                raise StackValidationFailed(
+                    f"Property error: resources.{self.name}.properties: Unknown Property {key}")
+        params = {k: v for k, v in params.items() if v != "" or k not in declared or
+                  declared[k].get("type") == "string"}
+        Definition(Spec(tmpl, {}, self.scope.stack.files or {}, params),
+                   stack_name=self.name, stack_id="None", project_id="", strict=False)
+
+    def get_attribute(self, name: str) -> Any:
+        if name == "show":
+            return None
+        child = self.child()
+        if child is None:
+            return None
+        from stackling.orchestration import stacks
+
+        for output in stacks.outputs(self.db, self.runtime, child):
+            if output["output_key"] == name:
+                return output.get("output_value")
+        from stackling.orchestration.errors import InvalidTemplateAttribute
+
+        raise InvalidTemplateAttribute(resource=self.name, key=name)
+
+
+def nested_stacks_of(db: Any, stack_id: str) -> list[Any]:
+    from stackling.orchestration.models import Stack
+
+    return list(db.scalars(select(Stack).where(Stack.parent_id == stack_id)))
