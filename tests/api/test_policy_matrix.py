@@ -353,34 +353,34 @@ compute GET    /v2.1/os-tenant-networks                           any-read      
 compute GET    /v2.1/os-tenant-networks/{network_id}              reader-read    mv=2.35
 # ---------------------------------------------------------------- orchestration
 orchestration GET    /v1/{tenant_id}/build_info any-read
-orchestration POST   /v1/{tenant_id}/validate fake-ids
+orchestration POST   /v1/{tenant_id}/validate member-create validate
 orchestration GET    /v1/{tenant_id}/resource_types any-read
 orchestration GET    /v1/{tenant_id}/resource_types/{type_name} any-read
 orchestration GET    /v1/{tenant_id}/template_versions any-read
 orchestration GET    /v1/{tenant_id}/template_versions/{template_version}/functions any-read
 orchestration GET    /v1/{tenant_id}/stacks fake-ids
-orchestration POST   /v1/{tenant_id}/stacks fake-ids reader=403
+orchestration POST   /v1/{tenant_id}/stacks member-create stack
 orchestration POST   /v1/{tenant_id}/stacks/preview fake-ids
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name} fake-ids
-orchestration POST   /v1/{tenant_id}/stacks/{stack_name} fake-ids
-orchestration PUT    /v1/{tenant_id}/stacks/{stack_name} fake-ids
-orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name} fake-ids
-orchestration DELETE /v1/{tenant_id}/stacks/{stack_name} fake-ids
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids
-orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids reader=403
-orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids reader=403
-orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids reader=403
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
+orchestration POST   /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
+orchestration PUT    /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
+orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
+orchestration DELETE /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id} reader-read admin=404
+orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{stack_id} member-write stack_update admin=404
+orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id} member-write stack_patch admin=404
+orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{stack_id} member-write admin=404
 orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids
-orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/preview fake-ids
-orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/preview fake-ids
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/template fake-ids
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/environment fake-ids
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/files fake-ids
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/outputs fake-ids
+orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/preview member-write stack_update admin=404
+orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/preview member-write stack_patch admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/template reader-read admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/environment reader-read admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/files reader-read admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/outputs reader-read admin=404
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/outputs/{output_key} fake-ids
-orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/actions fake-ids reader=403
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/events fake-ids
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources fake-ids
+orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/actions member-write stack_action admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/events reader-read admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources reader-read admin=404
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name} fake-ids
 orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name} fake-ids reader=403
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/metadata fake-ids
@@ -458,6 +458,11 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
         "object_type": "network", "object_id": w["rbac_network_id"],
         "action": "access_as_shared", "target_tenant": w["admin_project_id"]}},
     "rbac_policy_update": lambda w: {"rbac_policy": {"target_tenant": "t-updated"}},
+    "stack": lambda w: {"stack_name": "new-stack", "template": EMPTY_TEMPLATE},
+    "stack_update": lambda w: {"template": EMPTY_TEMPLATE},
+    "stack_patch": lambda w: {"parameters": {}},
+    "stack_action": lambda w: {"check": None},
+    "validate": lambda w: {"template": EMPTY_TEMPLATE},
     "address_scope": lambda w: {"address_scope": {"name": "a", "ip_version": 4}},
     "image_import": lambda w: {"method": {"name": "glance-direct"}},
     "console": lambda w: {"remote_console": {"protocol": "vnc", "type": "novnc"}},
@@ -474,6 +479,7 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
 }
 
 PLACEHOLDER = re.compile(r"\{([^}]+)\}")
+EMPTY_TEMPLATE = {"heat_template_version": "2018-08-31", "resources": {}}
 
 
 class Entry:
@@ -572,14 +578,16 @@ class World:
         public = api.get("/networking/v2.0/networks?name=public").json()["networks"][0]["id"]
         cirros = api.get("/image/v2/images?name=cirros").json()["images"][0]["id"]
         self.ids: Ids = {"project_id": demo, "tenant_id": demo, "public_id": public, "collection": "networks",
-                         "tag": "t1", "key": "k1", "name": "k-world",
+                         "tag": "t1", "key": "k1",
                          "cirros_id": cirros, "network_label": "none",
                          "class_name": "default"}
         self.made = 0
         self.demo = demo
         self.lift_quotas()
         for placeholder in FRESH:  # in order: later objects use earlier ones
-            self.ids[placeholder] = FRESH[placeholder](self)
+            if placeholder not in self.ids:
+                made = FRESH[placeholder](self)
+                self.ids.update(made if isinstance(made, dict) else {placeholder: made})
         self.ids["resource_id"] = self.ids["network_id"]
         self.ids["fip_id"] = self.ids["floatingip_id"]
         self.ids["admin_project_id"] = self.projects["admin"]
@@ -615,6 +623,14 @@ class World:
         return r.json() if r.content else None
 
 
+def _stack(w: World) -> Ids:
+    """A stack of project demo: its name and id (heat's URLs carry both)."""
+    name = f"w-{w.count()}"
+    made = w.ok("POST", f"/orchestration/v1/{w.projects['member']}/stacks",
+                {"stack_name": name, "template": EMPTY_TEMPLATE})
+    return {"stack_name": name, "stack_id": made["stack"]["id"]}
+
+
 def _server(w: World) -> str:
     body = BODIES["server"]({"image_id": w.ids["cirros_id"]})
     return w.ok("POST", "/compute/v2.1/servers", body)["server"]["id"]
@@ -622,7 +638,7 @@ def _server(w: World) -> str:
 
 # Placeholder -> a new object of project demo (for the world, and per DELETE call), in
 # the order the world makes them (a port needs the network, a rule the group).
-FRESH: dict[str, Callable[[World], str]] = {
+FRESH: dict[str, Callable[[World], str | Ids]] = {
     "network_id": lambda w: w.ok("POST", "/networking/v2.0/networks",
                                  {"network": {"name": "w"}})["network"]["id"],
     "subnet_id": lambda w: w.ok("POST", "/networking/v2.0/subnets", {"subnet": {
@@ -670,6 +686,8 @@ FRESH: dict[str, Callable[[World], str]] = {
     "rbac_policy_id": lambda w: w.ok("POST", "/networking/v2.0/rbac_policies", {"rbac_policy": {
         "object_type": "network", "object_id": w.ids["rbac_network_id"],
         "action": "access_as_shared", "target_tenant": f"t-{w.count()}"}})["rbac_policy"]["id"],
+    "stack_id": lambda w: _stack(w),
+    "stack_name": lambda w: _stack(w),
     "fip_id": lambda w: w.ok("POST", "/networking/v2.0/floatingips", {"floatingip": {
         "floating_network_id": w.ids["public_id"]}})["floatingip"]["id"],
     "image_id": lambda w: w.ok("POST", "/image/v2/images", {
@@ -726,8 +744,9 @@ def _call(world: World, entry: Entry, persona: str, ids: Ids) -> tuple[int, str,
             kwargs["json"] = body
     elif entry.method in ("POST", "PUT", "PATCH"):
         kwargs["json"] = {}
+    # a redirect (heat's lookup) is the answer itself: its target is a route of its own
     r = world.api.request(entry.method, url, token=world.tokens[persona], headers=headers,
-                          **kwargs)
+                          follow_redirects=False, **kwargs)
     body = r.json() if r.content and r.headers.get("content-type", "").startswith(
         "application/json") else None
     return r.status_code, r.text[:200], real, body
@@ -739,7 +758,8 @@ def _fresh_ids(world: World, entry: Entry) -> Ids:
     leaf = names[-1] if names else None
     if entry.method != "DELETE" or leaf not in FRESH:
         return world.ids
-    return {**world.ids, leaf: FRESH[leaf](world)}
+    made = FRESH[leaf](world)
+    return {**world.ids, **(made if isinstance(made, dict) else {leaf: made})}
 
 
 def _matches(expected: str, status: int, real: bool, body: Any) -> bool:
