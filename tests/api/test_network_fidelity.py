@@ -63,6 +63,23 @@ def test_security_group_errors_as_upstream(api):
         "security_group_rule": {**rule, "port_range_min": 0, "port_range_max": 80}}),
         400, "SecurityGroupInvalidPortValue")
     assert err["message"].startswith("Invalid value for port 0")
+    # tempest's invalid-port cases, messages included
+    for proto, pmin, pmax, msg in (
+            ("tcp", -16, 80, "Invalid value for port -16"),
+            ("tcp", 80, 79, "port_range_min must be <= port_range_max"),
+            ("tcp", 80, 65536, "Invalid value for port 65536"),
+            ("tcp", None, 6, "port_range_min must be <= port_range_max"),
+            ("icmp", 1, 256, "Invalid value for ICMP code"),
+            ("icmp", -1, 25, "Invalid value"),
+            ("icmp", None, 6, "ICMP type (port-range-min) is missing"),
+            ("icmp", 300, 1, "Invalid value for ICMP type")):
+        err = neutron_error(api.post(f"{N}/security-group-rules", user="demo", json={
+            "security_group_rule": {**rule, "protocol": proto, "port_range_min": pmin,
+                                    "port_range_max": pmax}}), 400)
+        assert msg in err["message"], (pmin, pmax, err)
+    for prefix in ("192.168.1./24", "192.168.1.1/33", "bad_prefix", "256"):
+        neutron_error(api.post(f"{N}/security-group-rules", user="demo", json={
+            "security_group_rule": {**rule, "remote_ip_prefix": prefix}}), 400)
     # an unknown remote group is 404, whether or not it looks like a UUID
     for remote in ("0b7e6a42-9d1f-4c55-8d77-6c1d2f0c4e11", "not-a-uuid"):
         err = neutron_error(api.post(f"{N}/security-group-rules", user="demo", json={
