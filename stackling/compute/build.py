@@ -54,6 +54,19 @@ def fault(code: int, message: str, details: str = "") -> dict[str, Any]:
             "created": utcnow_precise().strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
+def explain(decision: Any) -> str:
+    """The scheduler's decision as the fault's `details` (shown to admins, where Nova puts
+    the traceback): each candidate host and what excluded it. "No valid host was found"
+    then says why, which upstream only tells in scheduler logs."""
+    if decision is None:
+        return ""
+    hosts = decision.as_dict().get("hosts", {}) if hasattr(decision, "as_dict") else {}
+    lines = ["Scheduler decision (host: why it was not chosen):"]
+    lines += [f"{host}: {why or 'a candidate, but the claim failed'}"
+              for host, why in sorted(hosts.items())]
+    return "\n".join(lines) if hosts else ""
+
+
 def set_error(inst: Instance, flt: dict[str, Any]) -> None:
     inst.vm_state, inst.task_state, inst.power_state = "error", None, 0
     inst.build_state = "done"
@@ -84,8 +97,8 @@ def build_instance(db: Session, inst: Instance) -> None:
                         f"attempts {MAX_ATTEMPTS} for instance {inst.uuid}. Last exception: "
                         f"{err.text}")) from None
     except NoValidHost as err:
-        set_error(inst, fault(500, err.text))
         scheduler.record_failure(db, inst.uuid, err)
+        set_error(inst, fault(500, err.text, explain(getattr(err, "decision", None))))
     except _NetworkFailed as err:
         set_error(inst, fault(500, NETWORK_FAULT % inst.uuid, str(err)))
     except ApiError as err:

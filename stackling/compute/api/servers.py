@@ -41,15 +41,26 @@ def _target(inst: Instance) -> dict[str, Any]:
 
 
 def _detail(rq: ApiRequest, inst: Instance, *, full: bool = True,
-            floating: dict[str, list[tuple[str, str]]] | None = None) -> dict[str, Any]:
+            floating: dict[str, list[tuple[str, str]]] | None = None,
+            shown: dict[tuple[str, str], tuple[bool, bool, bool]] | None = None
+            ) -> dict[str, Any]:
     if floating is None:
         floating = network_proxy.floating_by_port(rq.db, [inst])
+    # The three field policies depend only on the server's project and user: a list
+    # checks them once per owner, not once per server.
+    key = (inst.project_id, inst.user_id)
+    flags = None if shown is None else shown.get(key)
+    if flags is None:
+        target = _target(inst)
+        flags = (allowed(rq, "os-extended-server-attributes", target),
+                 allowed(rq, "servers:show:host_status", target),
+                 allowed(rq, "servers:show:flavor-extra-specs", target))
+        if shown is not None:
+            shown[key] = flags
     return views.server_detail(
         links(rq), inst, version(rq), is_admin=rq.ctx.is_admin,
-        show_extended_attrs=allowed(rq, "os-extended-server-attributes", _target(inst)),
-        show_host_status=allowed(rq, "servers:show:host_status", _target(inst)), full=full,
-        show_flavor_extra_specs=allowed(rq, "servers:show:flavor-extra-specs", _target(inst)),
-        floating=floating)
+        show_extended_attrs=flags[0], show_host_status=flags[1], full=full,
+        show_flavor_extra_specs=flags[2], floating=floating)
 
 
 # ------------------------------------------------------------------ create
@@ -173,7 +184,9 @@ def detail(rq: ApiRequest) -> Any:
     query = _list_query(rq)
     rows = [] if _deleted_only(rq) else servers.list_instances(rq.db, query)
     floating = network_proxy.floating_by_port(rq.db, rows)  # one query for the page
-    return _collection(rq, [_detail(rq, i, floating=floating) for i in rows], query, "servers")
+    shown: dict[tuple[str, str], tuple[bool, bool, bool]] = {}
+    return _collection(rq, [_detail(rq, i, floating=floating, shown=shown) for i in rows],
+                       query, "servers")
 
 
 def _deleted_only(rq: ApiRequest) -> bool:

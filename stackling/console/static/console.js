@@ -164,7 +164,13 @@ async function segmentHosts(segments) {
 
 function label(obj, fallback) { return obj.name || fallback || obj.id.slice(0, 8); }
 
+// More servers than this behind one subnet (or unattached) are drawn as one group node:
+// a readable graph, and a first paint that stays fast with thousands of servers.
+const GROUP_AT = 25;
+
 function elementsOf(cloud) {
+  const attachments = [];  // [parent node id, server id, label]
+  const attach = (parent, serverId, lbl) => attachments.push([parent, serverId, lbl]);
   const nodes = [];
   const edges = [];
   const ids = new Set();
@@ -194,7 +200,6 @@ function elementsOf(cloud) {
   }
   for (const sub of cloud.subnets) node(`sub:${sub.id}`, "subnet", `${label(sub)}\n${sub.cidr}`, sub);
   for (const rtr of cloud.routers) node(`rtr:${rtr.id}`, "router", label(rtr), rtr);
-  for (const srv of cloud.servers) node(`srv:${srv.id}`, "server", label(srv), srv, `status-${srv.status}`);
   // Racks: the hosts each segment reaches.
   for (const [segId, hosts] of Object.entries(cloud.segmentHosts || {})) {
     for (const host of hosts) {
@@ -219,11 +224,44 @@ function elementsOf(cloud) {
       // External network -> router -> the networks it connects (then their subnets).
       edge(`rtr:${port.device_id}`, `net:${port.network_id}`, ips.map((ip) => ip.ip_address).join(", "));
     } else if (owner.startsWith("compute:")) {
-      if (ips.length) for (const ip of ips) edge(`sub:${ip.subnet_id}`, `srv:${port.device_id}`, ip.ip_address);
-      else edge(`net:${port.network_id}`, `srv:${port.device_id}`, "(deferred)");
+      if (ips.length) for (const ip of ips) attach(`sub:${ip.subnet_id}`, port.device_id, ip.ip_address);
+      else attach(`net:${port.network_id}`, port.device_id, "(deferred)");
     }
   }
+  serverNodes(cloud.servers, attachments, node, edge);
   return nodes.concat(edges);
+}
+
+function serverNodes(servers, attachments, node, edge) {
+  const parentsOf = {};
+  for (const [parent, serverId] of attachments) (parentsOf[serverId] = parentsOf[serverId] || []).push(parent);
+  const crowd = {};
+  for (const srv of servers) for (const parent of parentsOf[srv.id] || ["unattached"]) crowd[parent] = (crowd[parent] || 0) + 1;
+  const groups = {};
+  const placed = {};
+  for (const srv of servers) {
+    const parents = parentsOf[srv.id] || ["unattached"];
+    const crowded = parents.find((p) => crowd[p] > GROUP_AT);
+    if (crowded) {
+      (groups[crowded] = groups[crowded] || []).push(srv);
+      placed[srv.id] = `grp:${crowded}`;
+    } else {
+      node(`srv:${srv.id}`, "server", label(srv), srv, `status-${srv.status}`);
+      placed[srv.id] = `srv:${srv.id}`;
+    }
+  }
+  for (const [parent, members] of Object.entries(groups)) {
+    const byStatus = {};
+    for (const srv of members) byStatus[srv.status] = (byStatus[srv.status] || 0) + 1;
+    const worst = ["ERROR", "BUILD", "SHUTOFF"].find((s) => byStatus[s]) || "ACTIVE";
+    node(`grp:${parent}`, "servers", `${members.length} servers`,
+         {count: members.length, statuses: byStatus, servers: members.map((s) => `${s.name} (${s.status})`)},
+         `server group status-${worst}`);
+    if (parent !== "unattached") edge(parent, `grp:${parent}`);
+  }
+  for (const [parent, serverId, lbl] of attachments) {
+    if (placed[serverId]) edge(parent, placed[serverId], placed[serverId].startsWith("grp:") ? "" : lbl);
+  }
 }
 
 const STYLE = [
@@ -237,6 +275,7 @@ const STYLE = [
   {selector: "node.router", style: {"shape": "diamond", "width": 24, "height": 24, "background-color": "#f5a524"}},
   {selector: "node.host", style: {"shape": "rectangle", "width": 14, "height": 22, "background-color": "#5f6b7a"}},
   {selector: "node.server", style: {"shape": "ellipse", "background-color": "#30a46c"}},
+  {selector: "node.group", style: {"width": 34, "height": 34, "border-width": 3, "border-color": "#fff", "border-style": "double"}},
   {selector: "node.status-ERROR", style: {"background-color": "#e5484d"}},
   {selector: "node.status-BUILD", style: {"background-color": "#f5d90a"}},
   {selector: "node.status-SHUTOFF", style: {"background-color": "#8a94a6"}},
@@ -248,14 +287,14 @@ const STYLE = [
 
 function layout(fit) {
   graph.layout({name: "breadthfirst", directed: true, spacingFactor: 1.1, animate: false,
-                fit, padding: 20, avoidOverlap: true, nodeDimensionsIncludeLabels: false}).run();
+                fit, padding: 20, avoidOverlap: false}).run();
 }
 
 async function refreshTopology() {
   const cloud = await loadCloud();
   const elements = elementsOf(cloud);
   if (!graph) {
-    graph = cytoscape({container: $("#graph"), elements, style: STYLE,
+    graph = cytoscape({container: $("#graph"), elements, style: STYLE, layout: {name: "preset"},
                        minZoom: .05, maxZoom: 4});
     layout(true);
     graph.on("tap", "node", (evt) => showDetails(evt.target.data(), cloud));
@@ -297,6 +336,7 @@ function showDetails(data) {
     router: ["id", "name", "status", "project_id"],
     server: ["id", "name", "status", "OS-EXT-SRV-ATTR:host", "OS-EXT-AZ:availability_zone", "tenant_id"],
     host: ["name"],
+    servers: ["count"],
   }[data.kind] || Object.keys(obj);
   for (const k of keys) if (obj[k] !== undefined && obj[k] !== null) rows.push([k, String(obj[k])]);
   if (data.kind === "server") {
@@ -304,6 +344,10 @@ function showDetails(data) {
       rows.push([net, addrs.map((a) => `${a.addr} (${a["OS-EXT-IPS:type"] || "fixed"})`).join(", ")]);
     }
     if (obj.fault) rows.push(["fault", obj.fault.message]);
+  }
+  if (data.kind === "servers") {
+    rows.push(["statuses", Object.entries(obj.statuses).map(([s, n]) => `${s}: ${n}`).join(", ")]);
+    rows.push(["servers", obj.servers.slice(0, 200).join(", ") + (obj.servers.length > 200 ? ", …" : "")]);
   }
   if (data.kind === "router" && obj.external_gateway_info) {
     rows.push(["gateway", (obj.external_gateway_info.external_fixed_ips || []).map((i) => i.ip_address).join(", ")]);
