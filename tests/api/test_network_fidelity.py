@@ -196,6 +196,8 @@ def test_rbac_share_a_network_with_one_project(api):
                 action="access_as_shared", target_tenant=other_project)
     assert p["project_id"] == p["tenant_id"] == demo_project
     assert p["target_tenant"] == other_project and p["action"] == "access_as_shared"
+    bumped = api.get(f"{N}/networks/{net['id']}", user="demo").json()["network"]
+    assert bumped["revision_number"] > net["revision_number"]
     neutron_error(api.post(RB, user="demo", json={"rbac_policy": {
         "object_type": "network", "object_id": net["id"], "action": "access_as_shared",
         "target_tenant": other_project}}), 409, "DuplicateRbacPolicy")
@@ -291,12 +293,16 @@ def test_rbac_objects_of_other_types_and_ownership(api):
     from tests.api.test_segment_ranges_allocation import new_member
 
     other, other_project = new_member(api)
-    # a member may not grant what it does not own (400), nor what it cannot see (404)
+    # a member may grant neither what it cannot see nor what it does not own (400, as
+    # upstream's RBAC callbacks answer), and object_id is a UUID
     admin_net = create(api, "networks", "network", {"name": "admin-only"})
-    neutron_error(api.post(RB, user="demo", json={"rbac_policy": {
+    err = neutron_error(api.post(RB, user="demo", json={"rbac_policy": {
         "object_type": "network", "object_id": admin_net["id"],
-        "action": "access_as_shared", "target_tenant": other_project}}), 404,
-        "NetworkNotFound")
+        "action": "access_as_shared", "target_tenant": other_project}}), 400, "InvalidInput")
+    assert admin_net["id"] in err["message"]
+    neutron_error(api.post(RB, user="demo", json={"rbac_policy": {
+        "object_type": "network", "object_id": "not-a-uuid",
+        "action": "access_as_shared", "target_tenant": other_project}}), 400)
     shared = create(api, "networks", "network", {"name": "shared-not-mine", "shared": True})
     err = neutron_error(api.post(RB, user="demo", json={"rbac_policy": {
         "object_type": "network", "object_id": shared["id"],

@@ -28,9 +28,9 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors
+from stackling.network import errors, standard
 from stackling.network import policy as pol
-from stackling.network.attributes import ID, PROJECT, REQUIRED, Attr, one_of, string
+from stackling.network.attributes import ID, PROJECT, REQUIRED, Attr, one_of, string, uuid_value
 from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.querying import Listing
 from stackling.network.rbac import errors as rerr
@@ -70,7 +70,7 @@ ATTRS: dict[str, Attr] = {
     "tenant_id": PROJECT,
     "object_type": Attr(post=True, default=REQUIRED, convert=one_of(*ACTIONS), filter=True,
                         sort=True),
-    "object_id": Attr(post=True, default=REQUIRED, convert=string(36), filter=True,
+    "object_id": Attr(post=True, default=REQUIRED, convert=uuid_value, filter=True,
                       sort=True),
     "action": Attr(post=True, default=REQUIRED, convert=one_of(SHARED, EXTERNAL),
                    filter=True, sort=True),
@@ -189,7 +189,13 @@ def _check_target(db: Session, ctx: RequestContext, action: str, target_tenant: 
 
 
 def _owned_object(db: Session, ctx: RequestContext, object_type: str, object_id: str) -> Any:
-    obj = _objects()[object_type](db, ctx, object_id)
+    """The object, which the caller must own (or be admin). Upstream checks this in an
+    RBAC callback whose failures it answers as 400 InvalidInput, a missing or invisible
+    object included."""
+    try:
+        obj = _objects()[object_type](db, ctx, object_id)
+    except errors.NotFound as exc:
+        raise errors.InvalidInput(error_message=exc.text) from None
     if not (ctx.is_admin or ctx.is_service) and obj.project_id != ctx.project_id:
         what = "networks they do not own" if object_type == "network" else \
             "objects they do not own"
@@ -217,8 +223,15 @@ def create_policy(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Rb
     except IntegrityError:
         raise rerr.DuplicateRbacPolicy() from None
     _set_flags(db, obj, object_type)
+    _touch(obj)
     db.flush()
     return p
+
+
+def _touch(obj: Any) -> None:
+    """A policy write is a change of the object it shares (its revision_number)."""
+    if hasattr(obj, "revision_number"):
+        standard.touch(obj)
 
 
 def update_policy(db: Session, ctx: RequestContext, policy_id: str,
@@ -238,6 +251,7 @@ def update_policy(db: Session, ctx: RequestContext, policy_id: str,
     except IntegrityError:
         raise rerr.DuplicateRbacPolicy() from None
     _set_flags(db, obj, p.object_type)
+    _touch(obj)
     db.flush()
     return p
 
@@ -250,6 +264,7 @@ def delete_policy(db: Session, ctx: RequestContext, policy_id: str) -> None:
     db.delete(p)
     db.flush()
     _set_flags(db, obj, p.object_type)
+    _touch(obj)
     db.flush()
 
 
