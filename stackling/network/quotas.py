@@ -38,6 +38,7 @@ from stackling.network.core.models import (
 from stackling.network.l3 import errors as l3e
 from stackling.network.l3.models import FloatingIP, Quota, Router
 from stackling.network.quota_models import QuotaLock
+from stackling.network.rbac.models import RbacPolicy
 
 # The resources with a quota, in neutron's order; -1 is unlimited.
 RESOURCES = ("network", "subnet", "port", "router", "floatingip", "security_group",
@@ -54,6 +55,7 @@ _OWNED: dict[str, Any] = {
     "security_group": SecurityGroup,
     "security_group_rule": SecurityGroupRule,
     "subnetpool": SubnetPool,
+    "rbac_policy": RbacPolicy,
 }
 
 

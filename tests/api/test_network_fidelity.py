@@ -452,3 +452,55 @@ def test_subnetpool_prefix_operations(api):
     api.delete(f"{N}/subnets/{sub['id']}", user="demo")
     aliases = {e["alias"] for e in api.get(f"{N}/extensions").json()["extensions"]}
     assert {"subnetpool-prefix-ops", "rbac-policies", "address-scope"} <= aliases
+
+
+def test_rbac_cases_of_upstreams_acceptance_tests(api):
+    from tests.api.test_segment_ranges_allocation import new_member
+
+    (one, one_project), (two, two_project) = new_member(api), new_member(api)
+    net = create(api, "networks", "network", {"name": "acc"}, user=one)
+    for bad in (None, "1234" * 100):
+        neutron_error(api.post(RB, user=one, json={"rbac_policy": {
+            "object_type": "network", "object_id": net["id"], "action": "access_as_shared",
+            "target_tenant": bad}}), 400)
+    # a wildcard is admin-only on update too
+    p = _policy(api, one, object_type="network", object_id=net["id"],
+                action="access_as_shared", target_tenant=two_project)
+    neutron_error(api.put(f"{RB}/{p['id']}", user=one,
+                          json={"rbac_policy": {"target_tenant": "*"}}), 403)
+    # fields, id filter, show equals create
+    listed = api.get(f"{RB}?id={p['id']}&fields=tenant_id&fields=target_tenant",
+                     user=one).json()["rbac_policies"]
+    assert listed == [{"tenant_id": one_project, "target_tenant": two_project}]
+    assert api.get(f"{RB}/{p['id']}", user=one).json()["rbac_policy"] == p
+    # the network's owner may delete the target's port on it
+    port = create(api, "ports", "port", {"network_id": net["id"]}, user=two)
+    assert api.delete(f"{N}/ports/{port['id']}", user=one).status_code == 204
+    # a self-share never blocks: deleted or re-targeted with the owner's port present
+    own = _policy(api, one, object_type="network", object_id=net["id"],
+                  action="access_as_shared", target_tenant=one_project)
+    mine = create(api, "ports", "port", {"network_id": net["id"]}, user=one)
+    assert api.delete(f"{RB}/{own['id']}", user=one).status_code == 204
+    own = _policy(api, one, object_type="network", object_id=net["id"],
+                  action="access_as_shared", target_tenant=one_project)
+    r = api.put(f"{RB}/{own['id']}", user=one, json={"rbac_policy": {"target_tenant": "x"}})
+    assert r.status_code == 200 and r.json()["rbac_policy"]["target_tenant"] == "x"
+    api.delete(f"{N}/ports/{mine['id']}", user=one)
+    # a wildcard lets a specific grant go although the target has a port; then it is the
+    # wildcard that is in use
+    port = create(api, "ports", "port", {"network_id": net["id"]}, user=two)
+    wild = _policy(api, object_type="network", object_id=net["id"],
+                   action="access_as_shared", target_tenant="*")
+    assert api.delete(f"{RB}/{p['id']}", user=one).status_code == 204
+    neutron_error(api.delete(f"{RB}/{wild['id']}"), 409, "RbacPolicyInUse")
+    neutron_error(api.put(f"{RB}/{wild['id']}", json={"rbac_policy": {
+        "target_tenant": one_project}}), 409, "RbacPolicyInUse")
+    api.delete(f"{N}/ports/{port['id']}", user=two)
+    assert api.delete(f"{RB}/{wild['id']}").status_code == 204
+    # the rbac_policy quota
+    r = api.put(f"{N}/quotas/{one_project}", json={"quota": {"rbac_policy": 2}})
+    assert r.status_code == 200, r.text
+    made = [api.post(RB, user=one, json={"rbac_policy": {
+        "object_type": "network", "object_id": net["id"], "action": "access_as_shared",
+        "target_tenant": f"t{i}"}}).status_code for i in range(3)]
+    assert made == [201, 409, 409]  # the `x` grant above counts: 2 of 2

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, standard
+from stackling.network import errors, quotas, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import ID, PROJECT, REQUIRED, Attr, one_of, string, uuid_value
 from stackling.network.extensions import EXTENSIONS, Extension
@@ -214,6 +214,7 @@ def create_policy(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Rb
     target_tenant = attrs["target_tenant"]
     _check_target(db, ctx, "create_rbac_policy", target_tenant, project_id)
     obj = _owned_object(db, ctx, object_type, attrs["object_id"])
+    quotas.check(db, project_id, "rbac_policy")
     p = RbacPolicy(id=uuid_str(), project_id=project_id, object_type=object_type,
                    object_id=obj.id, action=action, target_tenant=target_tenant)
     try:
