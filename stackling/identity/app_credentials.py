@@ -50,8 +50,9 @@ def user_role_ids(db: Session, user_id: str, project_id: str) -> set[str]:
 
 def resolve_roles(db: Session, requested: list[dict[str, Any]] | None, token_roles: list[str],
                   user_id: str, project_id: str) -> list[str]:
-    """Requested roles (by id or name) or, by default, the token's; each must be held."""
-    if requested is None:
+    """Requested roles (by id or name) or, when none (absent or `[]`, as the CLI sends),
+    the token's; each must be held."""
+    if not requested:
         rows = list(db.scalars(select(Role).where(Role.name.in_(token_roles))))
     else:
         rows = []

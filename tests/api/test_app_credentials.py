@@ -43,6 +43,11 @@ def test_create_show_list_delete(api):
     assert cred["secret"] and cred["project_id"] == m["project_id"]
     assert cred["unrestricted"] is False and cred["expires_at"] is None
     assert {x["name"] for x in cred["roles"]} == {"member", "reader"}
+    # an empty list (what `openstack application credential create` sends) is the default
+    r = api.post(m["path"], token=m["token"], json={"application_credential": {
+        "name": "cli", "roles": []}})
+    assert {x["name"] for x in r.json()["application_credential"]["roles"]} == {"member",
+                                                                               "reader"}
     shown = api.get(f"{m['path']}/{cred['id']}", token=m["token"]).json()
     assert "secret" not in shown["application_credential"]
     listed = api.get(f"{m['path']}?name=ci", token=m["token"]).json()
