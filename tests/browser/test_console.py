@@ -180,6 +180,21 @@ def test_server_in_error_shows_why(page: Any, console_cloud: Cloud) -> None:
     assert "not enough MEMORY_MB" in decision, decision
 
 
+def test_audit_view_reports_a_consistent_cloud(page: Any, console_cloud: Cloud) -> None:
+    sign_in(page, console_cloud, "admin", ADMIN_PASSWORD, "admin")
+    page.click("#tabs button[data-view=audit]")
+    page.click("#audit-run")
+    page.wait_for_selector("#audit-result .chosen, #audit-result .excluded")
+    assert "No difference" in page.inner_text("#audit-result"), page.inner_text("#audit-result")
+
+
+def test_member_is_refused_the_audit(page: Any, console_cloud: Cloud) -> None:
+    sign_in(page, console_cloud, "demo", DEMO_PASSWORD, "demo")
+    page.click("#tabs button[data-view=audit]")
+    page.click("#audit-run")
+    page.wait_for_function("document.querySelector('#audit-result').textContent.includes('admin')")
+
+
 def _seed_servers(cloud: Cloud, count: int) -> None:
     """One server booted through the API, then copies of its row: the page's cost is
     what is measured here, not a thousand builds."""

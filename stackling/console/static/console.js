@@ -287,7 +287,8 @@ const STYLE = [
 
 function layout(fit) {
   graph.layout({name: "breadthfirst", directed: true, spacingFactor: 1.1, animate: false,
-                fit, padding: 20, avoidOverlap: false}).run();
+                fit, padding: 30, avoidOverlap: true, nodeDimensionsIncludeLabels: true}).run();
+  if (fit && graph.zoom() > 1.2) { graph.zoom(1.2); graph.center(); }  // a small cloud stays legible
 }
 
 async function refreshTopology() {
@@ -479,7 +480,7 @@ async function runAudit() {
     const findings = body.findings || [];
     out.innerHTML = findings.length
       ? `<p class="excluded">${findings.length} difference(s):</p><ul>` +
-        findings.map((f) => `<li>${esc(typeof f === "string" ? f : JSON.stringify(f))}</li>`).join("") + "</ul>"
+        findings.map((f) => `<li><strong>${esc(f.check || "")}</strong> ${esc(f.message || JSON.stringify(f))}</li>`).join("") + "</ul>"
       : '<p class="chosen">No difference: placement, segments and port bindings agree.</p>';
   } catch (err) { out.textContent = `The audit failed: ${err.message}`; }
 }
