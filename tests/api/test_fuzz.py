@@ -84,6 +84,23 @@ def network_attribute_maps() -> dict[str, dict[str, Any]]:
     return maps
 
 
+def identity_specs() -> dict[str, dict[str, Any]]:
+    """{envelope: attributes} from Keystone's body specs (`PROJECT_SPEC`, ...)."""
+    specs: dict[str, dict[str, Any]] = {}
+    for name in ("stackling.identity.api", "stackling.identity.groups_api"):
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if attr.endswith("_SPEC") and isinstance(value, dict):
+                specs[attr[:-5].lower()] = {k: "x" for k in value}
+    return specs
+
+
+# A well-formed token request: its fields are mutated one at a time like the others.
+AUTH = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+    "name": "admin", "domain": {"id": "default"}, "password": "x"}}},
+    "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}}
+
+
 def example(schema: Any, depth: int = 0) -> Any:
     """A plausible instance of `schema` (first choice of each alternative)."""
     if not isinstance(schema, dict) or depth > 6:
@@ -152,6 +169,12 @@ def route_bodies(service: Any, path: str, rng: random.Random, schemas: list[dict
     collection = statics[-1] if statics else ""
     envelope = singular(collection)
     bases: list[Any] = [{envelope: {}}]
+    if service.name == "identity":
+        spec = attr_maps.get(f"identity:{envelope}")
+        if spec:
+            bases.append({envelope: spec})
+        if path.endswith("/auth/tokens"):
+            bases = [AUTH]
     if service.name == "network":
         attrs = attr_maps.get(collection.replace("-", "_"))
         if attrs:
@@ -241,7 +264,8 @@ def _admin_project(api: Any) -> str:
 
 def cases(api: Any) -> Iterator[tuple[str, str, Any, dict[str, str]]]:
     """(method, url, json body or _NO_BODY, headers) for every route, in a fixed order."""
-    attr_maps = network_attribute_maps()
+    attr_maps: dict[str, Any] = network_attribute_maps()
+    attr_maps.update({f"identity:{k}": v for k, v in identity_specs().items()})
     ids = Ids(api)
     order = {"GET": 0, "HEAD": 1, "POST": 2, "PUT": 3, "PATCH": 4, "DELETE": 5}
     routes = []
