@@ -2,9 +2,8 @@
 
 `/servers/{id}/os-security-groups` and the addSecurityGroup/removeSecurityGroup actions
 are served at every microversion; os-security-groups, os-security-group-rules,
-os-floating-ips,
-os-floating-ip-pools, os-networks and os-tenant-networks only below 2.36 (Nova answers
-404 from 2.36 on). Bodies are Nova's formats over the network service.
+os-floating-ips, os-floating-ip-pools, os-networks and os-tenant-networks only below 2.36
+(Nova answers 404 from 2.36 on). Bodies are Nova's formats over the network service.
 """
 
 from __future__ import annotations
