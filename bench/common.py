@@ -62,12 +62,17 @@ class Server:
     def start(self, timeout: float = 60) -> float:
         """Start and wait for the first answer; returns seconds from exec to that answer."""
         t0 = time.perf_counter()
-        self.proc = subprocess.Popen(self.command(), env=self.env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
+        # stderr to a file, not a pipe: the access lines (always logged) would fill an
+        # unread pipe and block the server mid-benchmark.
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.log = self.data_dir.parent / f"server-{self.port}.log"
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(self.command(), env=self.env,
+                                         stdout=subprocess.DEVNULL, stderr=log)
         deadline = t0 + timeout
         while time.perf_counter() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(self.proc.stderr.read().decode() if self.proc.stderr else "")
+                raise RuntimeError(self.log.read_text(errors="replace")[-4000:])
             try:
                 httpx.get(f"{self.url}/identity/v3", timeout=0.5)
                 return time.perf_counter() - t0
