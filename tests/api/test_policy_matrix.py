@@ -11,6 +11,8 @@ class from `RULES` (persona -> outcome), with optional per-persona overrides:
 - `DENY`: 403 (the caller sees the object but may not do this).
 - `HIDE`: 404 (upstream hides the object's existence from this caller).
 - `EMPTY`: 200 with every collection in the body empty (a list filtered by policy).
+- a status code (`other=400`): exactly that answer, where upstream answers so (neutron
+  answers an RBAC row on an object the caller cannot see with a 400 InvalidInput).
 
 How to add a route: add one line to `TABLE`: `service METHOD path rule [body] [persona=outcome...]`,
 where `path` is the route template exactly as registered and `body` names a request body
@@ -209,7 +211,7 @@ network GET    /v2.0/agents                                       admin-list
 network PUT    /v2.0/subnetpools/{subnetpool_id}/add_prefixes     member-write   prefixes
 network PUT    /v2.0/subnetpools/{subnetpool_id}/remove_prefixes  member-write   prefixes
 network GET    /v2.0/rbac_policies                                any-read
-network POST   /v2.0/rbac_policies                                member-write   rbac_policy
+network POST   /v2.0/rbac_policies                                member-write   rbac_policy other=400
 network GET    /v2.0/rbac_policies/{rbac_policy_id}               reader-read
 network PUT    /v2.0/rbac_policies/{rbac_policy_id}               member-write   rbac_policy_update
 network DELETE /v2.0/rbac_policies/{rbac_policy_id}               member-write
@@ -358,9 +360,9 @@ orchestration GET    /v1/{tenant_id}/resource_types any-read
 orchestration GET    /v1/{tenant_id}/resource_types/{type_name} any-read
 orchestration GET    /v1/{tenant_id}/template_versions any-read
 orchestration GET    /v1/{tenant_id}/template_versions/{template_version}/functions any-read
-orchestration GET    /v1/{tenant_id}/stacks fake-ids
+orchestration GET    /v1/{tenant_id}/stacks any-read
 orchestration POST   /v1/{tenant_id}/stacks member-create stack
-orchestration POST   /v1/{tenant_id}/stacks/preview fake-ids
+orchestration POST   /v1/{tenant_id}/stacks/preview any-read
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
 orchestration POST   /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
 orchestration PUT    /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
