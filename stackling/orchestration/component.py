@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stackling.observability import metrics
 from stackling.orchestration import api, worker
 from stackling.runtime import CatalogEntry, Component
 
@@ -41,6 +42,7 @@ def _start(runtime: Any) -> None:
     w = worker.StackWorker(runtime, threads=2)
     runtime.state["orchestration.worker"] = w
     w.start()
+    metrics.PENDING_WORK["stack_actions"] = worker.pending_count
 
 
 def _stop(runtime: Any) -> None:

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.errors import ApiError
+from stackling.observability import logs
 from stackling.orchestration.definition import Definition, Spec
 from stackling.orchestration.errors import ResourceFailure, ResourceFailureKeep
 from stackling.orchestration.models import Event, Resource, Stack, StackAction
@@ -547,7 +548,11 @@ def begin(db: Session, stack: Stack, kind: str, work: dict[str, Any] | None = No
     `<kind>_IN_PROGRESS` and a worker will run it after the commit."""
     stack.generation += 1
     set_stack_state(db, stack, kind, "IN_PROGRESS", f"Stack {kind} started")
-    db.add(StackAction(stack_id=stack.id, action=kind, work=work or {}, owner=None,
+    work = dict(work or {})
+    request_id = logs.current_request_id()
+    if request_id:  # the worker tags the action's log lines with the requester's id
+        work["request_id"] = request_id
+    db.add(StackAction(stack_id=stack.id, action=kind, work=work, owner=None,
                        lease_until=None, started_at=utcnow()))
     db.flush()
 

@@ -18,11 +18,12 @@ import time
 import uuid
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from stackling.common.db import is_deadlock, retry_on_conflict, utcnow
+from stackling.observability import logs, metrics
 from stackling.orchestration import engine
-from stackling.orchestration.models import StackAction
+from stackling.orchestration.models import Stack, StackAction
 
 LOG = logging.getLogger(__name__)
 HOST = socket.gethostname()
@@ -97,7 +98,39 @@ def run_step(runtime: Any, stack_id: str) -> tuple[bool, bool]:
     return retry_on_conflict(attempt, retry_if=is_deadlock)
 
 
+def pending_count(runtime: Any) -> int:
+    """Stack actions queued or running (the /metrics pending-work gauge)."""
+    with runtime.db.transaction(write=False) as db:
+        return db.scalar(select(func.count()).select_from(StackAction)) or 0
+
+
+def _action_of(runtime: Any, stack_id: str) -> tuple[str | None, str | None]:
+    """The claimed action's kind and the id of the request that started it."""
+    with runtime.db.transaction(write=False) as db:
+        action = db.get(StackAction, stack_id)
+        if action is None:
+            return None, None
+        return action.action, (action.work or {}).get("request_id")
+
+
+def _observe_finished(runtime: Any, stack_id: str) -> None:
+    """After an action ended: one log line and the stack-actions metric."""
+    with runtime.db.transaction(write=False) as db:
+        stack = db.get(Stack, stack_id)
+        if stack is None or stack.status == "IN_PROGRESS":
+            return  # another process finished or took it over
+        action, status = stack.action, stack.status
+    LOG.info("stack %s: %s_%s", stack_id, action, status)
+    metrics.observe_stack_action(action, status.lower())
+
+
 def run_claimed(runtime: Any, stack_id: str, stopping: threading.Event) -> None:
+    _, request_id = _action_of(runtime, stack_id)
+    with logs.bound(request_id):
+        _run_claimed(runtime, stack_id, stopping)
+
+
+def _run_claimed(runtime: Any, stack_id: str, stopping: threading.Event) -> None:
     while not stopping.is_set():
         try:
             finished, waiting = run_step(runtime, stack_id)
@@ -106,6 +139,7 @@ def run_claimed(runtime: Any, stack_id: str, stopping: threading.Event) -> None:
             _release(runtime, stack_id)
             return
         if finished:
+            _observe_finished(runtime, stack_id)
             return
         if waiting:
             time.sleep(0.05)

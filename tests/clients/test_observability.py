@@ -55,6 +55,26 @@ def test_metrics_count_requests_and_logs_carry_the_request_id(cloud_factory: Any
             time.sleep(0.1)
         text = http.get("/metrics").text
         assert re.search(r'^stackling_builds_total\{outcome="active"\} [1-9]', text, re.M)
+
+        # A stack action is background work too.
+        project = http.get("/identity/v3/auth/tokens", headers={
+            "X-Subject-Token": token}).json()["token"]["project"]["id"]
+        r = http.post(f"/orchestration/v1/{project}/stacks", json={
+            "stack_name": "logged", "template": {"heat_template_version": "2018-08-31",
+                                                 "resources": {"v": {"type": "OS::Heat::Value",
+                                                                     "properties": {"value": 1}}}}})
+        assert r.status_code == 201, r.text
+        stack_request = r.headers["x-openstack-request-id"]
+        stack_id = r.json()["stack"]["id"]
+        deadline = time.monotonic() + 30
+        while http.get(f"/orchestration/v1/{project}/stacks/logged/{stack_id}").json()[
+                "stack"]["stack_status"] != "CREATE_COMPLETE":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(0.3)
+        text = http.get("/metrics").text
+        assert re.search(r'^stackling_stack_actions_total\{action="CREATE",outcome="complete"\} '
+                         r'[1-9]', text, re.M), text[-3000:]
     time.sleep(0.3)
     log = cloud.log_tail(200_000)
     access = [line for line in log.splitlines() if request_id in line]
@@ -65,6 +85,8 @@ def test_metrics_count_requests_and_logs_carry_the_request_id(cloud_factory: Any
     assert all(f"user={user_id}" in line for line in access if "stackling.access" in line)
     build_lines = [line for line in log.splitlines() if f"server {server_id} built" in line]
     assert build_lines and all(create_id in line for line in build_lines), build_lines
+    stack_lines = [line for line in log.splitlines() if f"stack {stack_id}: CREATE_COMPLETE" in line]
+    assert stack_lines and all(stack_request in line for line in stack_lines), stack_lines
 
 
 def test_json_log_format(cloud_factory: Any, tmp_path: Path) -> None:
