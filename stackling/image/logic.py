@@ -78,7 +78,9 @@ def list_images(db: Session, ctx: RequestContext, filters: dict[str, str],
         get_image(db, ctx, params.marker)  # an unknown marker is Glance's 400 below
     columns = {"created_at": Image.created_at, "name": Image.name, "updated_at": Image.updated_at,
                "size": Image.size, "status": Image.status}
-    page = paginate(db, stmt, columns=columns, id_column=Image.id, params=params)
+    # the marker is visible (checked above): it positions the page whatever the filters
+    page = paginate(db, stmt, columns=columns, id_column=Image.id, params=params,
+                    marker_scope=select(Image))
     # Free-form property filters (e.g. ?os_distro=cirros) compare as strings.
     if tag is not None:
         page.rows = [i for i in page.rows if tag in (i.tags or [])]
