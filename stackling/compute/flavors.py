@@ -67,7 +67,8 @@ def list_flavors(db: Session, ctx: RequestContext, filters: dict[str, str],
     if not params.sorts:
         params.sorts = [("flavorid", True)]
     params.marker = params.marker and int(params.marker)  # type: ignore[assignment]
-    return paginate(db, stmt, columns=columns, id_column=Flavor.id, params=params)
+    return paginate(db, stmt, columns=columns, id_column=Flavor.id, params=params,
+                    marker_scope=visible)
 
 
 def create_flavor(db: Session, ctx: RequestContext, values: dict[str, Any]) -> Flavor:
