@@ -130,26 +130,6 @@ def select_destination(db: Session, instance: Any,
 
 
 # ------------------------------------------------------------------ the scheduler
-def _segment_state(db: Session, segments: set[str]) -> tuple[dict[str, list[str]],
-                                                             dict[str, int]]:
-    """Aggregates and free IPv4 addresses of each segment provider."""
-    from stackling.placement import interface as placement
-
-    aggs = placement.get_aggregates_for_providers(db, segments)
-    free: dict[str, int] = {}
-    for seg in segments:
-        try:
-            inv = placement.get_inventory(db, seg).get(IPV4)
-        except ApiError:
-            inv = None
-        if inv is None:
-            free[seg] = 0
-            continue
-        used = placement.get_provider_usages(db, seg).get(IPV4, 0)
-        free[seg] = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"]) - used
-    return aggs, free
-
-
 def schedule(db: Session, spec: RequestSpec) -> Destination:
     """Choose and claim a destination for `spec`, or raise NoValidHost (with the
     decision). The decision of a success is recorded here; of a failure, by the caller."""
@@ -176,43 +156,104 @@ def schedule(db: Session, spec: RequestSpec) -> Destination:
         if not aggs:
             raise _fail(decision, "")
         member_of.append(aggs)
-    # Routed networks: per NIC, the segments with addresses left, and their aggregates.
-    ipv4_needs: list[tuple[Any, list[str]]] = []
-    segments = {s for need in spec.routed for s in need.segments}
-    if segments:
-        seg_aggs, free = _segment_state(db, segments)
-        node_aggs = _node_aggregates(db, nodes)
+    # Routed networks: per NIC, the aggregates of its segments (Nova's prefilter). Whether a
+    # segment still has addresses is left to the claim itself (placement's capacity check,
+    # atomic across processes); free addresses are only counted to explain a failure.
+    routing = _Routing(spec)
+    if routing.segments:
+        routing.seg_aggs = _segment_aggregates(db, routing.segments)
+        routing.node_aggs = _node_aggregates(db, nodes)
         for need in spec.routed:
-            usable = [s for s in need.segments if need.ipv4 == 0 or free[s] >= need.ipv4]
-            if not usable:
-                raise _fail(decision, f"IPv4 addresses exhausted on every segment of network "
-                                      f"{need.network_id} ({', '.join(need.segments)}).")
-            aggs = sorted({a for s in usable for a in seg_aggs.get(s, [])})
+            aggs = sorted({a for s in need.segments for a in routing.seg_aggs.get(s, [])})
             for host in nodes:
-                mine = set(node_aggs.get(host, []))
-                if not mine & set(aggs):
-                    full = [s for s in need.segments if s not in usable
-                            and mine & set(seg_aggs.get(s, []))]
-                    decision.exclude(host, (
-                        f"IPv4 exhausted on segment {', '.join(full)} of network "
-                        f"{need.network_id}") if full else (
-                        f"segment not reachable: {need.label} needs segment "
-                        f"{' or '.join(need.segments)} of network {need.network_id}"))
+                if not set(routing.node_aggs.get(host, [])) & set(aggs):
+                    decision.exclude(host, f"segment not reachable: {need.label} needs "
+                                           f"segment {' or '.join(need.segments)} of network "
+                                           f"{need.network_id}")
             if not aggs:
-                raise _fail(decision, f"No host reaches a usable segment of network "
+                raise _fail(decision, f"No host reaches a segment of network "
                                       f"{need.network_id}.")
             member_of.append(aggs)
-            if need.ipv4:
-                ipv4_needs.append((need, usable))
     for _ in range(CLAIM_ROUNDS):
-        chosen, raced = _try_claim(db, spec, decision, nodes, zones, member_of, ipv4_needs)
+        chosen, raced = _try_claim(db, spec, decision, nodes, zones, member_of, routing)
         if chosen is not None:
             decision.chosen = chosen.host
             record(db, spec.consumer, decision)
             return chosen
         if not raced:
             break
+    exhausted = routing.exhausted_network(db)
+    if exhausted is not None:
+        raise _fail(decision, exhausted)
     raise _fail(decision, "There are not enough hosts available.")
+
+
+class _Routing:
+    """The routed-network side of one scheduling: segment and host aggregates, and the
+    segments a claim found full."""
+
+    def __init__(self, spec: RequestSpec) -> None:
+        self.spec = spec
+        self.segments = {s for need in spec.routed for s in need.segments}
+        self.seg_aggs: dict[str, list[str]] = {}
+        self.node_aggs: dict[str, list[str]] = {}
+        self.full: set[str] = set()
+
+    def reachable(self, host: str, need: Any) -> list[str]:
+        mine = set(self.node_aggs.get(host, []))
+        return [s for s in need.segments if mine & set(self.seg_aggs.get(s, []))]
+
+    def choices(self, host: str) -> tuple[list[dict[str, int]], str | None]:
+        """IPv4 claims to try on `host`: per NIC needing addresses, a segment it reaches
+        that is not known to be full (one option per NIC, shuffled), or why none."""
+        picks: dict[str, int] = {}
+        for need in self.spec.routed:
+            if not need.ipv4:
+                continue
+            reach = [s for s in self.reachable(host, need) if s not in self.full]
+            if not reach:
+                full = [s for s in self.reachable(host, need) if s in self.full]
+                return [], (f"IPv4 exhausted on segment {', '.join(full)} of network "
+                            f"{need.network_id}")
+            seg = random.choice(reach)
+            picks[seg] = picks.get(seg, 0) + need.ipv4
+        return [picks], None
+
+    def exhausted_network(self, db: Session) -> str | None:
+        """NoValidHost's reason when a network has no free address on any segment."""
+        needs = [n for n in self.spec.routed if n.ipv4]
+        if not needs:
+            return None
+        free = _free_ipv4(db, {s for n in needs for s in n.segments})
+        for need in needs:
+            if all(free[s] < need.ipv4 for s in need.segments):
+                return (f"IPv4 addresses exhausted on every segment of network "
+                        f"{need.network_id} ({', '.join(need.segments)}).")
+        return None
+
+
+def _segment_aggregates(db: Session, segments: set[str]) -> dict[str, list[str]]:
+    from stackling.placement import interface as placement
+
+    return placement.get_aggregates_for_providers(db, segments)
+
+
+def _free_ipv4(db: Session, segments: set[str]) -> dict[str, int]:
+    """Free IPv4 addresses of each segment provider (0 without one)."""
+    from stackling.placement import interface as placement
+
+    free: dict[str, int] = {}
+    for seg in segments:
+        try:
+            inv = placement.get_inventory(db, seg).get(IPV4)
+        except ApiError:
+            inv = None
+        if inv is None:
+            free[seg] = 0
+            continue
+        used = placement.get_provider_usages(db, seg).get(IPV4, 0)
+        free[seg] = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"]) - used
+    return free
 
 
 def _node_aggregates(db: Session, nodes: dict[str, Any]) -> dict[str, list[str]]:
@@ -249,7 +290,7 @@ def _explain_resources(db: Session, spec: RequestSpec, decision: Decision,
 
 def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[str, Any],
                zones: dict[str, str], member_of: list[list[str]],
-               ipv4_needs: list[tuple[Any, list[str]]]) -> tuple[Destination | None, bool]:
+               routing: _Routing) -> tuple[Destination | None, bool]:
     """One round: fresh candidates, claim the first that takes it. Returns the choice (or
     None) and whether a concurrent update (worth another round) made a claim fail."""
     from stackling.placement import errors as placement_errors
@@ -270,43 +311,58 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
         # Nova: no allocation candidates at all is NoValidHost with an empty reason.
         raise _fail(decision, "There are not enough hosts available." if candidates else "")
     random.shuffle(choices)  # spread, and keep concurrent builds off one provider
-    node_aggs = _node_aggregates(db, nodes) if ipv4_needs else {}
-    seg_aggs = placement.get_aggregates_for_providers(
-        db, {s for _, usable in ipv4_needs for s in usable}) if ipv4_needs else {}
     raced = False
     for candidate in choices:
         rp = next(iter(candidate["allocations"]))
         host = by_uuid[rp]
-        allocations = {r: dict(res) for r, res in candidate["allocations"].items()}
-        for r, res in spec.carried.items():
-            allocations.setdefault(r, {}).update(res)
-        # The IPv4 addresses: from a segment this host reaches, in the same claim.
-        mine = set(node_aggs.get(host, []))
-        for need, usable in ipv4_needs:
-            reach = [s for s in usable if mine & set(seg_aggs.get(s, []))]
-            random.shuffle(reach)
-            if not reach:
+        while True:  # the same host again while a claim only found a segment full
+            picks, why = routing.choices(host)
+            if why is not None:
+                decision.exclude(host, why)
                 break
-            seg = reach[0]
-            allocations.setdefault(seg, {})
-            allocations[seg][IPV4] = allocations[seg].get(IPV4, 0) + need.ipv4
-        else:
-            for _attempt in range(RACE_RETRIES):
-                try:
-                    placement.claim_resources(db, spec.consumer, allocations, spec.project_id,
-                                              spec.user_id)
-                except placement_errors.ConcurrentUpdate:
-                    raced = True  # another claim took a provider meanwhile: look again
-                    continue
-                except ApiError:
-                    decision.exclude(host, "claim failed: capacity taken meanwhile")
-                    break
+            allocations = {r: dict(res) for r, res in candidate["allocations"].items()}
+            for r, res in spec.carried.items():
+                allocations.setdefault(r, {}).update(res)
+            # The IPv4 addresses: on a segment this host reaches, in the same claim.
+            for seg, n in picks[0].items():
+                allocations.setdefault(seg, {})[IPV4] = n
+            outcome = _claim(db, spec, allocations)
+            if outcome is None:
                 node = nodes[host][0]
                 return Destination(host, node.hypervisor_hostname,
                                    zones.get(host, hosts.DEFAULT_AZ)), raced
-            continue
-        decision.exclude(host, "no segment with free IPv4 addresses reachable")
+            if isinstance(outcome, placement_errors.ConcurrentUpdate):
+                raced = True  # another claim took a provider meanwhile: look again
+                break
+            full = outcome.kwargs.get("resource_provider") if isinstance(
+                outcome, placement_errors.CapacityExceeded) else None
+            if full in picks[0] and outcome.kwargs.get("resource_class") == IPV4:
+                routing.full.add(full)  # that segment is full: another one, same host
+                continue
+            decision.exclude(host, "claim failed: capacity taken meanwhile")
+            break
     return None, raced
+
+
+def _claim(db: Session, spec: RequestSpec, allocations: dict[str, dict[str, int]]
+           ) -> ApiError | None:
+    """Claim `allocations` for the consumer, retrying a lost generation race a few times;
+    the error that stopped it, or None."""
+    from stackling.placement import errors as placement_errors
+    from stackling.placement import interface as placement
+
+    err: ApiError | None = None
+    for _attempt in range(RACE_RETRIES):
+        try:
+            placement.claim_resources(db, spec.consumer, allocations, spec.project_id,
+                                      spec.user_id)
+            return None
+        except placement_errors.ConcurrentUpdate as exc:
+            err = exc
+            continue
+        except ApiError as exc:
+            return exc
+    return err
 
 
 def release(db: Session, instance_uuid: str) -> None:
