@@ -35,6 +35,7 @@ __all__ = [
     "claim_resources", "put_allocations", "move_allocations", "delete_allocation_for_instance",
     "get_allocations_for_consumer", "get_provider_usages", "get_aggregates_for_providers",
     "get_aggregates_for_provider", "get_allocations_for_provider", "list_providers_named_like",
+    "update_inventory_record",
     "errors",
 ]
 
@@ -215,6 +216,52 @@ def get_allocations_for_provider(db: Session, rp_uuid: str) -> dict[str, dict[st
     """{consumer_uuid: {resource_class: amount}} of everything allocated from the provider."""
     return {consumer: dict(entry["resources"]) for consumer, entry in
             allocations.for_provider(db, providers.get(db, rp_uuid).id).items()}
+
+
+def _inventory_statements() -> tuple[Any, Any, Any]:
+    from sqlalchemy import bindparam, select, update
+
+    from stackling.placement.inventories import FIELDS
+    from stackling.placement.models import Inventory, ResourceProvider
+
+    current = (select(ResourceProvider.id, *(getattr(Inventory, f) for f in FIELDS))
+               .join(Inventory, Inventory.resource_provider_id == ResourceProvider.id)
+               .where(ResourceProvider.uuid == bindparam("uuid"),
+                      Inventory.resource_class == bindparam("rc")))
+    bump = (update(ResourceProvider).where(ResourceProvider.id == bindparam("rp_id"))
+            .values(generation=ResourceProvider.generation + 1)
+            .execution_options(synchronize_session=False))
+    write = (update(Inventory).where(Inventory.resource_provider_id == bindparam("rp_id"),
+                                     Inventory.resource_class == bindparam("rc"))
+             .execution_options(synchronize_session=False))
+    return current, bump, write
+
+
+_INVENTORY_STATEMENTS: tuple[Any, Any, Any] | None = None
+
+
+def update_inventory_record(db: Session, rp_uuid: str, resource_class: str,
+                            record: dict[str, Any]) -> bool:
+    """Set an existing inventory record of the provider (complete record, reserved <=
+    total) with at most three prebuilt statements; the provider generation is bumped
+    when it changes. False when the provider has no such inventory (nothing written):
+    the caller falls back to `set_inventory_for_provider`. For hot paths (a routed
+    segment's IPv4 inventory follows every subnet and port change)."""
+    global _INVENTORY_STATEMENTS
+    from stackling.placement.inventories import FIELDS
+
+    if _INVENTORY_STATEMENTS is None:
+        _INVENTORY_STATEMENTS = _inventory_statements()
+    current, bump, write = _INVENTORY_STATEMENTS
+    row = db.execute(current, {"uuid": rp_uuid, "rc": resource_class}).first()
+    if row is None:
+        return False
+    wanted = inventories.with_defaults(record)
+    if dict(zip(FIELDS, row[1:], strict=True)) == wanted:
+        return True
+    db.execute(bump, {"rp_id": row[0]})  # also the provider's row lock, as set_all takes
+    db.execute(write.values(**wanted), {"rp_id": row[0], "rc": resource_class})
+    return True
 
 
 def list_providers_named_like(db: Session, prefix: str) -> dict[str, str]:

@@ -6,6 +6,7 @@ import datetime as dt
 import uuid as uuidlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from sqlalchemy import (
@@ -53,6 +54,7 @@ class Provider:
                 "root_provider_uuid": self.root_provider_uuid}
 
 
+@cache  # built once: constructing the aliased join cost more than running the query
 def _provider_select() -> Select[Any]:
     parent = aliased(RP, name="parent")
     root = aliased(RP, name="root")

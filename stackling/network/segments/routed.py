@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.orm import Session, aliased
 
 from stackling.network import errors
 from stackling.network.core.models import IPAllocation, Port, Segment, Subnet
@@ -57,10 +57,13 @@ def is_routed(db: Session, network_id: str) -> bool:
                                              Subnet.segment_id.is_not(None)).limit(1)) is not None
 
 
+_PORT_SEGMENTS = select(Subnet.segment_id).join(
+    IPAllocation, IPAllocation.subnet_id == Subnet.id).where(
+    IPAllocation.port_id == bindparam("port"), Subnet.segment_id.is_not(None))
+
+
 def segments_of_port(db: Session, port_id: str) -> set[str]:
-    return set(db.scalars(select(Subnet.segment_id).join(
-        IPAllocation, IPAllocation.subnet_id == Subnet.id).where(
-        IPAllocation.port_id == port_id, Subnet.segment_id.is_not(None))))
+    return set(db.scalars(_PORT_SEGMENTS, {"port": port_id}))
 
 
 def segment_of_port(db: Session, port_id: str) -> str | None:
@@ -70,15 +73,31 @@ def segment_of_port(db: Session, port_id: str) -> str | None:
         IPAllocation.port_id == port_id).order_by(IPAllocation.ordinal).limit(1))
 
 
+def _inventory_queries() -> tuple[Any, Any]:
+    """Built once: building them per call cost more than running them."""
+    other = aliased(Subnet)
+    reserved_ports = select(func.count()).select_from(IPAllocation).join(
+        Port, Port.id == IPAllocation.port_id).join(
+        other, other.id == IPAllocation.subnet_id).where(
+        other.segment_id == bindparam("seg"), other.ip_version == 4,
+        ~Port.device_owner.startswith("compute:"), Port.device_owner != "network:dhcp")
+    # one round trip: the segment's IPv4 subnets, each row carrying the port count
+    subnets = select(Subnet.id, Subnet.allocation_pools, Subnet.gateway_ip,
+                     Subnet.enable_dhcp, reserved_ports.scalar_subquery()).where(
+        Subnet.segment_id == bindparam("seg"), Subnet.ip_version == 4)
+    return subnets, reserved_ports
+
+
+_SEGMENT_SUBNETS, _RESERVED_PORTS = _inventory_queries()
+
+
 def expected_inventory(db: Session, segment_id: str) -> dict[str, Any] | None:
     """The segment's IPV4_ADDRESS inventory record (None: it must have no provider)."""
     import netaddr
 
-    subnets = list(db.execute(select(Subnet.id, Subnet.allocation_pools, Subnet.gateway_ip,
-                                     Subnet.enable_dhcp).where(Subnet.segment_id == segment_id,
-                                                               Subnet.ip_version == 4)))
-    total = reserved = 0
-    for _id, pools, gateway, dhcp in subnets:
+    total = reserved = ports = 0
+    for _id, pools, gateway, dhcp, count in db.execute(_SEGMENT_SUBNETS, {"seg": segment_id}):
+        ports = count  # the same on every row
         size = sum(int(netaddr.IPAddress(p["end"])) - int(netaddr.IPAddress(p["start"])) + 1
                    for p in pools or [])
         if not size:
@@ -91,10 +110,7 @@ def expected_inventory(db: Session, segment_id: str) -> dict[str, Any] | None:
             reserved += 1
     if not total:
         return None
-    reserved += db.scalar(select(func.count()).select_from(IPAllocation).join(
-        Port, Port.id == IPAllocation.port_id).where(
-        IPAllocation.subnet_id.in_([s[0] for s in subnets]),
-        ~Port.device_owner.startswith("compute:"), Port.device_owner != "network:dhcp")) or 0
+    reserved += ports or 0
     return {"total": total, "reserved": min(reserved, total), "min_unit": 1, "max_unit": 1,
             "step_size": 1, "allocation_ratio": 1.0}
 
@@ -146,11 +162,14 @@ def _aggregate(db: Session, segment_id: str) -> Any:
 
 
 # ------------------------------------------------------------------ the recompute
+_LOCK = (select(Segment.id).where(Segment.id.in_(bindparam("ids", expanding=True)))
+         .order_by(Segment.id).with_for_update())
+
+
 def lock_segments(db: Session, segment_ids: Iterable[str]) -> None:
     ids = sorted(set(segment_ids))
-    if ids:
-        list(db.scalars(select(Segment.id).where(Segment.id.in_(ids)).order_by(Segment.id)
-                        .with_for_update()))
+    if ids and db.get_bind().dialect.name != "sqlite":  # SQLite serialises writers
+        list(db.scalars(_LOCK, {"ids": ids}))
 
 
 def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False) -> None:
@@ -163,12 +182,14 @@ def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False) -> No
     if inventory is None:
         _drop_provider(db, segment_id)
         return
-    placement.ensure_resource_provider(db, segment_id, provider_name(segment_id))
-    agg = _aggregate(db, segment_id)
-    if agg is None:
-        agg = _create_aggregate(db, segment_id)
-    placement.set_aggregates_for_provider(db, segment_id, [agg.uuid])
-    placement.set_inventory_for_provider(db, segment_id, {IPV4: inventory})
+    if placement.update_inventory_record(db, segment_id, IPV4, inventory):
+        pass  # the usual case: the provider exists, only its numbers move
+    else:
+        if not _has_provider(db, segment_id):  # the first pool: provider and aggregate
+            placement.ensure_resource_provider(db, segment_id, provider_name(segment_id))
+            agg = _aggregate(db, segment_id) or _create_aggregate(db, segment_id)
+            placement.set_aggregates_for_provider(db, segment_id, [agg.uuid])
+        placement.set_inventory_for_provider(db, segment_id, {IPV4: inventory})
     if all_ports:
         port_ids = set(db.scalars(select(IPAllocation.port_id).join(
             Subnet, Subnet.id == IPAllocation.subnet_id).where(Subnet.segment_id == segment_id)))
@@ -248,14 +269,12 @@ def after_port_change(db: Session, port_id: str, old_segments: set[str],
         return
     lock_segments(db, affected)
     for segment_id in sorted(affected):
-        if _has_provider(db, segment_id):
-            from stackling.placement import interface as placement
+        from stackling.placement import interface as placement
 
-            inventory = expected_inventory(db, segment_id)
-            if inventory is None:
-                _drop_provider(db, segment_id)
-            else:
-                placement.set_inventory_for_provider(db, segment_id, {IPV4: inventory})
+        inventory = expected_inventory(db, segment_id)
+        if inventory is None or not placement.update_inventory_record(db, segment_id, IPV4,
+                                                                      inventory):
+            sync_segment(db, segment_id)  # no provider yet, or none wanted any more
     if deleted:
         from stackling.placement import interface as placement
 

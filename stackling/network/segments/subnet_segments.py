@@ -36,12 +36,12 @@ def check_segment(db: Session, network_id: str, segment_id: str | None,
             raise seg_errors.SubnetCantAssociateToDynamicSegment()
     if ROUTED_SERVICE_TYPE in service_types:
         return
-    for other_id, other_segment, types in db.execute(select(
-            Subnet.id, Subnet.segment_id, Subnet.service_types).where(
-            Subnet.network_id == network_id)):
-        if other_id == exclude or ROUTED_SERVICE_TYPE in (types or []):
-            continue
-        if (other_segment is None) != (segment_id is None):
+    # only the subnets on the other side of the rule are read (usually none)
+    other_side = (Subnet.segment_id.is_(None) if segment_id is not None
+                  else Subnet.segment_id.is_not(None))
+    for other_id, types in db.execute(select(Subnet.id, Subnet.service_types).where(
+            Subnet.network_id == network_id, other_side)):
+        if other_id != exclude and ROUTED_SERVICE_TYPE not in (types or []):
             raise seg_errors.SubnetsNotAllAssociatedWithSegments(network_id=network_id)
 
 
