@@ -83,8 +83,13 @@ class BodyStream:
         self.limit = limit
         self.timeout = timeout
         self.size = 0
+        self._started = False
 
     def __iter__(self) -> Iterator[bytes]:
+        if self._started:
+            # A transaction retried after a lost race cannot read the body again.
+            raise errors.Conflict("The request body was already read; send the request again.")
+        self._started = True
         declared_length(self._headers, self.limit)
         while True:
             chunk = anyio.from_thread.run(self._next)
