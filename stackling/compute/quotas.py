@@ -209,6 +209,16 @@ def ports_fit(db: Session, project_id: str, per_instance: int, count: int) -> in
     return free // per_instance
 
 
+def verify_project(db: Session, project_id: str) -> None:
+    """Nova's identity.verify_project_id: an unknown project is a 400."""
+    from stackling.identity import logic as identity
+
+    try:
+        identity.get_project(db, project_id)
+    except ApiError:
+        raise BadRequest(f"Project ID {project_id} is not a valid project.") from None
+
+
 # ------------------------------------------------------------------ updates
 def validate_update(db: Session, project_id: str, user_id: str | None,
                     values: Mapping[str, int]) -> None:

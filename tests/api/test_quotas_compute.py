@@ -84,6 +84,10 @@ def test_quota_policy(api):
 
 def test_update_validates_like_nova(api):
     pid = project_id(api, "demo")
+    r = api.get("/compute/v2.1/os-quota-sets/0123456789abcdef0123456789abcdef")
+    assert r.status_code == 400
+    assert r.json()["badRequest"]["message"] == (
+        "Project ID 0123456789abcdef0123456789abcdef is not a valid project.")
     for bad in ({"instances": -2}, {"instances": "ten"}, {"server_groups": 3},
                 {"fixed_ips": 3}):
         r = api.put(f"/compute/v2.1/os-quota-sets/{pid}", headers=mv(),

@@ -64,6 +64,8 @@ def _render(resources: tuple[str, ...], values: dict[str, Any], ident: str | Non
 def _project(rq: ApiRequest, action: str) -> str:
     project_id = rq.path_params["project_id"]
     authorize(rq, f"os-quota-sets:{action}", {"project_id": project_id})
+    if action != "delete":  # as Nova: every call but delete checks the project exists
+        quotas.verify_project(rq.db, project_id)
     return project_id
 
 
