@@ -194,6 +194,8 @@ network DELETE /v2.0/floatingips/{floatingip_id}                  member-write
 network GET    /v2.0/network_ip_availabilities                    any-read
 network GET    /v2.0/network_ip_availabilities/{network_id}       admin-only member=404 reader=404 other=404
 network GET    /v2.0/quotas                                       admin-only
+network GET    /v2.0/quotas/project                               any-read
+network GET    /v2.0/quotas/tenant                                any-read
 network GET    /v2.0/quotas/{project_id}                          reader-read    other=403
 network PUT    /v2.0/quotas/{project_id}                          admin-only     quota
 network DELETE /v2.0/quotas/{project_id}                          admin-only

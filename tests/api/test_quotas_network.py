@@ -31,6 +31,14 @@ def test_extensions_advertised(api):
     assert {"quotas", "quota_details", "quota-check-limit"} <= aliases
 
 
+def test_own_project(api):
+    user = new_user(api, "reader")
+    h = {"token": user["token"], "user": None}
+    p = user["project_id"]
+    assert api.get(f"{N}/quotas/project", **h).json() == {"project": {"project_id": p}}
+    assert api.get(f"{N}/quotas/tenant.json", **h).json() == {"tenant": {"tenant_id": p}}
+
+
 def test_networks_subnets_ports_enforced_single_and_bulk(api):
     user = new_user(api, "member")
     p, h = user["project_id"], {"token": user["token"], "user": None}

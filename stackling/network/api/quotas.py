@@ -36,8 +36,20 @@ def reset_quota(rq: ApiRequest) -> Any:
     quotas.reset(rq.db, rq.ctx, rq.path_params["project_id"])
 
 
+def own_project(rq: ApiRequest) -> Any:
+    """`GET /v2.0/quotas/project` (and the deprecated `/tenant`): the caller's project id."""
+    key = "tenant" if rq.request.url.path.rstrip("/").removesuffix(".json").endswith(
+        "/tenant") else "project"
+    if not rq.ctx.project_id:
+        raise errors.BadRequest("Tenant/project-id was missing from the request context")
+    return {key: {f"{key}_id": rq.ctx.project_id}}
+
+
 def register(s: Service) -> None:
     s.add("/v2.0/quotas", get=list_quotas)
+    # before the {project_id} route, which would take these names as ids
+    s.add("/v2.0/quotas/project", get=own_project)
+    s.add("/v2.0/quotas/tenant", get=own_project)
     s.add("/v2.0/quotas/{project_id}", get=show_quota, put=update_quota, delete=reset_quota)
     s.add("/v2.0/quotas/{project_id}/default", get=show_default)
     s.add("/v2.0/quotas/{project_id}/details", get=show_details)
