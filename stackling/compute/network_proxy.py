@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
-from stackling.common.errors import ApiError, BadRequest, NotFound
+from stackling.common.errors import ApiError, BadRequest, Conflict, NotFound
 from stackling.compute import actions, errors
 from stackling.compute.models import Instance
 
@@ -382,3 +382,66 @@ def delete_rule(db: Session, ctx: RequestContext, rule_id: str) -> None:
         if err.status == 404:
             raise SecurityGroupNotFound(detail=f"Rule ({rule_id}) not found") from None
         raise
+
+
+# ------------------------------------------------------------------ add/removeFloatingIp
+class FloatingIpNotFoundForAddress(NotFound):
+    message = "floating IP not found"
+
+
+class FloatingIpNotAssociatedHere(Conflict):
+    message = "Floating IP %(address)s is not associated with instance %(id)s."
+
+
+def _fip_by_address(db: Session, ctx: RequestContext, address: str) -> dict[str, Any]:
+    found = _net().list_floating_ips(db, ctx, floating_ip_address=address)
+    if not found:
+        raise FloatingIpNotFoundForAddress()
+    return found[0]
+
+
+def add_floating_ip(db: Session, ctx: RequestContext, instance: Instance, address: str,
+                    fixed_address: str | None) -> None:
+    """Nova's addFloatingIp: the first fixed IPv4 address (or the one named) of the
+    server's NICs gets the floating IP, through Neutron."""
+    vifs = list(instance.network_info or [])
+    if not vifs:
+        raise BadRequest("Instance network is not ready yet")
+    fixed = [(v["port_id"], ip["address"], ip["version"]) for v in vifs for ip in v["ips"]]
+    if fixed_address is None:
+        v4 = [f for f in fixed if f[2] == 4]
+        if not fixed:
+            raise BadRequest("No fixed IPs associated to instance")
+        if not v4:
+            raise BadRequest(f"Unable to associate floating IP {address} to any fixed IPs for "
+                             f"instance {instance.uuid}. Instance has no fixed IPv4 addresses "
+                             "to associate.")
+        port_id, fixed_address = v4[0][0], v4[0][1]
+    else:
+        match = [f for f in fixed if f[1] == fixed_address]
+        if not match:
+            raise BadRequest(f"Unable to associate floating IP {address} to fixed IP "
+                             f"{fixed_address} for instance {instance.uuid}. Error: Fixed IP "
+                             f"{fixed_address} not found")
+        port_id = match[0][0]
+    fip = _fip_by_address(db, ctx, address)
+    try:
+        _net().update_floating_ip(db, ctx, fip["id"], {"port_id": port_id,
+                                                       "fixed_ip_address": fixed_address})
+    except ApiError as err:
+        if err.status in (400, 404, 409):
+            raise BadRequest(f"Unable to associate floating IP {address} to fixed IP "
+                             f"{fixed_address} for instance {instance.uuid}. Error: "
+                             f"{err.text}") from None
+        raise
+    actions.record(db, ctx, instance, "addFloatingIp")
+
+
+def remove_floating_ip(db: Session, ctx: RequestContext, instance: Instance,
+                       address: str) -> None:
+    fip = _fip_by_address(db, ctx, address)
+    ports = {v["port_id"] for v in instance.network_info or []}
+    if not fip.get("port_id") or fip["port_id"] not in ports:
+        raise FloatingIpNotAssociatedHere(address=address, id=instance.uuid)
+    _net().update_floating_ip(db, ctx, fip["id"], {"port_id": None})
+    actions.record(db, ctx, instance, "removeFloatingIp")

@@ -275,3 +275,30 @@ def test_security_group_rules_proxy(api):
                       ).status_code == 404
     assert api.post(f"{C}/os-security-group-rules", user="demo", headers=mv("2.36"), json={
         "security_group_rule": {"parent_group_id": sg["id"]}}).status_code == 404
+
+
+def test_add_remove_floating_ip_actions_below_2_44(api, server):
+    sid, v = server["id"], mv("2.43")
+    fip = api.post(f"{NET}/floatingips", user="demo", json={"floatingip": {
+        "floating_network_id": _public(api)}}).json()["floatingip"]
+    address = fip["floating_ip_address"]
+    act = f"{C}/servers/{sid}/action"
+    r = api.post(act, user="demo", headers=v, json={"addFloatingIp": {"address": address}})
+    assert r.status_code == 202, r.text
+    shown = api.get(f"{C}/servers/{sid}", user="demo").json()["server"]
+    assert address in [a["addr"] for ips in shown["addresses"].values() for a in ips
+                       if a["OS-EXT-IPS:type"] == "floating"]
+    assert api.get(f"{NET}/floatingips/{fip['id']}", user="demo").json()["floatingip"][
+        "port_id"] == _port(api, sid)["id"]
+    r = api.post(act, user="demo", headers=v, json={"removeFloatingIp": {"address": address}})
+    assert r.status_code == 202, r.text
+    r = api.post(act, user="demo", headers=v, json={"removeFloatingIp": {"address": address}})
+    assert r.status_code == 409, r.text
+    r = api.post(act, user="demo", headers=v, json={"addFloatingIp": {"address": "192.0.2.99"}})
+    assert r.status_code == 404, r.text
+    r = api.post(act, user="demo", headers=v, json={"addFloatingIp": {"address": "nope"}})
+    assert r.status_code == 400, r.text
+    r = api.post(act, user="demo", headers=mv("2.44"),
+                 json={"addFloatingIp": {"address": address}})
+    assert r.status_code == 404, r.text
+    api.delete(f"{NET}/floatingips/{fip['id']}", user="demo")

@@ -8,6 +8,7 @@ os-floating-ips, os-floating-ip-pools, os-networks and os-tenant-networks only b
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from stackling.common.errors import BadRequest, NotFound
@@ -32,6 +33,8 @@ POLICIES = {
     "os_compute_api:os-floating-ips:show": READER,
     "os_compute_api:os-floating-ips:create": MEMBER,
     "os_compute_api:os-floating-ips:delete": MEMBER,
+    "os_compute_api:os-floating-ips:add": MEMBER,
+    "os_compute_api:os-floating-ips:remove": MEMBER,
     "os_compute_api:os-floating-ip-pools:list": "@",
     "os_compute_api:os-networks:list": READER,
     "os_compute_api:os-networks:view": READER,
@@ -39,6 +42,7 @@ POLICIES = {
     "os_compute_api:os-tenant-networks:show": READER,
 }
 PROXY_REMOVED = "2.36"  # "Deprecate all proxy APIs": 404 from here on
+FLOATING_ACTIONS_REMOVED = "2.44"  # add/removeFloatingIp (and add/removeFixedIp)
 
 
 def _until(rq: ApiRequest, removed: str) -> None:
@@ -86,9 +90,41 @@ def remove_security_group(rq: ApiRequest, inst: Instance, body: Any) -> Any:
     return 202, None
 
 
+def _address(body: Any, action: str) -> tuple[str, str | None]:
+    value = body.get(action) if isinstance(body, dict) else None
+    if not isinstance(value, dict) or "address" not in value:
+        raise BadRequest(f"Invalid input for field/attribute {action}. Value: {value}. "
+                         "'address' is a required property")
+    for key in ("address", "fixed_address"):
+        if key in value:
+            try:
+                ipaddress.ip_address(value[key])
+            except (TypeError, ValueError):
+                raise BadRequest(f"Invalid input for field/attribute {key}. Value: "
+                                 f"{value[key]}. '{value[key]}' is not a 'ip-address'") from None
+    return value["address"], value.get("fixed_address")
+
+
+def add_floating_ip(rq: ApiRequest, inst: Instance, body: Any) -> Any:
+    _until(rq, FLOATING_ACTIONS_REMOVED)
+    authorize(rq, "os-floating-ips:add", _target(inst))
+    address, fixed = _address(body, "addFloatingIp")
+    network_proxy.add_floating_ip(rq.db, rq.ctx, inst, address, fixed)
+    return 202, None
+
+
+def remove_floating_ip(rq: ApiRequest, inst: Instance, body: Any) -> Any:
+    _until(rq, FLOATING_ACTIONS_REMOVED)
+    authorize(rq, "os-floating-ips:remove", _target(inst))
+    address, _ = _address(body, "removeFloatingIp")
+    network_proxy.remove_floating_ip(rq.db, rq.ctx, inst, address)
+    return 202, None
+
+
 # name -> handler(rq, instance, body), dispatched by servers' action handler
 SERVER_ACTIONS = {"addSecurityGroup": add_security_group,
-                  "removeSecurityGroup": remove_security_group}
+                  "removeSecurityGroup": remove_security_group,
+                  "addFloatingIp": add_floating_ip, "removeFloatingIp": remove_floating_ip}
 
 
 # ------------------------------------------------------------------ os-security-groups
