@@ -185,6 +185,14 @@ def create_group(db: Session, ctx: RequestContext, name: str, description: str
     return render_groups(db, ctx, [sg])[0]
 
 
+def update_group(db: Session, ctx: RequestContext, sg_id: str, name: str, description: str
+                 ) -> dict[str, Any]:
+    show_group(db, ctx, sg_id)  # Nova's 404 first
+    sg = _net().update_resource(db, ctx, "security_group", sg_id,
+                                {"name": name, "description": description})
+    return render_groups(db, ctx, [sg])[0]
+
+
 def delete_group(db: Session, ctx: RequestContext, sg_id: str) -> None:
     try:
         _net().delete_security_group(db, ctx, sg_id)

@@ -149,6 +149,9 @@ def update_image(rq: ApiRequest) -> Any:
 def delete_image(rq: ApiRequest) -> Any:
     image = _image(rq, "delete_image")
     logic.delete_image(rq.db, rq.ctx, image.id, _data_dir(rq))
+    from stackling.image import importing
+
+    importing.discard_staged(_data_dir(rq), image.id)
     return no_content()
 
 

@@ -120,3 +120,8 @@ def create_headers() -> dict[str, str]:
     """Glance's headers on `POST /v2/images`: clients read the import methods there."""
     return {"OpenStack-image-import-methods": ",".join(METHODS),
             "OpenStack-image-store-ids": STORE["id"]}
+
+
+def discard_staged(data_dir: Path, image_id: str) -> None:
+    """An image deleted between stage and import leaves no staged data behind."""
+    staging_path(data_dir, image_id).unlink(missing_ok=True)

@@ -141,6 +141,12 @@ def test_network_proxy_bodies(api, server):
     assert sg["description"] == "via nova" and sg["rules"] == []
     assert api.get(f"{C}/os-security-groups/{sg['id']}", user="demo", headers=v
                    ).status_code == 200
+    renamed = api.put(f"{C}/os-security-groups/{sg['id']}", user="demo", headers=v, json={
+        "security_group": {"name": "legacy2", "description": "renamed"}})
+    assert renamed.status_code == 200, renamed.text
+    assert renamed.json()["security_group"]["name"] == "legacy2"
+    assert api.put(f"{C}/os-security-groups/{sg['id']}", user="demo", headers=v, json={
+        "security_group": {"name": "x"}}).status_code == 400
     bad = api.post(f"{C}/os-security-groups", user="demo", headers=v, json={
         "security_group": {"name": "x"}})
     assert bad.status_code == 400

@@ -75,3 +75,15 @@ def test_import_errors(api):
                  json={"method": {"name": "glance-direct"}})
     assert r.status_code == 400
     assert api.get(f"{V2}/images/{bare['id']}", user="demo").json()["status"] == "uploading"
+
+
+def test_deleting_a_staged_image_discards_its_data(api):
+    from pathlib import Path
+
+    image = _new(api)
+    api.put(f"{V2}/images/{image['id']}/stage", user="demo", content=b"abc",
+            headers={"content-type": "application/octet-stream"})
+    staged = Path(api.runtime.settings.data_dir) / "images" / "staging" / image["id"]
+    assert staged.exists()
+    assert api.delete(f"{V2}/images/{image['id']}", user="demo").status_code == 204
+    assert not staged.exists()

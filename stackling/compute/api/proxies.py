@@ -27,6 +27,7 @@ POLICIES = {
     "os_compute_api:os-security-groups:show": READER,
     "os_compute_api:os-security-groups:create": MEMBER,
     "os_compute_api:os-security-groups:delete": MEMBER,
+    "os_compute_api:os-security-groups:update": MEMBER,
     "os_compute_api:os-security-groups:rule:create": MEMBER,
     "os_compute_api:os-security-groups:rule:delete": MEMBER,
     "os_compute_api:os-floating-ips:list": READER,
@@ -163,6 +164,19 @@ def sg_create(rq: ApiRequest) -> Any:
     return {"security_group": network_proxy.create_group(rq.db, rq.ctx, name, description)}
 
 
+def sg_update(rq: ApiRequest) -> Any:
+    _until(rq, PROXY_REMOVED)
+    authorize(rq, "os-security-groups:update")
+    data = rq.json(malformed="Malformed request body")
+    sg = data.get("security_group") if isinstance(data, dict) else None
+    if not isinstance(sg, dict):
+        raise BadRequest("The request body can't be empty")
+    name = _sg_property(sg.get("name"), "name")
+    description = _sg_property(sg.get("description"), "description")
+    return {"security_group": network_proxy.update_group(rq.db, rq.ctx, rq.path_params["sg_id"],
+                                                         name, description)}
+
+
 def sg_delete(rq: ApiRequest) -> Any:
     _until(rq, PROXY_REMOVED)
     authorize(rq, "os-security-groups:delete")
@@ -257,7 +271,7 @@ def tenant_networks_show(rq: ApiRequest) -> Any:
 def add_routes(s: Any) -> None:
     s.add("/v2.1/servers/{server_id}/os-security-groups", get=server_groups)
     s.add("/v2.1/os-security-groups", get=sg_index, post=sg_create)
-    s.add("/v2.1/os-security-groups/{sg_id}", get=sg_show, delete=sg_delete)
+    s.add("/v2.1/os-security-groups/{sg_id}", get=sg_show, put=sg_update, delete=sg_delete)
     s.add("/v2.1/os-security-group-rules", post=rule_create)
     s.add("/v2.1/os-security-group-rules/{rule_id}", delete=rule_delete)
     s.add("/v2.1/os-floating-ips", get=fip_index, post=fip_create)
