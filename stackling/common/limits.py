@@ -33,8 +33,14 @@ class InvalidInput(errors.BadRequest):
     """Input no backend can store or no parser should recurse into (a 400)."""
 
 
+# The rest of a refused body is not read: the connection is closed after the answer
+# rather than kept alive draining it.
+CLOSE = {"Connection": "close"}
+
+
 def _too_large(limit: int) -> RequestEntityTooLarge:
-    return RequestEntityTooLarge(f"Request is too large: the limit is {limit} bytes.")
+    return RequestEntityTooLarge(f"Request is too large: the limit is {limit} bytes.",
+                                 headers=dict(CLOSE))
 
 
 def declared_length(headers: Any, limit: int) -> int | None:
@@ -65,7 +71,7 @@ async def read_body(stream: AsyncIterator[bytes], headers: Any, limit: int,
             except StopAsyncIteration:
                 break
         if scope.cancelled_caught:
-            raise RequestTimeout()
+            raise RequestTimeout(headers=dict(CLOSE))
         size += len(chunk)
         if size > limit:
             raise _too_large(limit)
@@ -108,7 +114,7 @@ class BodyStream:
             except StopAsyncIteration:
                 return None
         if scope.cancelled_caught:
-            raise RequestTimeout()
+            raise RequestTimeout(headers=dict(CLOSE))
         return None
 
 
