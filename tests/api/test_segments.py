@@ -97,9 +97,13 @@ def test_crud_and_multi_segment_network(api):
         {"provider:network_type": "vlan", "provider:physical_network": "physnet2",
          "provider:segmentation_id": seg2["segmentation_id"]}]
     assert shown["revision_number"] == net["revision_number"] + 1
+    assert api.put(f"{S}/{seg2['id']}/tags/extra").status_code == 201
+    assert sorted(api.get(f"{S}/{seg2['id']}/tags").json()["tags"]) == ["extra", "r2"]
+    assert [s["id"] for s in api.get(f"{S}?tags=extra").json()["segments"]] == [seg2["id"]]
+    assert api.delete(f"{S}/{seg2['id']}/tags/extra").status_code == 204
     r = api.put(f"{S}/{seg2['id']}", json={"segment": {"name": "renamed"}})
     assert r.status_code == 200 and r.json()["segment"]["name"] == "renamed"
-    assert r.json()["segment"]["revision_number"] == 1
+    assert r.json()["segment"]["revision_number"] == 3  # two tag changes, the rename
     err(api.put(f"{S}/{seg2['id']}", json={"segment": {"physical_network": "x"}}), 400,
         "HTTPBadRequest", "Cannot update read-only attribute")
     assert api.delete(f"{S}/{seg2['id']}").status_code == 204
