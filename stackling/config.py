@@ -116,6 +116,8 @@ class HttpSettings:
 
     # oslo.middleware [oslo_middleware] max_request_body_size: 112 KiB for JSON bodies.
     max_request_body_size: int = 114688
+    # Heat's own limit instead (heat.conf max_json_body_size: 1 MiB), for its templates.
+    orchestration_max_request_body_size: int = 1048576
     # Glance's image_size_cap (1 TiB): image data uploads are streamed, never buffered.
     image_size_cap: int = 1099511627776
     # JSON nesting deeper than this is a 400 (Python's own parser would recurse ~1,000 deep).

@@ -181,8 +181,9 @@ async def accept(rq: Any, streamed: bool) -> None:
         rq.body_stream = BodyStream(request.stream(), request.headers, http.image_size_cap,
                                     http.client_timeout)
         return
-    rq.raw_body = await read_body(request.stream(), request.headers,
-                                  http.max_request_body_size, http.client_timeout)
+    limit = (http.orchestration_max_request_body_size if rq.service.name == "orchestration"
+             else http.max_request_body_size)
+    rq.raw_body = await read_body(request.stream(), request.headers, limit, http.client_timeout)
     ctype = request.headers.get("content-type", "")
     if rq.raw_body.strip() and ("json" in ctype or not ctype):
         try:

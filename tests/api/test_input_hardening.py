@@ -155,6 +155,17 @@ def test_an_oversized_body_is_413_before_authentication(api):
     assert r.json()["NeutronError"]["type"] == "RequestEntityTooLarge"
 
 
+def test_orchestration_takes_heats_larger_limit(api):
+    project = api.get("/identity/v3/auth/projects").json()["projects"][0]["id"]
+    url = f"/orchestration/v1/{project}/stacks"
+    template = {"heat_template_version": "2018-08-31", "description": "d" * 200_000,
+                "resources": {}}
+    r = api.post(url, json={"stack_name": "big", "template": template})
+    assert r.status_code != 413, r.text
+    template["description"] = "d" * 1_100_000
+    assert api.post(url, json={"stack_name": "huge", "template": template}).status_code == 413
+
+
 def test_a_declared_length_over_the_limit_is_refused_unread(api):
     def never_sent() -> Iterator[bytes]:
         raise AssertionError("the body was read")
