@@ -121,3 +121,16 @@ CREATE_BACKUP = _action("createBackup", {
                                 "minimum": 0},
                    "metadata": METADATA},
     "required": ["name", "backup_type", "rotation"], "additionalProperties": False})
+
+_EVACUATE_2_1 = {"type": "object",
+                 "properties": {"host": _HOST, "onSharedStorage": BOOLEAN,
+                                "adminPass": {"type": "string"}},
+                 "required": ["onSharedStorage"], "additionalProperties": False}
+_EVACUATE_2_14 = copy.deepcopy(_EVACUATE_2_1)
+del _EVACUATE_2_14["properties"]["onSharedStorage"]
+del _EVACUATE_2_14["required"]
+_EVACUATE_2_29 = copy.deepcopy(_EVACUATE_2_14)
+_EVACUATE_2_29["properties"]["force"] = BOOLEAN
+EVACUATE = {"2.1": _action("evacuate", _EVACUATE_2_1),
+            "2.14": _action("evacuate", _EVACUATE_2_14),
+            "2.29": _action("evacuate", _EVACUATE_2_29)}

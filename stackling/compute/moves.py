@@ -426,3 +426,62 @@ def refuse_live_action(db: Session, inst: Instance, migration_id: str, method: s
                                 state=mig.status, method=method)
 
 
+
+
+# ------------------------------------------------------------------ evacuate
+class ComputeServiceInUse(BadRequest):
+    message = "Compute service of %(host)s is still in use."
+
+
+def evacuate(db: Session, ctx: RequestContext, inst: Instance, host: str | None, *,
+             force: bool = False) -> Migration:
+    """Rebuild a server of a down host elsewhere (the host must be down: here, forced down
+    through os-services). Same image, ports and flavor; the allocation and the port
+    bindings move; the migration is an `evacuation`, `done`."""
+    from stackling.compute.models import ComputeService
+
+    check_state(ctx, inst, "evacuate", ("active", "stopped", "error"))
+    service = db.scalars(select(ComputeService).where(
+        ComputeService.host == inst.host, ComputeService.binary == "nova-compute")).first()
+    if service is not None and hosts.is_up(service):
+        raise ComputeServiceInUse(host=inst.host)
+    needs = network_api.routed_needs_for_move(db, inst)
+    if host is not None:
+        _host_exists(db, host)
+        if host == inst.host:
+            raise CannotMigrateToSameHost()
+        _check_segments(db, inst, host, needs)
+    source = inst.host
+    mig = _new_migration(db, ctx, inst, "evacuation", dict(inst.flavor))
+    _on_node, carried = _split_allocation(db, inst)
+    try:
+        with db.begin_nested():
+            if force and host is not None:
+                dest = _forced_claim(db, inst, host, carried)
+            else:
+                dest = scheduler.schedule(db, scheduler.RequestSpec(
+                    consumer=inst.uuid, project_id=inst.project_id, user_id=inst.user_id,
+                    flavor=dict(inst.flavor), operation="evacuate", zone=_zone(inst),
+                    host=host, excluded=frozenset({source}) if source else frozenset(),
+                    routed=needs, carried=carried))
+            _move_ports(db, inst, dest.host, dest.zone)
+            db.flush()
+    except NoValidHost as err:
+        scheduler.record_failure(db, inst.uuid, err)
+        mig.status = "error"
+        record_action(db, ctx, inst, "evacuate", [("conductor_rebuild_server", None)],
+                      err.text)
+        return mig
+    node = db.scalars(select(ComputeNode).where(ComputeNode.host == dest.host)).first()
+    mig.dest_compute, mig.dest_node = dest.host, dest.node
+    mig.dest_host = node.host_ip if node is not None else None
+    mig.status, mig.updated_at = "done", utcnow_precise()
+    inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+    stopped = inst.vm_state == "stopped"
+    inst.vm_state, inst.task_state = ("stopped" if stopped else "active"), None
+    inst.power_state = 4 if stopped else 1
+    inst.updated_at = utcnow_precise()
+    record_action(db, ctx, inst, "evacuate", [
+        ("conductor_rebuild_server", None), ("compute_rebuild_instance", dest.host)])
+    db.flush()
+    return mig

@@ -247,3 +247,29 @@ def test_delete_in_verify_resize_leaves_nothing(api):
 
     with api.runtime.db.transaction() as db:
         assert scheduler.scheduler_decision(db, sid) is None
+
+
+def test_evacuate_from_a_down_host(api):
+    sid = _server(api)
+    source = show(api, sid)["OS-EXT-SRV-ATTR:host"]
+    r = act(api, sid, {"evacuate": {}}, user="admin")
+    assert r.status_code == 400
+    assert r.json()["badRequest"]["message"] == f"Compute service of {source} is still in use."
+    services = api.get("/compute/v2.1/os-services", headers=mv(MAX)).json()["services"]
+    svc = next(s for s in services if s["host"] == source and s["binary"] == "nova-compute")
+    url = f"/compute/v2.1/os-services/{svc['id']}"
+    assert api.put(url, headers=mv(MAX), json={"forced_down": True}).status_code == 200
+    try:
+        assert act(api, sid, {"evacuate": {}}, user="demo").status_code == 403
+        r = act(api, sid, {"evacuate": {}}, user="admin")
+        assert r.status_code == 200 and not r.content
+        srv = show(api, sid)
+        assert srv["status"] == "ACTIVE" and srv["OS-EXT-SRV-ATTR:host"] != source
+        assert list(allocations(api, sid)) == [node_of(api, srv["OS-EXT-SRV-ATTR:host"])]
+        mig = migrations(api, instance_uuid=sid)[0]
+        assert (mig["migration_type"], mig["status"]) == ("evacuation", "done")
+        # 2.1 needs onSharedStorage and answers the admin password
+        r = act(api, sid, {"evacuate": {}}, user="admin", version="2.13")
+        assert r.status_code == 400
+    finally:
+        api.put(url, headers=mv(MAX), json={"forced_down": False})

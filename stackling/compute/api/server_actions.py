@@ -21,6 +21,7 @@ MEMBER = "rule:context_is_admin or rule:project_member_api"
 
 # Nova's defaults for the policies these handlers check (merged into the component's).
 POLICIES = {
+    "os_compute_api:os-evacuate": ADMIN,
     "os_compute_api:os-admin-actions:reset_state": ADMIN,
     "os_compute_api:os-admin-actions:inject_network_info": ADMIN,
     "os_compute_api:os-admin-actions:reset_network": ADMIN,
@@ -255,7 +256,22 @@ def _create_backup(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     return 202, None, {"Location": f"{rq.base_url}/image/v2/images/{image_id}"}
 
 
+def _evacuate(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
+    import secrets
+
+    authorize(rq, "os-evacuate", _target(inst))
+    body = _validate(schemas.EVACUATE, data, rq)["evacuate"] or {}
+    force = version(rq).matches("2.29") and to_bool(body.get("force", False))
+    if force and not body.get("host"):
+        raise BadRequest("Can't force to a non-provided destination")
+    moves.evacuate(rq.db, rq.ctx, inst, body.get("host"), force=force)
+    if version(rq).matches("2.14"):
+        return 200, None
+    return 200, {"adminPass": body.get("adminPass") or secrets.token_urlsafe(9)}
+
+
 ACTIONS = {
+    "evacuate": _evacuate,
     "os-resetState": _reset_state,
     "injectNetworkInfo": _admin_action("injectNetworkInfo",
                                        "os-admin-actions:inject_network_info",
