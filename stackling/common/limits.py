@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import anyio.from_thread
+from starlette.requests import ClientDisconnect
 
 from stackling.common import errors
 
@@ -27,6 +28,12 @@ class RequestEntityTooLarge(errors.ApiError):
 class RequestTimeout(errors.ApiError):
     status = 408
     message = "Request timed out: the request body did not arrive in time."
+
+
+class ClientGone(errors.BadRequest):
+    """The client went away mid-body: nobody reads the answer, but it is no server error."""
+
+    message = "The client disconnected before sending the whole request body."
 
 
 class InvalidInput(errors.BadRequest):
@@ -70,6 +77,8 @@ async def read_body(stream: AsyncIterator[bytes], headers: Any, limit: int,
                 chunk = await iterator.__anext__()
             except StopAsyncIteration:
                 break
+            except ClientDisconnect:
+                raise ClientGone() from None
         if scope.cancelled_caught:
             raise RequestTimeout(headers=dict(CLOSE))
         size += len(chunk)
@@ -113,6 +122,8 @@ class BodyStream:
                 return await self._iterator.__anext__()
             except StopAsyncIteration:
                 return None
+            except ClientDisconnect:
+                raise ClientGone() from None
         if scope.cancelled_caught:
             raise RequestTimeout(headers=dict(CLOSE))
         return None
