@@ -134,7 +134,7 @@ class Cloud:
         self._sdk: dict[str, Any] = {}
 
     # -- process
-    def start(self, timeout: float = 60) -> Cloud:
+    def start(self, timeout: float = 180) -> Cloud:
         cmd = [str(BIN / "stackling"), "serve", "--data-dir", str(self.data_dir), "--port",
                str(self.port), "--database-url", self.database_url, "--quiet",
                "--workers", str(self.workers)]
