@@ -26,7 +26,9 @@ a stale count.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
@@ -91,15 +93,18 @@ def _inventory_queries() -> tuple[Any, Any]:
 _SEGMENT_SUBNETS, _RESERVED_PORTS = _inventory_queries()
 
 
+@lru_cache(maxsize=65536)
+def _pool_size(start: str, end: str) -> int:
+    # cached: every recompute re-reads each pool of the segment's subnets
+    return int(ipaddress.ip_address(end)) - int(ipaddress.ip_address(start)) + 1
+
+
 def expected_inventory(db: Session, segment_id: str) -> dict[str, Any] | None:
     """The segment's IPV4_ADDRESS inventory record (None: it must have no provider)."""
-    import netaddr
-
     total = reserved = ports = 0
     for _id, pools, gateway, dhcp, count in db.execute(_SEGMENT_SUBNETS, {"seg": segment_id}):
         ports = count  # the same on every row
-        size = sum(int(netaddr.IPAddress(p["end"])) - int(netaddr.IPAddress(p["start"])) + 1
-                   for p in pools or [])
+        size = sum(_pool_size(p["start"], p["end"]) for p in pools or [])
         if not size:
             continue  # a subnet without pools contributes nothing, as upstream
         total += size
