@@ -665,6 +665,12 @@ def test_resource_group_and_template_resources(heat):
                                    "one": "v1", "tr": "x-nested", "alias": "y-nested"}
     res = heat.resources(name)
     assert res["tr"]["resource_type"] == "nested.yaml"
+    assert "nested" in {link["rel"] for link in res["grp"]["links"]}
+    deep = heat.req("GET", heat.url(name) + "/resources", params={"nested_depth": 1}
+                    ).json()["resources"]
+    members = [r for r in deep if r.get("parent_resource") == "grp"]
+    assert sorted(r["resource_name"] for r in members) == ["0", "1", "2"]
+    assert len(deep) == 3 + 3 + 1 + 1
     nested = heat.req("GET", "/stacks", params={"show_nested": "true"}).json()["stacks"]
     children = [s for s in nested if s["parent"] == stack["id"]]
     assert len(children) == 3

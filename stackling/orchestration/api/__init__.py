@@ -289,14 +289,34 @@ def list_resources(rq: ApiRequest) -> Any:
     for key in rq.query.keys():
         if key not in RESOURCE_FILTERS | {"nested_depth", "with_detail"}:
             raise BadRequest(f"Invalid filter parameters {[key]}")
+    try:
+        depth = int(rq.query.get("nested_depth") or 0)
+    except ValueError:
+        raise BadRequest("Only integer is acceptable by 'nested_depth'.") from None
+    out: list[dict[str, Any]] = []
+    _resources_into(rq, stack, depth, None, out)
+    return {"resources": out}
+
+
+def _resources_into(rq: ApiRequest, stack: Any, depth: int, parent_resource: str | None,
+                    out: list[dict[str, Any]]) -> None:
+    """A stack's resources, then (down to `depth`) those of its nested stacks, each with
+    its `parent_resource`, as Heat's `nested_depth`."""
     rows = logic.resources_of(rq.db, stack)
     required = _required_by(rows)
-    out = []
+    children = {c.owner_resource: c for c in logic.nested_stacks(rq.db, stack)
+                if c.deleted_at is None}
     for row in rows:
-        view = views.resource_view(base(rq), stack, row, required[row.name])
+        child = children.get(row.name)
+        view = views.resource_view(base(rq), stack, row, required[row.name],
+                                   nested_id=child.id if child is not None else None,
+                                   parent_resource=parent_resource)
+        if parent_resource is not None:
+            view["stack_name"] = stack.name
         if _matches(rq, row, view):
             out.append(view)
-    return {"resources": out}
+        if child is not None and depth > 0:
+            _resources_into(rq, child, depth - 1, row.name, out)
 
 
 def _matches(rq: ApiRequest, row: Any, view: dict[str, Any]) -> bool:
