@@ -219,3 +219,25 @@ def test_audit_reports_drift(api, routed):
         from stackling.network.segments import routed as routed_logic
 
         routed_logic.sync_segment(db, t["seg1"])
+
+
+def test_host_on_two_segments_uses_one_then_the_next(api):
+    """A host reaching two segments of a network takes addresses from one segment only,
+    the first with room, then the other."""
+    net = vlan_network(api, name="two-on-rack1")
+    seg_a = first_segment(api, net["id"])
+    seg_b = add_segment(api, net["id"], physnet="physnet1")
+    a = add_subnet(api, net["id"], "10.63.1.0/24", seg_a["id"],
+                   allocation_pools=[{"start": "10.63.1.10", "end": "10.63.1.12"}])
+    b = add_subnet(api, net["id"], "10.63.2.0/24", seg_b["id"])
+    add_subnet(api, net["id"], "fd63::/64", seg_b["id"], ip_version=6)
+    got = []
+    for _ in range(3):
+        port = create_port(api, net["id"], device_owner="compute:nova",
+                           **{"binding:host_id": "compute-r1-1"})
+        got.append({ip["subnet_id"] for ip in port["fixed_ips"]})
+    # segment a: 3 pool addresses, capacity 3 + 1 - 2 = 2; then segment b (v4 and v6)
+    assert got[:2] == [{a["id"]}, {a["id"]}]
+    assert b["id"] in got[2] and a["id"] not in got[2]
+    for p in api.get(f"{N}/ports?network_id={net['id']}").json()["ports"]:
+        api.delete(f"{N}/ports/{p['id']}")

@@ -341,7 +341,17 @@ def candidate_subnets(db: Session, network_id: str, subnets: list[Subnet], host:
     usable = [s for s in on_host if not (s.ip_version == 4 and s.segment_id in full)]
     if not usable:
         raise errors.IpAddressGenerationFailure(net_id=network_id)
-    return plain + usable
+    # a host reaching several segments: one of them, the first (in the network's segment
+    # order) with IPv4 room, so the port's addresses never span two segments
+    candidates = {s.segment_id for s in usable if s.ip_version == 4} or {
+        s.segment_id for s in usable}
+    if len(candidates) > 1:
+        order = dict(db.execute(select(Segment.id, Segment.segment_index).where(
+            Segment.id.in_(sorted(c for c in candidates if c)))).all())
+        chosen = min(candidates, key=lambda c: (order.get(c, 0), c or ""))
+    else:
+        chosen = next(iter(candidates))
+    return plain + [s for s in usable if s.segment_id == chosen]
 
 
 def check_same_segment(db: Session, port_id: str) -> None:
