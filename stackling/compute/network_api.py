@@ -343,6 +343,8 @@ def _admin() -> RequestContext:
 
 def segments_of_network(db: Session, network_id: str) -> list[str]:
     """The segments of a routed network that have an IPv4 subnet; [] when not routed."""
+    if not _net().is_routed_network(db, network_id):
+        return []  # one cheap query for every plain network a build names
     subnets = _net().list_subnets(db, _admin(), network_id=network_id,
                                   fields=["segment_id", "ip_version"])
     return sorted({s["segment_id"] for s in subnets

@@ -420,22 +420,11 @@ def drop_ipv4_claim(db: Session, instance: Any) -> None:
     """Hand the scheduler's IPv4 claim over to the ports, in the build's transaction: the
     network service keeps each compute port's addresses as that port's own placement
     allocation (consumer = the port), written when binding gives it its address. The
-    claim made the choice of segment atomic (it locked the segment provider's generation
-    until this transaction ends); dropping it just before binding keeps the address
-    counted once."""
+    claim made the choice of segment atomic (it locked the segment provider until this
+    transaction ends); dropping it just before binding keeps the address counted once."""
     from stackling.placement import interface as placement
 
-    current = placement.get_allocations_for_consumer(db, instance.uuid)
-    if not any(e["resources"].get(IPV4) for e in current.values()):
-        return
-    rest = {rp: {rc: n for rc, n in e["resources"].items() if rc != IPV4}
-            for rp, e in current.items()}
-    rest = {rp: res for rp, res in rest.items() if res}
-    if rest:
-        placement.claim_resources(db, instance.uuid, rest, instance.project_id,
-                                  instance.user_id)
-    else:
-        placement.delete_allocation_for_instance(db, instance.uuid)
+    placement.release_resource_class(db, instance.uuid, IPV4)
 
 
 def host_reaches(db: Session, host: str, segments: list[str]) -> bool:

@@ -34,6 +34,7 @@ __all__ = [
     "set_traits_for_provider", "set_aggregates_for_provider", "get_allocation_candidates",
     "claim_resources", "put_allocations", "move_allocations", "delete_allocation_for_instance",
     "get_allocations_for_consumer", "get_provider_usages", "get_aggregates_for_providers",
+    "release_resource_class",
     "get_aggregates_for_provider", "get_allocations_for_provider", "list_providers_named_like",
     "update_inventory_record",
     "errors",
@@ -190,6 +191,29 @@ def get_allocations_for_consumer(db: Session, consumer_uuid: str) -> dict[str, A
 
 def get_provider_usages(db: Session, rp_uuid: str) -> dict[str, int]:
     return usages.of_provider(db, providers.get(db, rp_uuid).id)
+
+
+def release_resource_class(db: Session, consumer_uuid: str, resource_class: str) -> bool:
+    """Drop one resource class from a consumer's allocations, as an allocation write does
+    (providers' and consumer's generations bumped) but with nothing to check: usage only
+    goes down. Compute hands a build's IPv4 claim to the port this way. False when the
+    consumer held none of it."""
+    from sqlalchemy import delete, select, update
+
+    from stackling.common.db import utcnow
+    from stackling.placement.models import Allocation, Consumer
+
+    held = (Allocation.consumer_id == consumer_uuid) & (
+        Allocation.resource_class == resource_class)
+    rp_ids = set(db.scalars(select(Allocation.resource_provider_id).where(held)))
+    if not rp_ids:
+        return False
+    providers.lock_providers(db, rp_ids)
+    db.execute(delete(Allocation).where(held))
+    db.execute(update(Consumer).where(Consumer.uuid == consumer_uuid).values(
+        generation=Consumer.generation + 1, updated_at=utcnow()).execution_options(
+        synchronize_session=False))
+    return True
 
 
 def get_aggregates_for_providers(db: Session, rp_uuids: Iterable[str]) -> dict[str, list[str]]:
