@@ -137,9 +137,16 @@ def test_cli_story(cloud, tmp_path):
     assert update(template)["web"]["physical_resource_id"] == web  # resized
     server = cli("server", "show", "-f", "json", web)
     assert "m1.small" in json.dumps(server["flavor"])
+    # a new image: rebuilt in place (upstream's default image_update_policy: REBUILD)
+    image = c.sdk().image.create_image(name=f"cirros-{uuid.uuid4().hex[:6]}", data=b"x" * 64,
+                                       disk_format="qcow2", container_format="bare",
+                                       visibility="public")
+    template["resources"]["web"]["properties"]["image"] = image.name
+    assert update(template)["web"]["physical_resource_id"] == web
+    assert image.id in json.dumps(cli("server", "show", "-f", "json", web)["image"])
+    # the image again under REPLACE: a new server keeping the fixed IP
     template["resources"]["web"]["properties"]["image_update_policy"] = "REPLACE"
     template["resources"]["web"]["properties"]["image"] = "cirros"
-    template["resources"]["web"]["properties"]["user_data"] = "new"
     replaced = update(template)["web"]["physical_resource_id"]
     assert replaced != web
     server = cli("server", "show", "-f", "json", replaced)
