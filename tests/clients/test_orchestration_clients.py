@@ -163,3 +163,65 @@ def test_cli_story(cloud, tmp_path):
     ports = [p for p in cli("port", "list", "--long", "-f", "json")
              if not (p.get("Device Owner") or "").startswith("network:")]
     assert ports == []
+
+
+def test_sdk_hot_engine_nested_stacks_and_bad_templates(cloud):
+    """The HOT engine (parameters, conditions, functions, environment, a ResourceGroup and
+    a template resource) and upstream's 400s, on every backend."""
+    import openstack.exceptions
+
+    member = cloud.new_project_member()
+    heat = member["sdk"].orchestration
+    nested = ("heat_template_version: 2018-08-31\nparameters:\n  val: {type: string}\n"
+              "resources:\n  v: {type: OS::Heat::Value, properties: {value: {get_param: val}}}\n"
+              "outputs:\n  out: {value: {get_attr: [v, value]}}\n")
+    template = {
+        "heat_template_version": "2021-04-16",
+        "parameters": {"names": {"type": "comma_delimited_list", "default": "a,b"},
+                       "env": {"type": "string", "default": "dev",
+                               "constraints": [{"allowed_values": ["dev", "prod"]}]},
+                       "secret": {"type": "string", "hidden": True, "default": "s"}},
+        "conditions": {"prod": {"equals": [{"get_param": "env"}, "prod"]}},
+        "resources": {
+            "grp": {"type": "OS::Heat::ResourceGroup", "properties": {
+                "count": 2, "resource_def": {"type": "My::Nested",
+                                             "properties": {"val": "m%index%"}}}},
+            "only_prod": {"type": "OS::Heat::None", "condition": "prod"},
+            "rnd": {"type": "OS::Heat::RandomString", "properties": {"length": 12}},
+        },
+        "outputs": {
+            "joined": {"value": {"list_join": ["+", {"get_param": "names"},
+                                               {"get_attr": ["grp", "out"]}]}},
+            "mode": {"value": {"if": ["prod", "P", "D"]}},
+            "len": {"value": {"str_replace": {"template": "n=N", "params": {
+                "N": {"get_param": "env"}}}}},
+            "rnd": {"value": {"get_attr": ["rnd", "value"]}},
+        },
+    }
+    stack = heat.create_stack(name="hot", template=template, files={"nested.yaml": nested},
+                              environment={"resource_registry": {"My::Nested": "nested.yaml"}},
+                              parameters={"names": "x,y,z"})
+    stack = heat.wait_for_status(stack, status="CREATE_COMPLETE", failures=["CREATE_FAILED"],
+                                 interval=0.1, wait=60)
+    stack = heat.get_stack(stack.id)
+    outputs = {o["output_key"]: o["output_value"] for o in stack.outputs}
+    assert outputs["joined"] == "x+y+z+m0+m1" and outputs["mode"] == "D"
+    assert outputs["len"] == "n=dev" and len(outputs["rnd"]) == 12
+    assert stack.parameters["secret"] == "******"
+    assert {r.name for r in heat.resources(stack)} == {"grp", "rnd"}
+    for bad in ({"heat_template_version": "2018-08-31",
+                 "resources": {"x": {"type": "OS::No::Such"}}},
+                {"heat_template_version": "2018-08-31", "resources": {
+                    "a": {"type": "OS::Heat::Value", "properties": {
+                        "value": {"get_attr": ["b", "value"]}}},
+                    "b": {"type": "OS::Heat::Value", "properties": {
+                        "value": {"get_attr": ["a", "value"]}}}}}):
+        try:
+            heat.create_stack(name="bad", template=bad)
+        except openstack.exceptions.BadRequestException:
+            pass
+        else:
+            raise AssertionError("a bad template was accepted")
+    assert heat.find_stack("bad") is None
+    heat.delete_stack(stack)
+    heat.wait_for_delete(stack, interval=0.1, wait=60)

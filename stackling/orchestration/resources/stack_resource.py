@@ -164,13 +164,14 @@ class ResourceGroup(StackResource):
         rdef = self.properties.get("resource_def")
         if not rdef or rdef is UNKNOWN or contains_unknown(rdef.get("type")):
             return
-        from stackling.orchestration.resources import load_all
+        from stackling.orchestration.environment import resolve_type
+        from stackling.orchestration.resources import resource_class
 
-        if rdef["type"] not in load_all() and rdef["type"] not in (
-                self.scope.stack.files or {}):
+        resolved = resolve_type(self.scope.stack.environment or {}, rdef["type"])
+        if resource_class(resolved, self.scope.stack.files) is None:
             from stackling.orchestration.errors import ResourceTypeNotFound
 
-            raise ResourceTypeNotFound(type_name=rdef["type"])
+            raise ResourceTypeNotFound(type_name=resolved)
 
     def _names(self) -> list[str]:
         removed = set(self.data_get("removed", []))
