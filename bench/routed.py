@@ -217,7 +217,15 @@ def candidates_100_segments(b: Bench, segments: int = 100, per_segment: int = 10
     config = Path(tempfile.mkdtemp(prefix="bench-routed-")) / "hosts.yaml"
     config.write_text("\n".join(lines) + "\n")
     with server(["--config", str(config)]) as srv:
-        big = Bench(srv.client(), b.samples)
+        deadline = time.perf_counter() + 300
+        while True:  # registering 1,000 hosts at first start holds the write lock a while
+            try:
+                client = srv.client()
+                break
+            except httpx.TimeoutException:
+                if time.perf_counter() > deadline:
+                    raise
+        big = Bench(client, b.samples)
         _unlimited(big)
         net_id = _routed_network(big, [f"rack{s:03d}" for s in range(segments)], "flat")
         segs = ok(big.client.get(f"{N}/segments?network_id={net_id}"))["segments"]
