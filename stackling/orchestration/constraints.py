@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.errors import ApiError
-from stackling.orchestration.errors import StackValidationFailed
 
 
 class NotUnique(Exception):
@@ -142,5 +141,3 @@ def checker(db: Session, ctx: RequestContext) -> Callable[[str, Any], None]:
 CUSTOM_CONSTRAINTS = ("neutron.network", "neutron.subnet", "neutron.port",
                       "neutron.security_group", "nova.flavor", "glance.image", "ip_addr",
                       "net_cidr", "mac_addr")
-
-_ = StackValidationFailed

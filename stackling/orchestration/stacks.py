@@ -47,8 +47,7 @@ def lookup(db: Session, ctx: RequestContext, name_or_id: str) -> Stack:
     stack = None
     if _is_uuid(name_or_id):
         stack = db.get(Stack, name_or_id)
-        if stack is not None and (stack.project_id != ctx.project_id
-                                  or stack.parent_id is not None and False):
+        if stack is not None and stack.project_id != ctx.project_id:
             stack = None
     if stack is None:
         stack = db.scalars(select(Stack).where(
@@ -369,10 +368,9 @@ def stack_action(db: Session, ctx: RequestContext, stack: Stack, body: Any) -> N
             raise BadRequest(f"Cancelling update when stack is "
                              f"{stack.action}_{stack.status}")
         if action == "cancel_update":
+            # Fails the update; with rollback enabled the action becomes the rollback.
             engine._fail(db, engine.Runner(db, None, stack), running, "UPDATE",
                          "Stack UPDATE cancelled")
-            if not stack.disable_rollback:
-                return
             return
         engine.set_stack_state(db, stack, "UPDATE", "FAILED", "Stack UPDATE cancelled")
         db.delete(running)

@@ -698,3 +698,21 @@ def test_resource_group_and_template_resources(heat):
     assert heat.wait(url)["stack_status"] == "DELETE_COMPLETE"
     assert not [s for s in heat.req("GET", "/stacks", params={"show_nested": "true"}).json()[
         "stacks"] if s["parent"] == stack["id"]]
+
+
+def test_cancel_update_rolls_back(heat):
+    name = unique("cancel")
+    heat.make(name, tmpl({"a": _test_resource("one")}), disable_rollback=False)
+    url = heat.url(name)
+    slow = tmpl({"a": _test_resource("two", action_wait_secs={"update": 30})})
+    assert heat.req("PUT", url, json={"template": slow}).status_code == 202
+    deadline = time.monotonic() + 10
+    while heat.resources(name)["a"]["resource_status"] != "UPDATE_IN_PROGRESS":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    r = heat.req("POST", url + "/actions", json={"cancel_update": None})
+    assert r.status_code == 200, r.text
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "ROLLBACK_COMPLETE", stack["stack_status_reason"]
+    a = heat.req("GET", url + "/resources/a").json()["resource"]
+    assert a["attributes"]["output"] == "one"

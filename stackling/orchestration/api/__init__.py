@@ -246,7 +246,6 @@ def action(rq: ApiRequest) -> Any:
 
 def validate(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:validate_template")
-    from stackling.orchestration.definition import Spec
     from stackling.orchestration.parameters import validate_view
 
     data = body(rq)
@@ -260,13 +259,11 @@ def validate(rq: ApiRequest) -> Any:
     groups = defn.tmpl.t.get("parameter_groups")
     if groups:
         out["ParameterGroups"] = groups
-    if _flag(rq.query.get("show_nested")) or True:
-        out["Environment"] = {"parameters": spec.environment.get("parameters") or {},
-                              "parameter_defaults": spec.environment.get(
-                                  "parameter_defaults") or {},
-                              "resource_registry": spec.environment.get(
-                                  "resource_registry") or {}, "event_sinks": []}
-    _ = Spec
+    out["Environment"] = {"parameters": spec.environment.get("parameters") or {},
+                          "parameter_defaults": spec.environment.get(
+                              "parameter_defaults") or {},
+                          "resource_registry": spec.environment.get(
+                              "resource_registry") or {}, "event_sinks": []}
     return out
 
 
