@@ -51,6 +51,9 @@ class StackScope:
         self.runtime = runtime
         self.stack = stack
         self.lookup = lookup
+        # Name-or-id look-ups of stable objects (flavor, image, subnet, security group)
+        # found once per step: a 100-member group would otherwise repeat each per member.
+        self.found: dict[tuple[str, str], Any] = {}
 
 
 class Resource:

@@ -218,7 +218,15 @@ class Server(Resource):
         groups = self.properties.get("security_groups") or []
         if not groups:
             return None
-        return [constraints.find_security_group(self.db, self.ctx, g)["id"] for g in groups]
+        return [self._find(constraints.find_security_group, g)["id"] for g in groups]
+
+    def _find(self, finder: Any, value: str) -> Any:
+        """`finder(db, ctx, value)`, memoized for the step (same transaction and user)."""
+        key = (finder.__name__, value)
+        found = self.scope.found.get(key)
+        if found is None:
+            found = self.scope.found[key] = finder(self.db, self.ctx, value)
+        return found
 
     def _create_port(self, index: int, entry: dict[str, Any]) -> dict[str, Any]:
         """An internal port for entry `index`: recorded in data before it is used."""
@@ -228,14 +236,14 @@ class Server(Resource):
                                 "tags": [f"heat-stack:{self.scope.stack.id}",
                                          f"heat-resource:{self.name}"]}
         if subnet:
-            sub = constraints.find_subnet(self.db, self.ctx, subnet)
+            sub = self._find(constraints.find_subnet, subnet)
             body["network_id"] = sub["network_id"]
             ip = {"subnet_id": sub["id"]}
             if entry.get("fixed_ip"):
                 ip["ip_address"] = entry["fixed_ip"]
             body["fixed_ips"] = [ip]
         else:
-            body["network_id"] = constraints.find_network(self.db, self.ctx, network)["id"]
+            body["network_id"] = self._find(constraints.find_network, network)["id"]
             if entry.get("fixed_ip"):
                 body["fixed_ips"] = [{"ip_address": entry["fixed_ip"]}]
         groups = self._security_group_ids()
@@ -288,11 +296,11 @@ class Server(Resource):
     # ------------------------------------------------------------------ lifecycle
     def handle_create(self) -> Any:
         props = self.properties
-        flavor = constraints.find_flavor(self.db, self.ctx, props["flavor"])
+        flavor = self._find(constraints.find_flavor, props["flavor"])
         server: dict[str, Any] = {"name": props.get("name") or self.physical_resource_name(),
                                   "flavorRef": flavor["id"]}
         if props.get("image"):
-            server["imageRef"] = constraints.find_image(self.db, self.ctx, props["image"]).id
+            server["imageRef"] = self._find(constraints.find_image, props["image"]).id
         nets = props.get("networks") or []
         server["networks"] = self._nics(nets) if nets else "auto"
         if props.get("security_groups") and not isinstance(server["networks"], list):
@@ -322,7 +330,10 @@ class Server(Resource):
                 port_id = self._port_for(entry)
                 if port_id is not None:
                     self._associate(entry, port_id)
-        self._refresh_external()
+        if not isinstance(server["networks"], list) or any(e.get("port") for e in nets):
+            self._refresh_external()
+        else:  # every nic is a port this resource made: no interface listing needed
+            self.data_set("external_ports", [])
         return None
 
     def _refresh_external(self) -> None:
