@@ -53,10 +53,6 @@ class CannotMigrateToSameHost(BadRequest):
     message = "The target host can't be the same one."
 
 
-class MigrationPreCheckError(BadRequest):
-    message = "Migration pre-check error: %(reason)s"
-
-
 class MigrationNotFoundForInstance(NotFound):
     message = "Migration %(migration_id)s not found for instance %(instance_id)s"
 
@@ -320,7 +316,7 @@ def live_migrate(db: Session, ctx: RequestContext, inst: Instance, host: str | N
     except NoValidHost as err:
         scheduler.record_failure(db, inst.uuid, err)
         if not async_checks:
-            raise MigrationPreCheckError(reason=err.text) from None
+            raise BadRequest(err.text) from None  # Nova's pre-2.34 synchronous answer
         mig.status = "error"
         record_action(db, ctx, inst, "live-migration",
                       [("conductor_live_migrate_instance", None)], err.text)
