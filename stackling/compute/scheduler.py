@@ -393,10 +393,14 @@ def record(db: Session, instance_uuid: str, decision: Decision) -> None:
     db.flush()
 
 
-def record_failure(db: Session, instance_uuid: str, err: Exception) -> None:
+def record_failure(db: Session, instance_uuid: str, err: Exception,
+                   operation: str = "build") -> None:
+    """Keep the decision a NoValidHost carries; one raised after scheduling (a build out
+    of port-binding retries) is kept with its reason and no per-host detail."""
     decision = getattr(err, "decision", None)
-    if decision is not None:
-        record(db, instance_uuid, decision)
+    if decision is None:
+        decision = Decision(operation, reason=str(getattr(err, "text", err)))
+    record(db, instance_uuid, decision)
 
 
 def scheduler_decision(db: Session, instance_id: str) -> dict[str, Any] | None:
