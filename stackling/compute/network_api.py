@@ -395,7 +395,9 @@ def routed_needs_for_build(db: Session, instance: Any) -> list[RoutedNeed]:
                 continue  # the build reports the missing port
             subnets = [ip["subnet_id"] for ip in port.get("fixed_ips") or []]
             if subnets:
-                segs = sorted(set(segments_of_subnets(db, subnets).values()))
+                # A plain network (one cheap query) has no subnet on a segment.
+                segs = sorted(set(segments_of_subnets(db, subnets).values())) if \
+                    net.is_routed_network(db, port["network_id"]) else []
                 if segs:
                     needs.append(RoutedNeed(port["network_id"], tuple(segs), 0,
                                             f"port {port['id']}"))
