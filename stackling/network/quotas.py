@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -84,9 +84,13 @@ def limits(db: Session, project_id: str) -> dict[str, int]:
     return out
 
 
+# Built once (every create checks a quota): no per-call statement construction.
+_LIMIT = select(Quota.hard_limit).where(Quota.project_id == bindparam("project"),
+                                        Quota.resource == bindparam("resource"))
+
+
 def limit_of(db: Session, project_id: str, resource: str) -> int:
-    value = db.scalar(select(Quota.hard_limit).where(Quota.project_id == project_id,
-                                                     Quota.resource == resource))
+    value = db.scalar(_LIMIT, {"project": project_id, "resource": resource})
     return defaults(db)[resource] if value is None else value
 
 

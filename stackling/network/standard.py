@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, delete, select
+from sqlalchemy import Row, bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -79,15 +79,19 @@ def parse_if_match(header: str | None) -> int | None:
 
 
 # ------------------------------------------------------------------ tags
+# Built once: every rendered page of every resource asks, and a statement built per call
+# pays SQLAlchemy's cache-key generation each time.
+_TAGS = (select(Tag.resource_id, Tag.tag)
+         .where(Tag.resource_id.in_(bindparam("ids", expanding=True))).order_by(Tag.tag))
+
+
 def tags_for(db: Session, ids: Iterable[str]) -> dict[str, list[str]]:
     ids = list(ids)
     out: dict[str, list[str]] = {i: [] for i in ids}
     if not ids:
         return out
     for chunk in _chunks(ids, 500):
-        rows = db.execute(select(Tag.resource_id, Tag.tag).where(Tag.resource_id.in_(chunk))
-                          .order_by(Tag.tag))
-        for rid, tag in rows:
+        for rid, tag in db.execute(_TAGS, {"ids": chunk}):
             out[rid].append(tag)
     return out
 

@@ -323,12 +323,15 @@ def _set_pairs(db: Session, port: Port, pairs: list[dict[str, str]]) -> None:
     db.expire(port, ["allowed_address_pairs"])
 
 
+_NETWORK_SUBNETS = (select(Subnet).where(Subnet.network_id == bindparam("network"))
+                    .order_by(Subnet.created_at, Subnet.id))  # built once: every port asks
+
+
 class _Subnets:
     """The network's subnets, loaded once per request."""
 
     def __init__(self, db: Session, network_id: str) -> None:
-        self.all = list(db.scalars(select(Subnet).where(Subnet.network_id == network_id)
-                                   .order_by(Subnet.created_at, Subnet.id)))
+        self.all = list(db.scalars(_NETWORK_SUBNETS, {"network": network_id}))
         self.by_id = {s.id: s for s in self.all}
 
     def containing(self, ip: str) -> Subnet | None:

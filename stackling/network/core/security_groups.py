@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import netaddr
-from sqlalchemy import delete, insert, or_, select
+from sqlalchemy import bindparam, delete, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -206,12 +206,15 @@ def _insert_group(db: Session, project_id: str, name: str, description: str,
     return sg_id
 
 
+_DEFAULT_GROUP = select(DefaultSecurityGroup.security_group_id).where(
+    DefaultSecurityGroup.project_id == bindparam("project"))  # built once: every port asks
+
+
 def ensure_default(db: Session, project_id: str | None) -> str | None:
     """The project's default group id, created (with neutron's rules) on first use."""
     if not project_id:
         return None
-    found = db.scalar(select(DefaultSecurityGroup.security_group_id).where(
-        DefaultSecurityGroup.project_id == project_id))
+    found = db.scalar(_DEFAULT_GROUP, {"project": project_id})
     if found is not None:
         return found
     try:
