@@ -24,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -157,26 +157,31 @@ def _gen(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
+# Inventory and current usage (the claiming consumers' old rows already deleted) in one
+# query, built once: every claim runs it.
+_RP_IDS = bindparam("rp_ids", expanding=True)
+_CLASSES = bindparam("classes", expanding=True)
+_USAGE = (select(Allocation.resource_provider_id.label("rp_id"),
+                 Allocation.resource_class.label("rc"), func.sum(Allocation.used).label("used"))
+          .where(Allocation.resource_provider_id.in_(_RP_IDS),
+                 Allocation.resource_class.in_(_CLASSES))
+          .group_by(Allocation.resource_provider_id, Allocation.resource_class).subquery())
+_CAPACITY = (select(Inventory.resource_provider_id, Inventory.resource_class, Inventory.total,
+                    Inventory.reserved, Inventory.allocation_ratio, Inventory.min_unit,
+                    Inventory.max_unit, Inventory.step_size, func.coalesce(_USAGE.c.used, 0))
+             .outerjoin(_USAGE, (_USAGE.c.rp_id == Inventory.resource_provider_id)
+                        & (_USAGE.c.rc == Inventory.resource_class))
+             .where(Inventory.resource_provider_id.in_(_RP_IDS),
+                    Inventory.resource_class.in_(_CLASSES)))
+
+
 def _check_capacity(db: Session, rows: list[dict[str, Any]], old: dict[tuple[int, str], int],
                     uuids: dict[int, str]) -> None:
     rp_ids = sorted({r["resource_provider_id"] for r in rows})
     classes = sorted({r["resource_class"] for r in rows})
-    # Inventory and current usage (these consumers' old rows already deleted) in one query.
-    usage = (select(Allocation.resource_provider_id.label("rp_id"),
-                    Allocation.resource_class.label("rc"), func.sum(Allocation.used).label("used"))
-             .where(Allocation.resource_provider_id.in_(rp_ids),
-                    Allocation.resource_class.in_(classes))
-             .group_by(Allocation.resource_provider_id, Allocation.resource_class).subquery())
     inventory: dict[tuple[int, str], Any] = {}
     used: dict[tuple[int, str], int] = {}
-    for row in db.execute(
-            select(Inventory.resource_provider_id, Inventory.resource_class, Inventory.total,
-                   Inventory.reserved, Inventory.allocation_ratio, Inventory.min_unit,
-                   Inventory.max_unit, Inventory.step_size, func.coalesce(usage.c.used, 0))
-            .outerjoin(usage, (usage.c.rp_id == Inventory.resource_provider_id)
-                       & (usage.c.rc == Inventory.resource_class))
-            .where(Inventory.resource_provider_id.in_(rp_ids),
-                   Inventory.resource_class.in_(classes))):
+    for row in db.execute(_CAPACITY, {"rp_ids": rp_ids, "classes": classes}):
         key = (row[0], row[1])
         inventory[key] = row
         used[key] = int(row[8])
