@@ -343,6 +343,7 @@ compute GET    /v2.1/servers/{server_id}/os-security-groups       reader-read
 compute GET    /v2.1/os-security-groups                           any-read       mv=2.35
 compute POST   /v2.1/os-security-groups                           member-create  mv=2.35 proxy_sg
 compute GET    /v2.1/os-security-groups/{sg_id}                   reader-read    mv=2.35
+compute PUT    /v2.1/os-security-groups/{sg_id}                   member-write   mv=2.35 proxy_sg
 compute DELETE /v2.1/os-security-groups/{sg_id}                   member-write   mv=2.35
 compute POST   /v2.1/os-security-group-rules                      member-write   mv=2.35 proxy_sg_rule
 compute DELETE /v2.1/os-security-group-rules/{rule_id}            member-write   mv=2.35
