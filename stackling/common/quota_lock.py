@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+
+_LOCKS: dict[Any, Select[Any]] = {}  # per lock model, built once: every create takes one
 
 
 def lock_project(db: Session, model: Any, project_id: str) -> None:
@@ -23,11 +25,14 @@ def lock_project(db: Session, model: Any, project_id: str) -> None:
     Taken again on every check, never remembered: rolling a savepoint back (a build
     retried on another host) releases the row locks taken inside it.
     """
-    stmt = select(model.project_id).where(model.project_id == project_id).with_for_update()
-    if db.scalar(stmt) is None:
+    stmt = _LOCKS.get(model)
+    if stmt is None:
+        stmt = _LOCKS[model] = select(model.project_id).where(
+            model.project_id == bindparam("project")).with_for_update()
+    if db.scalar(stmt, {"project": project_id}) is None:
         try:
             with db.begin_nested():
                 db.add(model(project_id=project_id))
                 db.flush()
         except IntegrityError:  # made by a concurrent first use: wait for it, then lock
-            db.scalar(stmt)
+            db.scalar(stmt, {"project": project_id})

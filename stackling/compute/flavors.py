@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -32,8 +32,11 @@ def bootstrap_flavors(db: Session, runtime: Any) -> None:
                       extra_specs={}))
 
 
+_BY_FLAVORID = select(Flavor).where(Flavor.flavorid == bindparam("flavorid"))  # built once
+
+
 def get_flavor(db: Session, ctx: RequestContext, flavorid: str) -> Flavor:
-    flavor = db.scalars(select(Flavor).where(Flavor.flavorid == str(flavorid))).first()
+    flavor = db.scalars(_BY_FLAVORID, {"flavorid": str(flavorid)}).first()
     if flavor is None or (not flavor.is_public and not ctx.is_admin):
         raise FlavorNotFound(flavor_id=flavorid)
     return flavor
