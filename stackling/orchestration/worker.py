@@ -55,20 +55,32 @@ def _owner_dead(owner: str | None) -> bool:
     return False
 
 
+_PENDING = select(StackAction.stack_id, StackAction.owner, StackAction.lease_until).order_by(
+    StackAction.started_at).limit(50)
+
+
+def _claimable(owner: str | None, lease: dt.datetime | None, now: dt.datetime) -> bool:
+    if owner == OWNER:
+        return False  # one of this process's threads is on it
+    return owner is None or lease is None or lease <= now or _owner_dead(owner)
+
+
 def claim_one(runtime: Any) -> str | None:
     """Claim one claimable stack action; its stack id, or None."""
+    # Look first in a read transaction: an idle worker's poll (or a second thread woken
+    # while the first runs a step) must not queue for SQLite's write lock, delaying the
+    # running action's next step, only to find nothing to claim.
+    with runtime.db.transaction(write=False) as db:
+        now = utcnow()
+        if not any(_claimable(owner, lease, now) for _, owner, lease in db.execute(_PENDING)):
+            return None
 
     def attempt() -> str | None:
         with runtime.db.transaction() as db:
             now = utcnow()
-            rows = db.execute(select(StackAction.stack_id, StackAction.owner,
-                                     StackAction.lease_until).order_by(
-                StackAction.started_at).limit(50)).all()
+            rows = db.execute(_PENDING).all()
             for stack_id, owner, lease in rows:
-                if owner == OWNER:
-                    continue  # one of this process's threads is on it
-                if owner is not None and lease is not None and lease > now and \
-                        not _owner_dead(owner):
+                if not _claimable(owner, lease, now):
                     continue
                 cond = StackAction.owner.is_(None) if owner is None else \
                     StackAction.owner == owner
