@@ -32,6 +32,9 @@ MAX_ATTEMPTS = 3  # hosts tried per build (Nova's max_attempts); also unexpected
 NETWORK_FAULT = "Build of instance %s aborted: Failed to allocate the network(s), not rescheduling."
 
 
+_ANY_PENDING = select(Instance.id).where(Instance.build_state == "pending").limit(1)
+
+
 def _claim(db: Session) -> Instance | None:
     stmt = select(Instance).where(Instance.build_state == "pending").order_by(
         Instance.id).limit(1)
@@ -131,6 +134,11 @@ class _NetworkFailed(Exception):
 
 def build_next(runtime: Any) -> bool:
     """Build one pending server if there is one; False when there was nothing to do."""
+    # Peek in a read transaction first: an idle poll must not queue for SQLite's write
+    # lock behind a long writer (a stack's step) only to find nothing pending.
+    with runtime.db.transaction(write=False) as db:
+        if db.scalar(_ANY_PENDING) is None:
+            return False
     claimed: list[str] = []
 
     def attempt() -> bool:
