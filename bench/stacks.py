@@ -49,6 +49,8 @@ def wait(client: httpx.Client, url: str, timeout: float = 300,
 def story(i: int) -> dict[str, Any]:
     t = copy.deepcopy(STORY)
     t["resources"]["subnet"]["properties"]["cidr"] = f"10.{100 + i}.0.0/24"
+    t["resources"]["subnet"]["properties"]["allocation_pools"] = [
+        {"start": f"10.{100 + i}.0.20", "end": f"10.{100 + i}.0.254"}]
     t["resources"]["web"]["properties"]["networks"][0]["fixed_ip"] = f"10.{100 + i}.0.10"
     return t
 

@@ -19,7 +19,11 @@ STORY = {
     "resources": {
         "net": {"type": "OS::Neutron::Net"},
         "subnet": {"type": "OS::Neutron::Subnet",
-                   "properties": {"network": {"get_resource": "net"}, "cidr": "10.10.0.0/24"}},
+                   # the web server's fixed_ip (.10) lies outside the pool, so no address
+                   # chosen at random for another port can take it first
+                   "properties": {"network": {"get_resource": "net"}, "cidr": "10.10.0.0/24",
+                                  "allocation_pools": [{"start": "10.10.0.20",
+                                                        "end": "10.10.0.254"}]}},
         "router": {"type": "OS::Neutron::Router", "properties": {
             "external_gateway_info": {"network": {"get_param": "public_net"}}}},
         "iface": {"type": "OS::Neutron::RouterInterface", "properties": {

@@ -18,6 +18,8 @@ def _story(cidr: str) -> dict:
     t = copy.deepcopy(STORY)
     t["resources"]["subnet"]["properties"]["cidr"] = cidr
     net = cidr.rsplit(".", 1)[0]
+    t["resources"]["subnet"]["properties"]["allocation_pools"] = [
+        {"start": f"{net}.20", "end": f"{net}.254"}]
     t["resources"]["web"]["properties"]["networks"][0]["fixed_ip"] = f"{net}.10"
     return t
 
