@@ -23,6 +23,16 @@ def _build(runtime: Any) -> Service:
     return api.build(runtime)
 
 
+def _start(runtime: Any) -> None:
+    segment_ranges.on_start(runtime)  # default segment ranges follow the configuration
+    # A host's segments come from the host records that compute's start hook writes (hosts
+    # are configuration). Network requests wait for them, so a port bound right after a
+    # start never finds its host "not connected to any segment".
+    ready = runtime.ready.get("compute")
+    if ready is not None:
+        ready.wait(timeout=120)
+
+
 COMPONENT = Component(
     name="network",
     build=_build,
@@ -31,5 +41,5 @@ COMPONENT = Component(
               **address_scopes.POLICIES, **subnetpools.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     bootstrap=[("base", bootstrap.bootstrap_network)],
-    start=segment_ranges.on_start,  # default segment ranges follow the configuration
+    start=_start,
 )
