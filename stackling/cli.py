@@ -66,7 +66,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
               f"  {osc} --os-cloud stackling token issue\n"
               f"  {osc} --os-cloud stackling server create --flavor m1.tiny --image cirros "
               "--nic auto --wait vm1\n"
-              f"  {osc} --os-cloud stackling-admin catalog list\n", flush=True)
+              f"  {osc} --os-cloud stackling-admin catalog list\n\n"
+              f"  console: http://{settings.host}:{settings.port}/\n", flush=True)
     log_level = "info" if args.verbose else "warning"
     logs.configure(settings.observability.log_format,
                    "info" if args.verbose else settings.observability.log_level)
