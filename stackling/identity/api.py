@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
@@ -531,25 +532,43 @@ def _grant_target(rq: ApiRequest) -> tuple[str, str, str, str]:
     return USER_SYSTEM, user.id, SYSTEM_ALL, role.id
 
 
-def put_grant(rq: ApiRequest) -> Any:
-    _require_admin(rq, "create_grant")
-    logic.grant(rq.db, *_grant_target(rq))
-    return no_content()
+GrantTarget = Callable[[ApiRequest], tuple[str, str, str, str]]
 
 
-def check_grant(rq: ApiRequest) -> Any:
-    _require_admin(rq, "check_grant")
-    kind, actor, target, role = _grant_target(rq)
-    if role not in logic.direct_role_ids(rq.db, kind, actor, target):
-        raise NotFound(f"Could not find role assignment with role: {role}, user or group: "
-                       f"{actor}, project, domain, or system: {target}.")
-    return no_content()
+def grant_handlers(target_of: GrantTarget, revoke: Callable[..., Any]
+                   ) -> tuple[Callable[[ApiRequest], Any], ...]:
+    """PUT, GET/HEAD and DELETE of one grant (user or group: `target_of` resolves the
+    path to (kind, actor, target, role); `revoke` is the actor kind's revocation)."""
+
+    def put(rq: ApiRequest) -> Any:
+        _require_admin(rq, "create_grant")
+        logic.grant(rq.db, *target_of(rq))
+        return no_content()
+
+    def check(rq: ApiRequest) -> Any:
+        _require_admin(rq, "check_grant")
+        kind, actor, target, role = target_of(rq)
+        if role not in logic.direct_role_ids(rq.db, kind, actor, target):
+            raise NotFound(f"Could not find role assignment with role: {role}, user or "
+                           f"group: {actor}, project, domain, or system: {target}.")
+        return no_content()
+
+    def delete(rq: ApiRequest) -> Any:
+        _require_admin(rq, "revoke_grant")
+        revoke(rq.db, *target_of(rq))
+        return no_content()
+
+    return put, check, delete
 
 
-def delete_grant(rq: ApiRequest) -> Any:
-    _require_admin(rq, "revoke_grant")
-    logic.revoke_grant(rq.db, *_grant_target(rq))
-    return no_content()
+def grant_roles_view(rq: ApiRequest, kind: str, actor: str, target: str) -> Any:
+    """The roles granted directly to `actor` on `target` (a grants list body)."""
+    ids = logic.direct_role_ids(rq.db, kind, actor, target)
+    roles = rq.db.scalars(select(Role).where(Role.id.in_(ids)).order_by(Role.name)) if ids else []
+    return {"roles": [role_view(rq, r) for r in roles], "links": _collection_links(rq)}
+
+
+put_grant, check_grant, delete_grant = grant_handlers(_grant_target, logic.revoke_grant)
 
 
 def list_grants(rq: ApiRequest) -> Any:
@@ -563,9 +582,7 @@ def list_grants(rq: ApiRequest) -> Any:
         kind, target = USER_SYSTEM, SYSTEM_ALL
     if not (user.id == rq.ctx.user_id and target in (rq.ctx.project_id, rq.ctx.domain_id)):
         _require_admin(rq, "list_grants")
-    ids = logic.direct_role_ids(rq.db, kind, user.id, target)
-    roles = rq.db.scalars(select(Role).where(Role.id.in_(ids)).order_by(Role.name)) if ids else []
-    return {"roles": [role_view(rq, r) for r in roles], "links": _collection_links(rq)}
+    return grant_roles_view(rq, kind, user.id, target)
 
 
 # ------------------------------------------------------------------ catalog admin (read)

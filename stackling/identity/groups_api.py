@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
-from stackling.common.errors import NotFound
 from stackling.common.http import ApiRequest, Service, no_content
 from stackling.identity import groups, logic
 from stackling.identity.api import (
@@ -16,7 +13,8 @@ from stackling.identity.api import (
     _links,
     _require_admin,
     check,
-    role_view,
+    grant_handlers,
+    grant_roles_view,
     user_view,
 )
 from stackling.identity.group_appcred_models import Group
@@ -143,33 +141,13 @@ def _grant_target(rq: ApiRequest) -> tuple[str, str, str, str]:
     return groups.GROUP_SYSTEM, group.id, SYSTEM_ALL, role_id
 
 
-def put_grant(rq: ApiRequest) -> Any:
-    _require_admin(rq, "create_grant")
-    logic.grant(rq.db, *_grant_target(rq))
-    return no_content()
-
-
-def check_grant(rq: ApiRequest) -> Any:
-    _require_admin(rq, "check_grant")
-    kind, actor, target, role = _grant_target(rq)
-    if role not in logic.direct_role_ids(rq.db, kind, actor, target):
-        raise NotFound(f"Could not find role assignment with role: {role}, user or group: "
-                       f"{actor}, project, domain, or system: {target}.")
-    return no_content()
-
-
-def delete_grant(rq: ApiRequest) -> Any:
-    _require_admin(rq, "revoke_grant")
-    groups.revoke_group_grant(rq.db, *_grant_target(rq))
-    return no_content()
+put_grant, check_grant, delete_grant = grant_handlers(_grant_target, groups.revoke_group_grant)
 
 
 def list_grants(rq: ApiRequest) -> Any:
     _require_admin(rq, "list_grants")
     kind, actor, target, _ = _grant_target(rq)
-    ids = logic.direct_role_ids(rq.db, kind, actor, target)
-    roles = rq.db.scalars(select(Role).where(Role.id.in_(ids)).order_by(Role.name)) if ids else []
-    return {"roles": [role_view(rq, r) for r in roles], "links": _collection_links(rq)}
+    return grant_roles_view(rq, kind, actor, target)
 
 
 # ------------------------------------------------------------------ role assignments
