@@ -287,31 +287,47 @@ def revert_resize(db: Session, ctx: RequestContext, inst: Instance) -> None:
 
 
 # ------------------------------------------------------------------ live migration
-def live_migrate(db: Session, ctx: RequestContext, inst: Instance, host: str | None, *,
-                 force: bool = False, async_checks: bool = True) -> Migration:
-    """`os-migrateLive`. With `async_checks` (2.34+) a failed scheduling is recorded (the
-    migration `error`, the server still ACTIVE on its host); before, it is a 400."""
-    check_state(ctx, inst, "os-migrateLive", ("active", "paused"))
+def _requested_host_ok(db: Session, inst: Instance, host: str | None) -> Any:
+    """The server's routed-network needs, after refusing a requested host that does not
+    exist, is the current one, or cannot reach the server's segments (before anything
+    moves)."""
     needs = network_api.routed_needs_for_move(db, inst)
     if host is not None:
         _host_exists(db, host)
         if host == inst.host:
             raise CannotMigrateToSameHost()
         _check_segments(db, inst, host, needs)
+    return needs
+
+
+def _place_elsewhere(db: Session, inst: Instance, operation: str, host: str | None,
+                     force: bool, needs: Any, carried: dict[str, Any]) -> Any:
+    """Claim a new host (forced: the requested one, unchecked) with the same constraints
+    as a build, never the current host, and move the port bindings there."""
+    if force and host is not None:
+        dest = _forced_claim(db, inst, host, carried)
+    else:
+        dest = scheduler.schedule(db, scheduler.RequestSpec(
+            consumer=inst.uuid, project_id=inst.project_id, user_id=inst.user_id,
+            flavor=dict(inst.flavor), operation=operation, zone=_zone(inst), host=host,
+            excluded=frozenset({inst.host}) if inst.host else frozenset(),
+            routed=needs, carried=carried))
+    _move_ports(db, inst, dest.host, dest.zone)
+    return dest
+
+
+def live_migrate(db: Session, ctx: RequestContext, inst: Instance, host: str | None, *,
+                 force: bool = False, async_checks: bool = True) -> Migration:
+    """`os-migrateLive`. With `async_checks` (2.34+) a failed scheduling is recorded (the
+    migration `error`, the server still ACTIVE on its host); before, it is a 400."""
+    check_state(ctx, inst, "os-migrateLive", ("active", "paused"))
+    needs = _requested_host_ok(db, inst, host)
     source = inst.host
     mig = _new_migration(db, ctx, inst, "live-migration", dict(inst.flavor))
     on_node, carried = _split_allocation(db, inst)
     try:
         with db.begin_nested():
-            if force and host is not None:
-                dest = _forced_claim(db, inst, host, carried)
-            else:
-                dest = scheduler.schedule(db, scheduler.RequestSpec(
-                    consumer=inst.uuid, project_id=inst.project_id, user_id=inst.user_id,
-                    flavor=dict(inst.flavor), operation="live-migration", zone=_zone(inst),
-                    host=host, excluded=frozenset({source}) if source else frozenset(),
-                    routed=needs, carried=carried))
-            _move_ports(db, inst, dest.host, dest.zone)
+            dest = _place_elsewhere(db, inst, "live-migration", host, force, needs, carried)
             db.flush()
     except NoValidHost as err:
         scheduler.record_failure(db, inst.uuid, err)
@@ -441,26 +457,12 @@ def evacuate(db: Session, ctx: RequestContext, inst: Instance, host: str | None,
         ComputeService.host == inst.host, ComputeService.binary == "nova-compute")).first()
     if service is not None and hosts.is_up(service):
         raise ComputeServiceInUse(host=inst.host)
-    needs = network_api.routed_needs_for_move(db, inst)
-    if host is not None:
-        _host_exists(db, host)
-        if host == inst.host:
-            raise CannotMigrateToSameHost()
-        _check_segments(db, inst, host, needs)
-    source = inst.host
+    needs = _requested_host_ok(db, inst, host)
     mig = _new_migration(db, ctx, inst, "evacuation", dict(inst.flavor))
     _on_node, carried = _split_allocation(db, inst)
     try:
         with db.begin_nested():
-            if force and host is not None:
-                dest = _forced_claim(db, inst, host, carried)
-            else:
-                dest = scheduler.schedule(db, scheduler.RequestSpec(
-                    consumer=inst.uuid, project_id=inst.project_id, user_id=inst.user_id,
-                    flavor=dict(inst.flavor), operation="evacuate", zone=_zone(inst),
-                    host=host, excluded=frozenset({source}) if source else frozenset(),
-                    routed=needs, carried=carried))
-            _move_ports(db, inst, dest.host, dest.zone)
+            dest = _place_elsewhere(db, inst, "evacuate", host, force, needs, carried)
             db.flush()
     except NoValidHost as err:
         scheduler.record_failure(db, inst.uuid, err)
