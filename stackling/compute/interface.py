@@ -149,3 +149,16 @@ def list_interfaces(db: Session, ctx: RequestContext, server_id: str) -> list[di
     inst = servers.get_instance(db, ctx, server_id)
     return [views_.interface_view(p, microversions.MAX)
             for p in network_api.list_ports(db, ctx, inst)]
+
+
+def set_server_metadata(db: Session, ctx: RequestContext, server_id: str,
+                        metadata: dict[str, str]) -> None:
+    """`PUT /servers/{id}/metadata`: the server's metadata becomes `metadata` (quota-checked)."""
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    servers.set_metadata(db, inst, dict(metadata))
+
+
+def set_server_tags(db: Session, ctx: RequestContext, server_id: str, tags: list[str]) -> None:
+    """`PUT /servers/{id}/tags` (2.26): the server's tags become `tags`."""
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    servers.set_tags(db, inst, list(dict.fromkeys(tags)))

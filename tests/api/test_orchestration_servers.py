@@ -270,3 +270,32 @@ def test_user_port_and_allocate_network(api, heat):
     assert kept["device_id"] == ""
     api.delete(f"/networking/v2.0/ports/{port['id']}", token=heat.token)
     api.delete(f"/networking/v2.0/networks/{net['id']}", token=heat.token)
+
+
+def test_metadata_and_tags_update_in_place(api, heat):
+    net = api.post("/networking/v2.0/networks", token=heat.token,
+                   json={"network": {"name": unique("mt")}}).json()["network"]
+    api.post("/networking/v2.0/subnets", token=heat.token, json={"subnet": {
+        "network_id": net["id"], "cidr": "10.41.0.0/24", "ip_version": 4}})
+    props = {"image": "cirros", "flavor": "m1.tiny", "networks": [{"network": net["id"]}],
+             "metadata": {"role": "web", "n": 1}, "tags": ["a"]}
+    t = {"heat_template_version": "2018-08-31", "resources": {
+        "vm": {"type": "OS::Nova::Server", "properties": props}}}
+    name = unique("mt")
+    stack = heat.make(name, t)
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    vm = heat.resources(name)["vm"]["physical_resource_id"]
+    shown = server(api, heat, vm)
+    assert shown["metadata"] == {"role": "web", "n": "1"} and shown["tags"] == ["a"]
+    # a changed metadata map replaces the server's (a key dropped is removed) and the
+    # tags follow, on the same server
+    props.update(metadata={"role": "db"}, tags=["b", "c"])
+    stack = update(heat, heat.url(name), t)
+    assert stack["stack_status"] == "UPDATE_COMPLETE", stack["stack_status_reason"]
+    assert heat.resources(name)["vm"]["physical_resource_id"] == vm
+    shown = server(api, heat, vm)
+    assert shown["metadata"] == {"role": "db"} and shown["tags"] == ["b", "c"]
+    url = heat.url(name)
+    assert heat.req("DELETE", url).status_code == 204
+    heat.wait(url)
+    api.delete(f"/networking/v2.0/networks/{net['id']}", token=heat.token)

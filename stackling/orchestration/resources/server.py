@@ -312,8 +312,7 @@ class Server(Resource):
             if props.get(key) is not None:
                 server[target] = props[key]
         if props.get("metadata"):
-            server["metadata"] = {k: v if isinstance(v, str) else _json(v)
-                                  for k, v in props["metadata"].items()}
+            server["metadata"] = _metadata(props["metadata"])
         if props.get("user_data"):
             server["user_data"] = base64.b64encode(props["user_data"].encode()).decode()
         if props.get("tags"):
@@ -390,6 +389,10 @@ class Server(Resource):
         if "name" in changed:
             _nova().update_server(self.db, self.ctx, sid,
                                   {"name": p.get("name") or self.physical_resource_name()})
+        if "metadata" in changed:  # replaces the server's metadata, as Heat's meta_update
+            _nova().set_server_metadata(self.db, self.ctx, sid, _metadata(p.get("metadata")))
+        if "tags" in changed:
+            _nova().set_server_tags(self.db, self.ctx, sid, list(p.get("tags") or []))
         if "networks" in changed:
             self._update_networks(old_properties.get("networks") or [],
                                   p.get("networks") or [])
@@ -573,6 +576,11 @@ def _json(value: Any) -> str:
     import json
 
     return json.dumps(value)
+
+
+def _metadata(value: dict[str, Any] | None) -> dict[str, str]:
+    """Nova takes string values only: Heat sends the others as JSON."""
+    return {k: v if isinstance(v, str) else _json(v) for k, v in (value or {}).items()}
 
 
 def _entry_key(entry: dict[str, Any]) -> str:
