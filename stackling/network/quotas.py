@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.quota_lock import lock_project
 from stackling.config import NetworkQuotaSettings
-from stackling.network import errors
+from stackling.network import errors, memo
 from stackling.network import policy as pol
 from stackling.network.attributes import Invalid, integer
 from stackling.network.core.models import (
@@ -75,23 +75,28 @@ def _authorize_read(db: Session, ctx: RequestContext, project_id: str) -> None:
     pol.authorize(db, ctx, "get_quota", {"project_id": project_id})
 
 
-def limits(db: Session, project_id: str) -> dict[str, int]:
-    out = defaults(db)
-    for resource, limit in db.execute(select(Quota.resource, Quota.hard_limit)
-                                      .where(Quota.project_id == project_id)):
-        if resource in out:
-            out[resource] = limit
-    return out
-
-
 # Built once (every create checks a quota): no per-call statement construction.
-_LIMIT = select(Quota.hard_limit).where(Quota.project_id == bindparam("project"),
-                                        Quota.resource == bindparam("resource"))
+_LIMITS = select(Quota.resource, Quota.hard_limit).where(
+    Quota.project_id == bindparam("project"))
+
+
+def limits(db: Session, project_id: str) -> dict[str, int]:
+    """The project's limits, read once per transaction (`memo`; `update` and `reset`
+    forget them)."""
+    key = ("quota_limits", project_id)
+    memo_ = memo.table(db)
+    known = memo_.get(key)
+    if known is None:
+        known = defaults(db)
+        for resource, limit in db.execute(_LIMITS, {"project": project_id}):
+            if resource in known:
+                known[resource] = limit
+        memo_[key] = known
+    return dict(known)
 
 
 def limit_of(db: Session, project_id: str, resource: str) -> int:
-    value = db.scalar(_LIMIT, {"project": project_id, "resource": resource})
-    return defaults(db)[resource] if value is None else value
+    return limits(db, project_id)[resource]
 
 
 def used(db: Session, project_id: str, resource: str) -> int:
@@ -117,10 +122,11 @@ def check(db: Session, project_id: str, resource: str, requested: int = 1) -> No
 
 
 def _check(db: Session, project_id: str, resource: str, requested: int) -> None:
-    if limit_of(db, project_id, resource) < 0:
+    limit = limit_of(db, project_id, resource)
+    if limit < 0:
         return
     lock_project(db, QuotaLock, project_id)
-    if used(db, project_id, resource) + requested > limit_of(db, project_id, resource):
+    if used(db, project_id, resource) + requested > limit:
         raise l3e.OverQuota(overs=[resource])
 
 
@@ -222,6 +228,7 @@ def _flag(key: str, value: Any) -> bool:
 def update(db: Session, ctx: RequestContext, project_id: str, values: Mapping[str, int],
            check_limit: bool = False) -> dict[str, int]:
     pol.authorize(db, ctx, "update_quota", {"project_id": project_id})
+    memo.forget(db, ("quota_limits", project_id))
     if check_limit:
         for resource, limit in values.items():
             in_use = used(db, project_id, resource)
@@ -244,4 +251,5 @@ def update(db: Session, ctx: RequestContext, project_id: str, values: Mapping[st
 
 def reset(db: Session, ctx: RequestContext, project_id: str) -> None:
     pol.authorize(db, ctx, "delete_quota", {"project_id": project_id})
+    memo.forget(db, ("quota_limits", project_id))
     db.execute(delete(Quota).where(Quota.project_id == project_id))
