@@ -124,16 +124,29 @@ def checker(db: Session, ctx: RequestContext) -> Callable[[str, Any], None]:
         "mac_addr": _mac,
     }
 
+    # A template names the same flavor, image or network many times (a router's gateway
+    # and a floating IP both on "public"): each is looked up once per validation.
+    found: dict[tuple[str, str], str | None] = {}
+
     def check(name: str, value: Any) -> None:
         fn = lookups.get(name)
         if fn is None:
             return  # a constraint for a service stackling lacks: not checked, as upstream
         if value in (None, ""):
             return
-        try:
-            fn(value)
-        except ValueError as err:
-            raise ValueError(f"Error validating value '{value}': {err}") from None
+        key = (name, value) if isinstance(value, str) else None
+        if key is not None and key in found:
+            error = found[key]
+        else:
+            try:
+                fn(value)
+                error = None
+            except ValueError as err:
+                error = f"Error validating value '{value}': {err}"
+            if key is not None:
+                found[key] = error
+        if error is not None:
+            raise ValueError(error)
 
     return check
 
