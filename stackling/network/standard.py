@@ -96,9 +96,12 @@ def tags_for(db: Session, ids: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
-def _chunks(items: list[str], n: int) -> Iterable[list[str]]:
+def chunks(items: list[str], n: int) -> Iterable[list[str]]:
     for i in range(0, len(items), n):
         yield items[i:i + n]
+
+
+_chunks = chunks
 
 
 def validate_tags(tags: Any) -> list[str]:
@@ -115,8 +118,11 @@ def validate_tag(tag: Any) -> str:
     return tag
 
 
-def set_tags(db: Session, resource_type: str, resource_id: str, tags: list[str]) -> None:
-    db.execute(delete(Tag).where(Tag.resource_id == resource_id))
+def set_tags(db: Session, resource_type: str, resource_id: str, tags: list[str], *,
+             new: bool = False) -> None:
+    """Replace the object's tags (`new`: an object made in this request has none)."""
+    if not new:
+        db.execute(delete(Tag).where(Tag.resource_id == resource_id))
     # An identical concurrent PUT's tags are "already there" (idempotent upstream).
     insert_absent(db, Tag, [{"resource_id": resource_id, "tag": t,
                              "resource_type": resource_type} for t in tags])

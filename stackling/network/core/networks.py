@@ -304,8 +304,8 @@ def create_network(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> N
         host_mapping.map_segment(db, seg)
     tags = list(dict.fromkeys(attrs.get("tags") or []))
     if tags:
-        standard.set_tags(db, "network", net.id, tags)
-    _sync_rbac(db, net, attrs)
+        standard.set_tags(db, "network", net.id, tags, new=True)
+    _sync_rbac(db, net, attrs, new=True)
     # neutron creates the project's default security group on first network create
     from stackling.network.core import security_groups
 
@@ -471,9 +471,13 @@ def _rbac() -> Any:
     return rbac
 
 
-def _sync_rbac(db: Session, net: Network, attrs: dict[str, Any]) -> None:
-    """`shared` and `router:external` as written become their wildcard RBAC policies."""
+def _sync_rbac(db: Session, net: Network, attrs: dict[str, Any], *, new: bool = False
+               ) -> None:
+    """`shared` and `router:external` as written become their wildcard RBAC policies
+    (`new`: a network made in this request has no policies yet, none to clear)."""
     rbac = _rbac()
+    if new and not net.shared and not net.router_external:
+        return
     if "shared" in attrs:
         rbac.policies.sync_wildcard(db, "network", net.id, net.project_id,
                                     rbac.visibility.SHARED, bool(net.shared))

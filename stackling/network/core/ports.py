@@ -317,7 +317,8 @@ def _security_groups(db: Session, ctx: RequestContext, project_id: str,
     admin = ctx.is_admin or ctx.is_service
     from stackling.network.rbac.visibility import granted_ids
 
-    shared = granted_ids(db, "security_group", [i for i in ids if i in found], project_id)
+    foreign = [i for i in ids if i in found and not admin and found[i] != project_id]
+    shared = granted_ids(db, "security_group", foreign, project_id)  # none: no query
     missing = [i for i in ids if i not in found
                or not (admin or found[i] == project_id or i in shared)]
     if missing:
@@ -464,8 +465,11 @@ def _check_fixed_ip_policy(db: Session, ctx: RequestContext, action: str, net: N
     if any("subnet_id" in f for f in fixed_ips) and not net.shared:
         from stackling.network.rbac.visibility import granted_ids
 
-        if not granted_ids(db, "network", [net.id], ctx.project_id):  # shared with us
-            pol.authorize(db, ctx, f"{action}:fixed_ips:subnet_id", tgt)
+        # allowed by the rule, or else by the network being shared with us (the rule is
+        # evaluated in memory; the RBAC read only when it says no)
+        if not (pol.allowed(db, ctx, f"{action}:fixed_ips:subnet_id", tgt)
+                or granted_ids(db, "network", [net.id], ctx.project_id)):
+            raise errors.PolicyNotAuthorized(action=f"{action}:fixed_ips:subnet_id")
 
 
 # ------------------------------------------------------------------ create
@@ -541,7 +545,7 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Port
                       for a in port.allowed_address_pairs]
     tags = list(dict.fromkeys(attrs.get("tags") or []))
     if tags:
-        standard.set_tags(db, "port", port.id, tags)
+        standard.set_tags(db, "port", port.id, tags, new=True)
     db.flush()
     # what render() would read back, known already (saves four queries per create)
     port.known_parts = (made, list(sg_ids), pair_views, sorted(tags))  # type: ignore[attr-defined]

@@ -12,14 +12,25 @@ from collections.abc import Sequence
 from typing import Any
 
 import netaddr
-from sqlalchemy import bindparam, delete, insert, or_, select
+from sqlalchemy import (
+    String,
+    bindparam,
+    cast,
+    delete,
+    insert,
+    literal_column,
+    null,
+    or_,
+    select,
+    union_all,
+)
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, lazyload
 
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, quotas, standard
+from stackling.network import errors, memo, quotas, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,
@@ -39,6 +50,7 @@ from stackling.network.core.models import (
     PortSecurityGroup,
     SecurityGroup,
     SecurityGroupRule,
+    Tag,
 )
 from stackling.network.querying import Listing
 
@@ -211,20 +223,36 @@ _DEFAULT_GROUP = select(DefaultSecurityGroup.security_group_id).where(
 
 
 def ensure_default(db: Session, project_id: str | None) -> str | None:
-    """The project's default group id, created (with neutron's rules) on first use."""
+    """The project's default group id, created (with neutron's rules) on first use.
+
+    Known once per transaction (`memo`: a rollback, a savepoint's included, forgets it;
+    so does deleting a default group)."""
     if not project_id:
         return None
-    found = db.scalar(_DEFAULT_GROUP, {"project": project_id})
+    known = memo.table(db)
+    key = ("default_sg", project_id)
+    found = known.get(key)
     if found is not None:
         return found
-    try:
-        with db.begin_nested():
-            return _insert_group(db, project_id, "default", "Default security group",
-                                 True, default=True)
-    except IntegrityError:
-        # Another request created it first: use theirs.
-        return db.scalar(select(DefaultSecurityGroup.security_group_id).where(
-            DefaultSecurityGroup.project_id == project_id))
+    found = db.scalar(_DEFAULT_GROUP, {"project": project_id})
+    if found is None:
+        try:
+            with db.begin_nested():
+                found = _insert_group(db, project_id, "default", "Default security group",
+                                      True, default=True)
+        except IntegrityError:
+            # Another request created it first: use theirs.
+            found = db.scalar(select(DefaultSecurityGroup.security_group_id).where(
+                DefaultSecurityGroup.project_id == project_id))
+    if found is not None:
+        memo.table(db)[key] = found
+    return found
+
+
+def _forget_defaults(db: Session) -> None:
+    known = memo.table(db)
+    for key in [k for k in known if isinstance(k, tuple) and k[0] == "default_sg"]:
+        del known[key]
 
 
 def default_ids(db: Session, sg_ids: Sequence[str]) -> set[str]:
@@ -254,20 +282,67 @@ def render_groups(db: Session, groups: Sequence[SecurityGroup],
                   ctx: RequestContext | None = None) -> list[dict[str, Any]]:
     """`shared`: shared with the caller's project (or every project) by RBAC; without a
     caller, shared with anyone."""
-    from stackling.network.rbac import visibility
 
+    known = [g.__dict__.get("known_parts") for g in groups]
+    if groups and all(known):  # just created: nothing to read back
+        return [_group_view(g, *k) for g, k in zip(groups, known, strict=True)]
     ids = [g.id for g in groups]
-    defaults = default_ids(db, ids)
-    tags = standard.tags_for(db, ids)
-    shared = visibility.shared_ids(db, "security_group", ids) if ctx is None else \
-        visibility.granted_ids(db, "security_group", ids, ctx.project_id)
-    return [{"id": g.id, "name": g.name, "tenant_id": g.project_id, "project_id": g.project_id,
-             "stateful": g.stateful, "shared": g.id in shared,
-             "security_group_rules": [rule_view(r, g.id in defaults) for r in g.rules],
-             **standard.standard_view(g, tags[g.id])} for g in groups]
+    defaults: set[str] = set()
+    tags: dict[str, list[str]] = {i: [] for i in ids}
+    shared: set[str] = set()
+    stmt = _GROUP_PARTS if ctx is None else _GROUP_PARTS_FOR
+    params: dict[str, Any] = {} if ctx is None else {"project": ctx.project_id or ""}
+    for chunk in standard.chunks(ids, 500):  # one statement: default, tags, shared
+        for kind, sg_id, tag in db.execute(stmt, {**params, "ids": chunk}):
+            if kind == 0:
+                defaults.add(sg_id)
+            elif kind == 1:
+                tags[sg_id].append(tag)
+            else:
+                shared.add(sg_id)
+    return [_group_view(g, g.id in defaults, tags[g.id], g.id in shared) for g in groups]
+
+
+def _group_view(g: SecurityGroup, is_default: bool, tags: list[str], shared: bool
+                ) -> dict[str, Any]:
+    return {"id": g.id, "name": g.name, "tenant_id": g.project_id, "project_id": g.project_id,
+            "stateful": g.stateful, "shared": shared,
+            "security_group_rules": [rule_view(r, is_default) for r in g.rules],
+            **standard.standard_view(g, tags)}
+
+
+def _group_parts(for_project: bool) -> Any:
+    """Which groups are default ones, their tags (by tag) and which are shared (with the
+    bound `project`, or with anyone): (kind, group id, tag) rows of one UNION ALL."""
+    from stackling.network.rbac import visibility
+    from stackling.network.rbac.models import RbacPolicy
+
+    ids = bindparam("ids", expanding=True)
+    no_str = cast(null(), String(255))
+    rbac = select(literal_column("2"), RbacPolicy.object_id, no_str).where(
+        RbacPolicy.object_type == "security_group", RbacPolicy.object_id.in_(ids),
+        RbacPolicy.action == visibility.SHARED)
+    if for_project:
+        rbac = rbac.where(RbacPolicy.target_tenant.in_([visibility.WILDCARD,
+                                                        bindparam("project")]))
+    union = union_all(
+        select(literal_column("0").label("kind"),
+               DefaultSecurityGroup.security_group_id.label("owner"), no_str.label("tag"))
+        .where(DefaultSecurityGroup.security_group_id.in_(ids)),
+        select(literal_column("1"), Tag.resource_id, Tag.tag).where(Tag.resource_id.in_(ids)),
+        rbac)
+    cols = union.selected_columns
+    return union.order_by(cols.kind, cols.tag)
+
+
+_GROUP_PARTS = _group_parts(False)  # built once: every rendered group asks
+_GROUP_PARTS_FOR = _group_parts(True)
 
 
 def render_rules(db: Session, rules: Sequence[SecurityGroupRule]) -> list[dict[str, Any]]:
+    known = [r.__dict__.get("known_default") for r in rules]
+    if rules and all(k is not None for k in known):
+        return [rule_view(r, bool(k)) for r, k in zip(rules, known, strict=True)]
     defaults = default_ids(db, list({r.security_group_id for r in rules}))
     return [rule_view(r, r.security_group_id in defaults) for r in rules]
 
@@ -279,10 +354,14 @@ def _visible(ctx: RequestContext) -> Any:
     return visibility.security_group_clause(ctx)
 
 
-def get_visible(db: Session, ctx: RequestContext, sg_id: str) -> SecurityGroup:
+def get_visible(db: Session, ctx: RequestContext, sg_id: str, *, rules: bool = True
+                ) -> SecurityGroup:
+    """The group, or 404. `rules=False`: its rules are loaded only if read (a rule
+    create does not)."""
     from stackling.network.rbac import visibility
 
-    sg = db.get(SecurityGroup, sg_id)
+    sg = db.get(SecurityGroup, sg_id) if rules else \
+        db.get(SecurityGroup, sg_id, options=[lazyload(SecurityGroup.rules)])
     if sg is None or not visibility.security_group_visible(db, ctx, sg):
         raise errors.SecurityGroupNotFound(id=sg_id)
     return sg
@@ -317,11 +396,22 @@ def create_group(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Sec
     # Counted before the project's default group is made: that one is made even at quota.
     quotas.check(db, project_id, "security_group")
     ensure_default(db, project_id)
-    sg_id = _insert_group(db, project_id, attrs.get("name", ""), attrs.get("description", ""),
-                          attrs.get("stateful", True), default=False)
-    if attrs.get("tags"):
-        standard.set_tags(db, "security_group", sg_id, list(dict.fromkeys(attrs["tags"])))
-    return db.get_one(SecurityGroup, sg_id)
+    now = utcnow()
+    sg = SecurityGroup(id=uuid_str(), project_id=project_id, name=attrs.get("name", ""),
+                       description=attrs.get("description", ""),
+                       stateful=attrs.get("stateful", True), created_at=now, updated_at=now,
+                       revision_number=1)
+    # the rules as a read would order them (created_at, then id)
+    sg.rules = sorted((R(**_rule_row(sg.id, project_id, "egress", e, None, now))
+                       for e in ("IPv4", "IPv6")), key=lambda r: r.id)
+    db.add(sg)
+    db.flush()
+    tags = list(dict.fromkeys(attrs.get("tags") or []))
+    if tags:
+        standard.set_tags(db, "security_group", sg.id, tags, new=True)
+    # what render_groups would read back (not a default group, no RBAC policy yet)
+    sg.known_parts = (False, sorted(tags), False)  # type: ignore[attr-defined]
+    return sg
 
 
 def _owner_target(sg: SecurityGroup) -> dict[str, Any]:
@@ -367,6 +457,7 @@ def delete_group(db: Session, ctx: RequestContext, sg_id: str,
                                                       R.remote_group_id == sg.id))))
     db.execute(delete(R).where(R.id.in_(rule_ids)))
     db.execute(delete(DefaultSecurityGroup).where(DefaultSecurityGroup.security_group_id == sg.id))
+    _forget_defaults(db)
     from stackling.network.rbac import policies as rbac_policies
 
     rbac_policies.delete_for(db, "security_group", sg.id)
@@ -432,11 +523,11 @@ def _validate_rule(attrs: dict[str, Any]) -> None:
 
 
 def create_rule(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> SecurityGroupRule:
-    sg = get_visible(db, ctx, attrs["security_group_id"])
+    sg = get_visible(db, ctx, attrs["security_group_id"], rules=False)
     pol.authorize(db, ctx, "create_security_group_rule", _owner_target(sg))
     _validate_rule(attrs)
     if attrs.get("remote_group_id"):
-        get_visible(db, ctx, attrs["remote_group_id"])
+        get_visible(db, ctx, attrs["remote_group_id"], rules=False)
     values = {k: attrs.get(k) for k in (
         "security_group_id", "direction", "ethertype", "protocol", "port_range_min",
         "port_range_max", "remote_ip_prefix", "remote_group_id", "remote_address_group_id")}
@@ -446,18 +537,21 @@ def create_rule(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Secu
     rule_id = uuid_str()
     project_id = attrs["project_id"] if attrs["project_id"] != ctx.project_id else sg.project_id
     quotas.check(db, project_id, "security_group_rule")
+    rule = R(id=rule_id, project_id=project_id, description=attrs.get("description", ""),
+             created_at=now, updated_at=now, revision_number=0, fingerprint=fp, **values)
     try:
         with db.begin_nested():
-            db.execute(insert(R).values(id=rule_id, project_id=project_id,
-                                        description=attrs.get("description", ""),
-                                        created_at=now, updated_at=now, revision_number=0,
-                                        fingerprint=fp, **values))
+            db.add(rule)
+            db.flush()
     except IntegrityError:
         _check_duplicate(db, sg.id, fp)
         raise
     standard.touch(sg)
     db.flush()
-    return db.get_one(R, rule_id)
+    default = memo.table(db).get(("default_sg", sg.project_id))
+    if default is not None:  # known this transaction: render_rules need not ask
+        rule.known_default = default == sg.id  # type: ignore[attr-defined]
+    return rule
 
 
 def _check_duplicate(db: Session, sg_id: str, fp: str) -> None:

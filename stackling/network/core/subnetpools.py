@@ -204,7 +204,8 @@ def create_pool(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Subn
             raise errors.DefaultSubnetPoolExists() from None
         raise
     if attrs.get("tags"):
-        standard.set_tags(db, "subnetpool", pool.id, list(dict.fromkeys(attrs["tags"])))
+        standard.set_tags(db, "subnetpool", pool.id, list(dict.fromkeys(attrs["tags"])),
+                          new=True)
     if pool.shared:  # `shared` is the wildcard RBAC policy
         from stackling.network.rbac import policies as rbac
 

@@ -372,7 +372,8 @@ def create_subnet(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Su
     db.add(subnet)
     db.flush()
     if attrs.get("tags"):
-        standard.set_tags(db, "subnet", subnet.id, list(dict.fromkeys(attrs["tags"])))
+        standard.set_tags(db, "subnet", subnet.id, list(dict.fromkeys(attrs["tags"])),
+                          new=True)
     if ipam.is_slaac(subnet):
         _add_slaac_to_ports(db, subnet)
     subnet_segments.after_create(db, subnet)  # peer routes, segment provider

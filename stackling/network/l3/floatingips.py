@@ -251,7 +251,8 @@ def create_floatingip(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -
     db.add(fip)
     _flush(db, fip)
     if attrs.get("tags"):
-        standard.set_tags(db, "floatingip", fip.id, list(dict.fromkeys(attrs["tags"])))
+        standard.set_tags(db, "floatingip", fip.id, list(dict.fromkeys(attrs["tags"])),
+                          new=True)
     return fip
 
 

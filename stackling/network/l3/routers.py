@@ -371,7 +371,8 @@ def create_router(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Ro
     if attrs.get("external_gateway_info"):
         _set_gateway(db, ctx, router, attrs["external_gateway_info"])
     if attrs.get("tags"):
-        standard.set_tags(db, "router", router.id, list(dict.fromkeys(attrs["tags"])))
+        standard.set_tags(db, "router", router.id, list(dict.fromkeys(attrs["tags"])),
+                          new=True)
     db.flush()
     return router
 
