@@ -92,6 +92,15 @@ class Resource:
         transaction), so a later failure in the handler still deletes it on rollback."""
         self.row.physical_resource_id = physical_id
 
+    def find(self, finder: Callable[[Session, RequestContext, str], Any], value: str) -> Any:
+        """`finder(db, ctx, value)` (a name-or-id look-up of `constraints`), memoized for
+        the step: the same flavor, image, network or subnet is named by many resources."""
+        key = (finder.__name__, value)
+        found = self.scope.found.get(key)
+        if found is None:
+            found = self.scope.found[key] = finder(self.db, self.ctx, value)
+        return found
+
     def data_get(self, key: str, default: Any = None) -> Any:
         return (self.row.data or {}).get(key, default)
 

@@ -39,6 +39,7 @@ class NeutronResource(Resource):
     onto its REST attributes; subclasses say how (`body()`)."""
 
     resource: ClassVar[str] = ""
+    created: dict[str, Any] | None = None  # what handle_create's create answered
 
     def body(self, props: dict[str, Any], create: bool) -> dict[str, Any]:
         out = {k: v for k, v in props.items() if v is not None and k not in (
@@ -54,6 +55,7 @@ class NeutronResource(Resource):
             body["name"] = self.physical_resource_name()
         obj = net().create_resource(self.db, self.ctx, self.resource, body)
         self.set_resource_id(obj["id"])
+        self.created = obj
         return None
 
     def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:
@@ -187,8 +189,7 @@ class Subnet(NeutronResource):
     def body(self, props: dict[str, Any], create: bool) -> dict[str, Any]:
         out = super().body(props, create)
         if "network" in out:
-            out["network_id"] = constraints.find_network(self.db, self.ctx,
-                                                         out.pop("network"))["id"]
+            out["network_id"] = self.find(constraints.find_network, out.pop("network"))["id"]
         if "subnetpool" in out:
             out["subnetpool_id"] = out.pop("subnetpool")
         if "segment" in out:
@@ -297,15 +298,14 @@ class Port(Resource):
             if props.get(key) is not None:
                 body[key] = props[key]
         if props.get("security_groups") is not None:
-            body["security_groups"] = [constraints.find_security_group(
-                self.db, self.ctx, g)["id"] for g in props["security_groups"]]
+            body["security_groups"] = [self.find(constraints.find_security_group, g)["id"]
+                                       for g in props["security_groups"]]
         if props.get("fixed_ips"):
             ips = []
             for item in props["fixed_ips"]:
                 entry = {}
                 if item.get("subnet"):
-                    entry["subnet_id"] = constraints.find_subnet(self.db, self.ctx,
-                                                                 item["subnet"])["id"]
+                    entry["subnet_id"] = self.find(constraints.find_subnet, item["subnet"])["id"]
                 if item.get("ip_address"):
                     entry["ip_address"] = item["ip_address"]
                 ips.append(entry)
@@ -314,8 +314,7 @@ class Port(Resource):
 
     def handle_create(self) -> Any:
         body = self._body(self.properties)
-        body["network_id"] = constraints.find_network(self.db, self.ctx,
-                                                      self.properties["network"])["id"]
+        body["network_id"] = self.find(constraints.find_network, self.properties["network"])["id"]
         body.setdefault("name", self.physical_resource_name())
         if self.properties.get("tags"):
             body["tags"] = self.properties["tags"]
@@ -417,16 +416,16 @@ class Router(NeutronResource):
             if not info:
                 out["external_gateway_info"] = {}
             else:
-                gw: dict[str, Any] = {"network_id": constraints.find_network(
-                    self.db, self.ctx, info["network"])["id"]}
+                gw: dict[str, Any] = {"network_id": self.find(constraints.find_network,
+                                                              info["network"])["id"]}
                 if info.get("enable_snat") is not None:
                     gw["enable_snat"] = info["enable_snat"]
                 if info.get("external_fixed_ips"):
                     gw["external_fixed_ips"] = [
                         {k2: v for k2, v in {
                             "ip_address": f.get("ip_address"),
-                            "subnet_id": constraints.find_subnet(
-                                self.db, self.ctx, f["subnet"])["id"] if f.get("subnet")
+                            "subnet_id": self.find(constraints.find_subnet,
+                                                   f["subnet"])["id"] if f.get("subnet")
                             else None}.items() if v is not None}
                         for f in info["external_fixed_ips"]]
                 out["external_gateway_info"] = gw
@@ -455,8 +454,7 @@ class RouterInterface(Resource):
 
     def _info(self) -> dict[str, str]:
         if self.properties.get("subnet"):
-            return {"subnet_id": constraints.find_subnet(self.db, self.ctx,
-                                                         self.properties["subnet"])["id"]}
+            return {"subnet_id": self.find(constraints.find_subnet, self.properties["subnet"])["id"]}
         return {"port_id": constraints.find_port(self.db, self.ctx,
                                                  self.properties["port"])["id"]}
 
@@ -526,11 +524,10 @@ class FloatingIP(NeutronResource):
     def body(self, props: dict[str, Any], create: bool) -> dict[str, Any]:
         out = super().body(props, create)
         if "floating_network" in out:
-            out["floating_network_id"] = constraints.find_network(
-                self.db, self.ctx, out.pop("floating_network"))["id"]
+            out["floating_network_id"] = self.find(constraints.find_network,
+                                                   out.pop("floating_network"))["id"]
         if "floating_subnet" in out:
-            out["subnet_id"] = constraints.find_subnet(self.db, self.ctx,
-                                                       out.pop("floating_subnet"))["id"]
+            out["subnet_id"] = self.find(constraints.find_subnet, out.pop("floating_subnet"))["id"]
         if not create and "port_id" in props and props["port_id"] is None:
             out["port_id"] = None
         return out
@@ -585,9 +582,10 @@ class SecurityGroup(NeutronResource):
         return net().get_resource(self.db, self.ctx, "security_group",
                                   self.resource_id)["security_group_rules"]
 
-    def _sync_rules(self) -> None:
+    def _sync_rules(self, existing: list[dict[str, Any]] | None = None) -> None:
         """Make the group's rules the template's: delete stale, add missing; Neutron's
-        default egress rules stay unless the template has an egress rule."""
+        default egress rules stay unless the template has an egress rule. `existing`:
+        the group's rules when the caller has them (a create's answer)."""
         wanted = [self._rule_body(r) for r in self.properties.get("rules") or []]
         has_egress = any(r["direction"] == "egress" for r in wanted)
         if not has_egress:
@@ -599,7 +597,8 @@ class SecurityGroup(NeutronResource):
         def key(r: dict[str, Any]) -> tuple[Any, ...]:
             return tuple(str(r.get(k)) if r.get(k) is not None else None for k in keys)
 
-        existing = self._existing_rules()
+        if existing is None:
+            existing = self._existing_rules()
         wanted_keys = [key(w) for w in wanted]
         for rule in existing:
             if key(rule) not in wanted_keys:
@@ -617,7 +616,7 @@ class SecurityGroup(NeutronResource):
 
     def handle_create(self) -> Any:
         super().handle_create()
-        self._sync_rules()
+        self._sync_rules(self.created["security_group_rules"] if self.created else None)
 
     def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:
         super().handle_update(old_properties, changed - {"rules"})

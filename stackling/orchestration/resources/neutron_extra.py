@@ -139,8 +139,7 @@ class Segment(NeutronResource):
     def body(self, props: dict[str, Any], create: bool) -> dict[str, Any]:
         out = super().body(props, create)
         if "network" in out:
-            out["network_id"] = constraints.find_network(self.db, self.ctx,
-                                                         out.pop("network"))["id"]
+            out["network_id"] = self.find(constraints.find_network, out.pop("network"))["id"]
         return out
 
 
@@ -192,7 +191,7 @@ class SecurityGroupRule(Resource):
 
     def handle_create(self) -> Any:
         p = self.properties
-        group = constraints.find_security_group(self.db, self.ctx, p["security_group"])
+        group = self.find(constraints.find_security_group, p["security_group"])
         body: dict[str, Any] = {"security_group_id": group["id"], "direction": p["direction"],
                                 "ethertype": p["ethertype"]}
         for key in ("description", "port_range_min", "port_range_max", "protocol",
@@ -200,8 +199,7 @@ class SecurityGroupRule(Resource):
             if p.get(key) is not None:
                 body[key] = p[key]
         if p.get("remote_group"):
-            body["remote_group_id"] = constraints.find_security_group(
-                self.db, self.ctx, p["remote_group"])["id"]
+            body["remote_group_id"] = self.find(constraints.find_security_group, p["remote_group"])["id"]
         rule = net().create_security_group_rule(self.db, self.ctx, body)
         self.set_resource_id(rule["id"])
         return None

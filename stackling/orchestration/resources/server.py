@@ -202,8 +202,8 @@ class Server(Resource):
             network, subnet = entry.get("network") or entry.get("uuid"), entry.get("subnet")
             if _known(network) and _known(subnet):
                 try:
-                    net_id = constraints.find_network(self.db, self.ctx, network)["id"]
-                    sub = constraints.find_subnet(self.db, self.ctx, subnet)
+                    net_id = self.find(constraints.find_network, network)["id"]
+                    sub = self.find(constraints.find_subnet, subnet)
                 except ValueError:
                     continue  # the custom constraint reports it
                 if sub["network_id"] != net_id:
@@ -218,15 +218,7 @@ class Server(Resource):
         groups = self.properties.get("security_groups") or []
         if not groups:
             return None
-        return [self._find(constraints.find_security_group, g)["id"] for g in groups]
-
-    def _find(self, finder: Any, value: str) -> Any:
-        """`finder(db, ctx, value)`, memoized for the step (same transaction and user)."""
-        key = (finder.__name__, value)
-        found = self.scope.found.get(key)
-        if found is None:
-            found = self.scope.found[key] = finder(self.db, self.ctx, value)
-        return found
+        return [self.find(constraints.find_security_group, g)["id"] for g in groups]
 
     def _create_port(self, index: int, entry: dict[str, Any]) -> dict[str, Any]:
         """An internal port for entry `index`: recorded in data before it is used."""
@@ -236,14 +228,14 @@ class Server(Resource):
                                 "tags": [f"heat-stack:{self.scope.stack.id}",
                                          f"heat-resource:{self.name}"]}
         if subnet:
-            sub = self._find(constraints.find_subnet, subnet)
+            sub = self.find(constraints.find_subnet, subnet)
             body["network_id"] = sub["network_id"]
             ip = {"subnet_id": sub["id"]}
             if entry.get("fixed_ip"):
                 ip["ip_address"] = entry["fixed_ip"]
             body["fixed_ips"] = [ip]
         else:
-            body["network_id"] = self._find(constraints.find_network, network)["id"]
+            body["network_id"] = self.find(constraints.find_network, network)["id"]
             if entry.get("fixed_ip"):
                 body["fixed_ips"] = [{"ip_address": entry["fixed_ip"]}]
         groups = self._security_group_ids()
@@ -296,11 +288,11 @@ class Server(Resource):
     # ------------------------------------------------------------------ lifecycle
     def handle_create(self) -> Any:
         props = self.properties
-        flavor = self._find(constraints.find_flavor, props["flavor"])
+        flavor = self.find(constraints.find_flavor, props["flavor"])
         server: dict[str, Any] = {"name": props.get("name") or self.physical_resource_name(),
                                   "flavorRef": flavor["id"]}
         if props.get("image"):
-            server["imageRef"] = self._find(constraints.find_image, props["image"]).id
+            server["imageRef"] = self.find(constraints.find_image, props["image"]).id
         nets = props.get("networks") or []
         server["networks"] = self._nics(nets) if nets else "auto"
         if props.get("security_groups") and not isinstance(server["networks"], list):
@@ -377,14 +369,14 @@ class Server(Resource):
         p = self.properties
         sid = self.resource_id
         if "flavor" in changed:
-            flavor = constraints.find_flavor(self.db, self.ctx, p["flavor"])
-            old = constraints.find_flavor(self.db, self.ctx, old_properties["flavor"])
+            flavor = self.find(constraints.find_flavor, p["flavor"])
+            old = self.find(constraints.find_flavor, old_properties["flavor"])
             if flavor["id"] != old["id"]:
                 _nova().resize_server(self.db, self.ctx, sid, flavor["id"])
         if "image" in changed or ("user_data" in changed
                                   and p.get("user_data_update_policy") == "REBUILD"):
-            values: dict[str, Any] = {"imageRef": constraints.find_image(
-                self.db, self.ctx, p["image"]).id}
+            values: dict[str, Any] = {"imageRef": self.find(constraints.find_image,
+                                                            p["image"]).id}
             _nova().rebuild_server(self.db, self.ctx, sid, values)
         if "name" in changed:
             _nova().update_server(self.db, self.ctx, sid,
