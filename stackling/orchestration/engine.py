@@ -239,10 +239,9 @@ def _create_resource(step: Step, name: str, replaces: Resource | None = None) ->
         plugin = r.plugin(row)
         plugin.validate()
     except ApiError as err:
-        r.db.flush()
         r.event(row, "CREATE", "FAILED", failure_reason(name, err))
         return "FAILED"
-    r.db.flush()
+    # The row is inserted IN_PROGRESS (the handler's savepoint flushes it with its event).
     r.event(row, "CREATE", "IN_PROGRESS", "state changed")
     result = _run_handler(step, row, plugin.handle_create, "CREATE", None)
     if result == "COMPLETE":
