@@ -108,8 +108,7 @@ def main() -> None:
             replaced.append(timed(client, "PUT", url, url, json={"template": t})[0])
             t0 = time.perf_counter()
             client.delete(url).raise_for_status()
-            while client.get(url).json()["stack"]["stack_status"] != "DELETE_COMPLETE":
-                pause(t0)
+            assert wait(client, url, started=t0)["stack_status"] == "DELETE_COMPLETE"
             deleted.append(time.perf_counter() - t0)
         secs, r = timed(client, "POST", f"{base}/stacks",
                         json={"stack_name": "group", "template": group(count)})
@@ -118,9 +117,7 @@ def main() -> None:
         grp_ms = secs * 1000
         t0 = time.perf_counter()
         client.delete(r.headers["location"]).raise_for_status()
-        while client.get(r.headers["location"]).json()["stack"]["stack_status"] != \
-                "DELETE_COMPLETE":
-            pause(t0)
+        wait(client, r.headers["location"], started=t0)
         grp_del_ms = (time.perf_counter() - t0) * 1000
     rows = [
         ["no-op floor (GET identity domain)", floor, 1.0],
