@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -37,7 +37,22 @@ def record(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
     if action in EVENTS and finished:
         row.events = [_event(EVENTS[action], now, now, result, inst.host)]
     db.add(row)
+    if action == "create":  # a build in this same transaction (Heat's) finds it here
+        db.info.setdefault(_CREATED, {})[inst.uuid] = row
     return row
+
+
+_CREATED = "compute.create_actions"  # db.info: instance uuid -> its `create` action
+
+
+def create_action(db: Session, instance_uuid: str) -> InstanceAction | None:
+    """The server's `create` action: the one this transaction recorded, else read."""
+    row = db.info.get(_CREATED, {}).get(instance_uuid)
+    if row is not None and inspect(row).persistent:
+        return row
+    return db.scalars(select(InstanceAction).where(
+        InstanceAction.instance_uuid == instance_uuid,
+        InstanceAction.action == "create")).first()
 
 
 def _event(name: str, start: Any, finish: Any, result: str | None, host: str | None,
@@ -47,10 +62,11 @@ def _event(name: str, start: Any, finish: Any, result: str | None, host: str | N
             "traceback": traceback, "host": host}
 
 
-def build_finished(db: Session, inst: Instance, started: Any, error: str | None) -> None:
-    """Add the build event to the server's `create` action."""
-    row = db.scalars(select(InstanceAction).where(
-        InstanceAction.instance_uuid == inst.uuid, InstanceAction.action == "create")).first()
+def build_finished(db: Session, inst: Instance, started: Any, error: str | None,
+                   row: InstanceAction | None = None) -> None:
+    """Add the build event to the server's `create` action (`row`, if the caller has it)."""
+    if row is None or not inspect(row).persistent:
+        row = create_action(db, inst.uuid)
     if row is None:
         return
     now = utcnow_precise()

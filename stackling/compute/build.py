@@ -79,7 +79,7 @@ def set_error(inst: Instance, flt: dict[str, Any]) -> None:
     inst.updated_at = utcnow_precise()
 
 
-def build_instance(db: Session, inst: Instance) -> None:
+def build_instance(db: Session, inst: Instance, action: InstanceAction | None = None) -> None:
     """Schedule, claim, allocate networks, go ACTIVE; or ERROR with a fault.
 
     A port that cannot bind on the chosen host (Neutron's `binding_failed`) reschedules
@@ -106,21 +106,25 @@ def build_instance(db: Session, inst: Instance) -> None:
         set_error(inst, fault(500, NETWORK_FAULT % inst.uuid, str(err)))
     except ApiError as err:
         set_error(inst, fault(err.status, f"Build of instance {inst.uuid} aborted: {err.text}"))
-    actions.build_finished(db, inst, started, inst.fault["message"] if inst.fault else None)
+    actions.build_finished(db, inst, started, inst.fault["message"] if inst.fault else None,
+                           action)
 
 
 def _build_on_a_host(db: Session, inst: Instance, excluded: frozenset[str]) -> None:
     """One attempt, in a savepoint: nothing of it stays when it raises."""
     with db.begin_nested():
-        dest = scheduler.select_destination(db, inst, excluded)
-        inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+        lookups = network_api.BuildLookups()  # ports and networks, read once per attempt
+        dest = scheduler.select_destination(db, inst, excluded, lookups)
         try:
-            inst.network_info = network_api.allocate_for_instance(db, inst, dest.host,
-                                                                  dest.zone)
+            network_info = network_api.allocate_for_instance(db, inst, dest.host, dest.zone,
+                                                             lookups)
         except network_api.PortBindingFailed:
             raise
         except ApiError as err:
             raise _NetworkFailed(str(err)) from err
+        # Set with the rest (one UPDATE): nothing the allocation reads needs them.
+        inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+        inst.network_info = network_info
         now = utcnow_precise()
         inst.vm_state, inst.task_state, inst.power_state = "active", None, 1
         inst.launched_at = inst.updated_at = now
@@ -148,9 +152,10 @@ def build_next(runtime: Any) -> bool:
             if inst is None:
                 return False
             claimed.append(inst.uuid)
-            request_id = _create_request_id(db, inst.uuid)
+            action = actions.create_action(db, inst.uuid)  # its request id tags the logs
+            request_id = action.request_id if action is not None else None
             with logs.bound(request_id):
-                build_instance(db, inst)
+                build_instance(db, inst, action)
             outcome = (inst.uuid, inst.vm_state, inst.host, request_id)
         _report(*outcome)
         return True
@@ -169,12 +174,6 @@ def pending_count(runtime: Any) -> int:
     with runtime.db.transaction(write=False) as db:
         return db.scalar(select(func.count()).select_from(Instance).where(
             Instance.build_state == "pending")) or 0
-
-
-def _create_request_id(db: Session, uuid: str) -> str | None:
-    """The request that asked for this server: its id tags the build's log lines."""
-    return db.scalars(select(InstanceAction.request_id).where(
-        InstanceAction.instance_uuid == uuid, InstanceAction.action == "create")).first()
 
 
 def _report(uuid: str, vm_state: str, host: str | None, request_id: str | None) -> None:

@@ -109,7 +109,8 @@ def build_now(db: Session, ctx: RequestContext, server_id: str) -> dict[str, Any
     fault. Heat's engine uses it so a server and its stack resource commit together."""
     from stackling.compute import build
 
-    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    inst = servers.created_here(db, ctx, server_id) or servers.get_instance(
+        db, ctx, server_id, for_update=True)
     if inst.build_state == "pending":
         build.build_instance(db, inst)
         db.flush()

@@ -47,7 +47,9 @@ def get_available_networks(db: Session, ctx: RequestContext, project_id: str,
     plus the shared ones; external networks are never picked implicitly."""
     net = _net()
     if net_ids:
-        return net.list_networks(db, ctx, id=list(dict.fromkeys(net_ids)))
+        # What callers read of explicit ids (id, name, project_id, router:external,
+        # subnets), as list_networks(id=...) would give them, in one query.
+        return net.network_briefs(db, ctx, list(dict.fromkeys(net_ids)))
     state: dict[str, Any] = {"admin_state_up": True} if auto_allocate else {}
     if ctx.is_admin:
         # An admin sees every network: ask for exactly the two sets Nova asks for.
@@ -88,7 +90,7 @@ def validate_networks(db: Session, ctx: RequestContext, requested: Any,
     for req in requested:
         if req.get("port_id"):
             try:
-                port = net.get_port(db, ctx, req["port_id"])
+                port = net.port_brief(db, ctx, req["port_id"])
             except ApiError as err:
                 if _is(err, "PortNotFound") or err.status == 404:
                     raise errors.PortNotFound(port_id=req["port_id"]) from None
@@ -163,9 +165,37 @@ def _binding(instance: Any, host: str, az: str) -> dict[str, Any]:
             "binding:host_id": host}
 
 
-def allocate_for_instance(db: Session, instance: Any, host: str,
-                          az: str) -> list[dict[str, Any]]:
+class BuildLookups:
+    """What one build attempt reads of its requested ports and networks, as the booting
+    user sees them: read once for the scheduler's routed needs, used again by the
+    allocation (nothing between the two writes a port or a network)."""
+
+    def __init__(self) -> None:
+        self.ports: dict[str, dict[str, Any]] = {}  # port id -> port_brief
+        self.nets: dict[Any, list[dict[str, Any]]] = {}  # get_available_networks' args
+        self.routed: list[RoutedNeed] | None = None  # None: not computed
+
+    def port(self, db: Session, ctx: RequestContext, port_id: str) -> dict[str, Any]:
+        port = self.ports.get(port_id)
+        if port is None:
+            port = self.ports[port_id] = _net().port_brief(db, ctx, port_id)
+        return port
+
+    def networks(self, db: Session, ctx: RequestContext, project_id: str,
+                 net_ids: list[str] | None = None,
+                 auto_allocate: bool = False) -> list[dict[str, Any]]:
+        key = (project_id, tuple(net_ids or ()), auto_allocate)
+        nets = self.nets.get(key)
+        if nets is None:
+            nets = self.nets[key] = get_available_networks(db, ctx, project_id, net_ids,
+                                                           auto_allocate)
+        return nets
+
+
+def allocate_for_instance(db: Session, instance: Any, host: str, az: str,
+                          lookups: BuildLookups | None = None) -> list[dict[str, Any]]:
     """Create or bind the instance's ports on `host`; returns the network info cache.
+    `lookups`: what this build attempt read already (`routed_needs_for_build`).
 
     Raises Nova's errors (PortInUse, NetworkAmbiguous, UnableToAutoAllocateNetwork...)
     or the network service's; the caller turns any of them into a failed build.
@@ -176,11 +206,12 @@ def allocate_for_instance(db: Session, instance: Any, host: str,
     net = _net()
     ctx = instance_context(instance)
     admin = ctx.elevated()
+    lookups = lookups or BuildLookups()
     requests = [] if requested in (None, AUTO) else [dict(r) for r in requested]
     ports: dict[str, dict[str, Any]] = {}
     for req in requests:
         if req.get("port_id"):
-            port = net.get_port(db, ctx, req["port_id"])
+            port = lookups.port(db, ctx, req["port_id"])
             if port.get("project_id") != instance.project_id and not ctx.is_admin:
                 raise errors.PortNotUsable(port_id=req["port_id"], instance=instance.uuid)
             if port.get("device_id"):
@@ -188,8 +219,8 @@ def allocate_for_instance(db: Session, instance: Any, host: str,
             ports[req["port_id"]] = port
             req["network_id"] = port["network_id"]
     net_ids = [r["network_id"] for r in requests if r.get("network_id")]
-    nets = get_available_networks(db, ctx, instance.project_id, net_ids,
-                                  auto_allocate=requested == AUTO)
+    nets = lookups.networks(db, ctx, instance.project_id, net_ids,
+                            auto_allocate=requested == AUTO)
     if not nets and requested == AUTO:
         try:
             topology = net.get_auto_allocated_topology(db, ctx, instance.project_id)
@@ -209,12 +240,16 @@ def allocate_for_instance(db: Session, instance: Any, host: str,
     sg_ids = resolve_security_groups(db, ctx, list(instance.security_groups or []))
     from stackling.compute import scheduler
 
-    scheduler.drop_ipv4_claim(db, instance)  # the ports' own allocations take over
+    if lookups.routed is None or any(n.ipv4 for n in lookups.routed):
+        # the ports' own allocations take over (a build whose needs took no IPv4
+        # address claimed none: nothing to drop)
+        scheduler.drop_ipv4_claim(db, instance)
     info = []
     for req in requests:
         label = by_id[req["network_id"]].get("name") or req["network_id"]
         if req.get("port_id"):
-            port = net.update_port(db, admin, req["port_id"], _binding(instance, host, az))
+            port = net.update_port_brief(db, admin, req["port_id"],
+                                         _binding(instance, host, az))
             info.append(_vif(_check_bound(port, host), label, True, req.get("tag")))
             continue
         body: dict[str, Any] = {"network_id": req["network_id"], "admin_state_up": True,
@@ -361,6 +396,22 @@ def segments_of_subnets(db: Session, subnet_ids: list[str]) -> dict[str, str]:
             if s.get("segment_id") and s.get("ip_version") == 4}
 
 
+def _is_routed(db: Session, brief: dict[str, Any] | None, network_id: str) -> bool:
+    if brief is None:
+        return bool(_net().is_routed_network(db, network_id))
+    return any(s["segment_id"] for s in brief["subnet_details"])
+
+
+def _segments_of_subnets(db: Session, brief: dict[str, Any] | None,
+                         subnet_ids: list[str]) -> dict[str, str]:
+    """`segments_of_subnets`, from the network's brief when it holds all these subnets."""
+    details = {s["id"]: s for s in brief["subnet_details"]} if brief is not None else {}
+    if not all(i in details for i in subnet_ids):
+        return segments_of_subnets(db, subnet_ids)
+    return {i: details[i]["segment_id"] for i in sorted(set(subnet_ids))
+            if details[i]["segment_id"] and details[i]["ip_version"] == 4}
+
+
 class RoutedNeed(NamedTuple):
     """One NIC on a routed network: the segments it may land on, the IPv4 addresses a
     build takes there (0 for a port that already has its address), what to call it."""
@@ -371,33 +422,60 @@ class RoutedNeed(NamedTuple):
     label: str
 
 
-def routed_needs_for_build(db: Session, instance: Any) -> list[RoutedNeed]:
+def routed_needs_for_build(db: Session, instance: Any,
+                           lookups: BuildLookups | None = None) -> list[RoutedNeed]:
     """The routed constraints of a server about to be built, from its requested networks,
-    without touching any port."""
+    without touching any port. What it reads is kept in `lookups` for the allocation."""
+    lookups = lookups or BuildLookups()
+    lookups.routed = needs = _routed_needs(db, instance, lookups)
+    return needs
+
+
+def _routed_needs(db: Session, instance: Any, lookups: BuildLookups) -> list[RoutedNeed]:
     requested = instance.requested_networks
     if requested == NONE:
         return []
     net = _net()
     ctx = instance_context(instance)
     if requested in (None, AUTO):
-        nets = get_available_networks(db, ctx, instance.project_id,
-                                      auto_allocate=requested == AUTO)
+        nets = lookups.networks(db, ctx, instance.project_id,
+                                auto_allocate=requested == AUTO)
         requests = [{"network_id": nets[0]["id"]}] if len(nets) == 1 else []
     else:
         requests = [dict(r) for r in requested]
+    ports: dict[str, dict[str, Any]] = {}
+    for req in requests:
+        if req.get("port_id"):
+            try:  # as the booting user sees it: the allocation binds what it reads here
+                ports[req["port_id"]] = lookups.port(db, ctx, req["port_id"])
+            except ApiError:
+                try:
+                    ports[req["port_id"]] = net.port_brief(db, _admin(), req["port_id"])
+                except ApiError:
+                    continue  # the build reports the missing port
+    # The requested networks' subnets (and the ports' networks'), one query; a network
+    # the user cannot see (the build fails on it) is looked at as before.
+    # (In request order, as the allocation asks for them: it finds them read.)
+    net_ids = [ports[r["port_id"]]["network_id"] if r.get("port_id") else r["network_id"]
+               for r in requests if not r.get("port_id") or r["port_id"] in ports]
+    known: dict[str, dict[str, Any]] = {}
+    if requested not in (None, AUTO) and net_ids:
+        for n in lookups.networks(db, ctx, instance.project_id, net_ids):
+            if "subnet_details" in n:
+                known[n["id"]] = n
     needs: list[RoutedNeed] = []
     seg_cache: dict[str, list[str]] = {}
     for req in requests:
         if req.get("port_id"):
-            try:
-                port = net.get_port(db, _admin(), req["port_id"])
-            except ApiError:
-                continue  # the build reports the missing port
+            port = ports.get(req["port_id"])
+            if port is None:
+                continue
             subnets = [ip["subnet_id"] for ip in port.get("fixed_ips") or []]
             if subnets:
                 # A plain network (one cheap query) has no subnet on a segment.
-                segs = sorted(set(segments_of_subnets(db, subnets).values())) if \
-                    net.is_routed_network(db, port["network_id"]) else []
+                segs = sorted(set(_segments_of_subnets(db, known.get(port["network_id"]),
+                                                       subnets).values())) if \
+                    _is_routed(db, known.get(port["network_id"]), port["network_id"]) else []
                 if segs:
                     needs.append(RoutedNeed(port["network_id"], tuple(segs), 0,
                                             f"port {port['id']}"))
@@ -410,7 +488,10 @@ def routed_needs_for_build(db: Session, instance: Any) -> list[RoutedNeed]:
             network_id = req["network_id"]
             label = f"network {network_id}"
         if network_id not in seg_cache:
-            seg_cache[network_id] = segments_of_network(db, network_id)
+            brief = known.get(network_id)
+            seg_cache[network_id] = segments_of_network(db, network_id) if brief is None \
+                else sorted({s["segment_id"] for s in brief["subnet_details"]
+                             if s["segment_id"] and s["ip_version"] == 4})
         if seg_cache[network_id]:
             needs.append(RoutedNeed(network_id, tuple(seg_cache[network_id]), 1, label))
     return needs

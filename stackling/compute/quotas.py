@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, literal_column, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -97,6 +97,43 @@ def limits(db: Session, project_id: str, user_id: str | None = None) -> dict[str
     return out
 
 
+class RequestLimits(NamedTuple):
+    """A create's limits, read in one statement: the project's, and the user's when the
+    user has limits of its own (else None)."""
+
+    project: dict[str, int]
+    user: dict[str, int] | None
+
+
+def request_limits(db: Session, project_id: str, user_id: str | None) -> RequestLimits:
+    """`limits(project)` and, if the user has rows of its own, `limits(project, user)`:
+    the `default` class and the project's and user's rows in one query."""
+    conf = settings_of(db)
+    project = {r: getattr(conf, r) for r in RESOURCES}
+    classes = select(literal_column("0").label("kind"), ComputeQuotaClass.class_name,
+                     ComputeQuotaClass.resource, ComputeQuotaClass.hard_limit).where(
+        ComputeQuotaClass.class_name == DEFAULT_CLASS)
+    own = select(literal_column("1").label("kind"), ComputeQuota.user_id, ComputeQuota.resource,
+                 ComputeQuota.hard_limit).where(
+        ComputeQuota.project_id == project_id,
+        ComputeQuota.user_id.in_(["", user_id] if user_id else [""]))
+    rows = list(db.execute(classes.union_all(own)))
+    user_rows = []
+    # the class first, then the project's rows (Nova's order), then the user's
+    for kind, user, resource, limit in sorted(rows, key=lambda r: (r[0], r[1] != "")):
+        if kind == 1 and user != "":
+            user_rows.append((resource, limit))
+        elif resource in project:
+            project[resource] = limit
+    if not user_rows:
+        return RequestLimits(project, None)
+    user = dict(project)
+    for resource, limit in user_rows:
+        if resource in user:
+            user[resource] = limit
+    return RequestLimits(project, user)
+
+
 def _has_user_limits(db: Session, project_id: str, user_id: str) -> bool:
     return db.scalar(select(func.count()).select_from(ComputeQuota).where(
         ComputeQuota.project_id == project_id, ComputeQuota.user_id == user_id)) > 0
@@ -133,7 +170,13 @@ class _Scope:
     used: dict[str, int]
 
 
-def _scopes(db: Session, project_id: str, user_id: str | None) -> list[_Scope]:
+def _scopes(db: Session, project_id: str, user_id: str | None,
+            known: RequestLimits | None = None) -> list[_Scope]:
+    if known is not None:  # read by the caller (its limits are not what the lock guards)
+        out = [_Scope(known.project, usage(db, project_id))]
+        if user_id and known.user is not None:
+            out.append(_Scope(known.user, usage(db, project_id, user_id)))
+        return out
     out = [_Scope(limits(db, project_id), usage(db, project_id))]
     if user_id and _has_user_limits(db, project_id, user_id):
         out.append(_Scope(limits(db, project_id, user_id), usage(db, project_id, user_id)))
@@ -141,16 +184,19 @@ def _scopes(db: Session, project_id: str, user_id: str | None) -> list[_Scope]:
 
 
 def check_instances(db: Session, project_id: str, user_id: str | None,
-                    flavor: Mapping[str, Any], min_count: int, max_count: int) -> int:
+                    flavor: Mapping[str, Any], min_count: int, max_count: int,
+                    known: RequestLimits | None = None) -> int:
     """How many of `min_count..max_count` servers of `flavor` fit (Nova's
     check_num_instances_quota): max_count is reduced to what fits; 403 TooManyInstances
     when even min_count does not. Holds the project's quota lock until the transaction
-    ends, so the caller must insert the instances in this same transaction."""
+    ends, so the caller must insert the instances in this same transaction. `known`:
+    the limits, if the caller read them already (`request_limits`); the usage is always
+    counted under the lock."""
     _lock(db, project_id)
     vcpus, ram = int(flavor["vcpus"]), int(flavor["memory_mb"])
     allowed = max_count
     failed: _Scope | None = None
-    for scope in _scopes(db, project_id, user_id):
+    for scope in _scopes(db, project_id, user_id, known):
         fits = _fits(scope, vcpus, ram)
         if fits is not None and fits < allowed:
             allowed, failed = fits, scope
@@ -188,8 +234,9 @@ def check_key_pairs(db: Session, project_id: str, user_id: str) -> None:
         raise KeypairLimitExceeded()
 
 
-def check_metadata(db: Session, project_id: str, count: int) -> None:
-    limit = limits(db, project_id)["metadata_items"]
+def check_metadata(db: Session, project_id: str, count: int,
+                   known: Mapping[str, int] | None = None) -> None:
+    limit = (known if known is not None else limits(db, project_id))["metadata_items"]
     if 0 <= limit < count:
         raise MetadataLimitExceeded(allowed=limit)
 

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.util import identity_key
 
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError
@@ -114,17 +115,19 @@ def _fail(decision: Decision, reason: str) -> NoValidHostFound:
 
 # ------------------------------------------------------------------ build entry point
 def select_destination(db: Session, instance: Any,
-                       excluded: frozenset[str] = frozenset()) -> Destination:
+                       excluded: frozenset[str] = frozenset(),
+                       lookups: Any = None) -> Destination:
     """Pick a host for a server being built (none of `excluded`, the hosts the build
     already failed on) and claim its resources there (and its IPv4 addresses on the
-    segments of routed networks)."""
+    segments of routed networks). `lookups` (network_api.BuildLookups) keeps what was
+    read of the server's ports and networks, for the allocation that follows."""
     from stackling.compute import network_api
 
     zone, _, forced_host = (instance.requested_az or "").partition(":")
     spec = RequestSpec(consumer=instance.uuid, project_id=instance.project_id,
                        user_id=instance.user_id, flavor=instance.flavor, zone=zone or None,
                        host=forced_host or None, excluded=excluded,
-                       routed=network_api.routed_needs_for_build(db, instance))
+                       routed=network_api.routed_needs_for_build(db, instance, lookups))
     dest = schedule(db, spec)
     return dest
 
@@ -382,15 +385,34 @@ def release(db: Session, instance_uuid: str) -> None:
 
 # ------------------------------------------------------------------ decisions
 def record(db: Session, instance_uuid: str, decision: Decision) -> None:
-    """Keep `decision` as the server's last one (one row per server, replaced)."""
-    row = db.get(SchedulerDecision, instance_uuid)
-    if row is None:
-        db.add(SchedulerDecision(instance_uuid=instance_uuid, operation=decision.operation,
-                                 created_at=utcnow_precise(), decision=decision.as_dict()))
-    else:
+    """Keep `decision` as the server's last one (one row per server, replaced): one
+    insert-or-replace statement, unless the session holds the row already."""
+    row = db.identity_map.get(identity_key(SchedulerDecision, instance_uuid))
+    if row is not None:
         row.operation, row.created_at = decision.operation, utcnow_precise()
         row.decision = decision.as_dict()
-    db.flush()
+        db.flush()
+        return
+    values = {"instance_uuid": instance_uuid, "operation": decision.operation,
+              "created_at": utcnow_precise(), "decision": decision.as_dict()}
+    table = SchedulerDecision.__table__
+    changed = {k: v for k, v in values.items() if k != "instance_uuid"}
+    dialect = db.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        stmt: Any = pg_insert(table).values(values).on_conflict_do_update(
+            index_elements=[table.c.instance_uuid], set_=changed)
+    elif dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        stmt = sqlite_insert(table).values(values).on_conflict_do_update(
+            index_elements=[table.c.instance_uuid], set_=changed)
+    else:
+        from sqlalchemy.dialects.mysql import insert as mysql_insert
+
+        stmt = mysql_insert(table).values(values).on_duplicate_key_update(changed)
+    db.execute(stmt)
 
 
 def record_failure(db: Session, instance_uuid: str, err: Exception,

@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -221,7 +221,22 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
         actions.record(db, ctx, inst, "create", finished=False)
         out.append(inst)
     db.flush()
+    db.info.setdefault(_CREATED, {}).update((i.uuid, i) for i in out)
     return out
+
+
+_CREATED = "compute.created_instances"  # db.info: uuid -> instance inserted by this transaction
+
+
+def created_here(db: Session, ctx: RequestContext, server_id: str) -> Instance | None:
+    """The instance if this transaction inserted it (and the caller may see it): no other
+    transaction can see, lock or change that row yet, so it needs no locking read."""
+    inst = db.info.get(_CREATED, {}).get(server_id)
+    if inst is None or not inspect(inst).persistent:
+        return None
+    if not ctx.is_admin and inst.project_id != ctx.project_id:
+        return None
+    return inst
 
 
 def _count_that_fits(db: Session, ctx: RequestContext, req: CreateRequest, requested: Any,
@@ -231,7 +246,9 @@ def _count_that_fits(db: Session, ctx: RequestContext, req: CreateRequest, reque
     Nova does; 403 when not even min_count fits. Takes the project's quota lock."""
     from stackling.compute import quotas
 
-    quotas.check_metadata(db, ctx.project_id or "", len(req.metadata))
+    # The limits, once for both checks (the usage is counted under the lock below).
+    known = quotas.request_limits(db, ctx.project_id or "", ctx.user_id)
+    quotas.check_metadata(db, ctx.project_id or "", len(req.metadata), known.project)
     cap = quotas.settings_of(db).max_count
     if req.min_count > cap:
         raise BadRequest(f"min_count {req.min_count} is above the {cap} servers one request "
@@ -245,7 +262,8 @@ def _count_that_fits(db: Session, ctx: RequestContext, req: CreateRequest, reque
             raise quotas.PortLimitExceeded()
         count = fit
     return quotas.check_instances(db, ctx.project_id or "", ctx.user_id,
-                                  flavors_logic.flavor_snapshot(flavor), req.min_count, count)
+                                  flavors_logic.flavor_snapshot(flavor), req.min_count, count,
+                                  known)
 
 
 def _hostname(name: str) -> str:
