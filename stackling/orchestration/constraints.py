@@ -3,6 +3,7 @@ look-ups behind them, which the resource types use too."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -23,12 +24,23 @@ def _net() -> Any:
     return interface
 
 
+def _uuid_like(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return True
+
+
 def _by_name_or_id(kind: str, items_by_id: Callable[[str], Any],
                    items_by_name: Callable[[str], list[Any]], value: str) -> Any:
-    try:
-        return items_by_id(value)
-    except ApiError:
-        pass
+    # Neutron and Glance ids are UUIDs (their APIs refuse others): a value that is not
+    # one can only be a name, so the look-up by id is skipped.
+    if _uuid_like(value):
+        try:
+            return items_by_id(value)
+        except ApiError:
+            pass
     matches = items_by_name(value)
     if not matches:
         raise ValueError(f"Unable to find {kind} with name or id '{value}'")
@@ -76,10 +88,11 @@ def find_image(db: Session, ctx: RequestContext, value: str) -> Any:
     from stackling.common.listing import ListParams
     from stackling.image import logic
 
-    try:
-        return logic.get_image(db, ctx, value)
-    except ApiError:
-        pass
+    if _uuid_like(value):
+        try:
+            return logic.get_image(db, ctx, value)
+        except ApiError:
+            pass
     rows = logic.list_images(db, ctx, {"name": value}, ListParams()).rows
     if not rows:
         raise ValueError(f"No image matching {value}.")
