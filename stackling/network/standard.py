@@ -56,6 +56,20 @@ def touch(obj: Any) -> None:
     """Record a change: bump the revision and the update time."""
     obj.revision_number = (obj.revision_number or 0) + 1
     obj.updated_at = utcnow()
+    obj.__dict__.pop(KNOWN, None)  # what its create knew is no longer the whole story
+
+
+# A create stores on its new object what the render would read back (its child rows:
+# fixed IPs, tags...), as `obj.known_parts`; the render right after takes them instead of
+# querying. Taken once: a later render of the same (identity-mapped) object reads.
+KNOWN = "known_parts"
+
+
+def take_known(objs: Any) -> list[Any] | None:
+    """The known parts of every object of `objs`, or None when one lacks them (then
+    all are dropped: a render reads)."""
+    parts = [o.__dict__.pop(KNOWN, None) if hasattr(o, "__dict__") else None for o in objs]
+    return parts if parts and all(p is not None for p in parts) else None
 
 
 def check_revision(obj: Any, if_match: int | None) -> None:

@@ -152,9 +152,8 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
     if not nets:
         return []
     hide = pol.ReadFilter(db, ctx, "get_network", (*PROVIDER, "segments"))
-    known = [n.__dict__.get("known_parts") if isinstance(n, Network) else None
-             for n in nets]
-    if all(known):  # just created: nothing to read back
+    known = standard.take_known(nets)
+    if known is not None:  # just created: nothing to read back
         return [hide.apply(view(standard.values(n), [], k[0], {}, True, k[1]))
                 for n, k in zip(nets, known, strict=True)]
     ids = [n.id for n in nets]

@@ -200,9 +200,8 @@ def render(db: Session, ctx: RequestContext, ports: Sequence[Port],
     if not ports:
         return []
     hide = pol.ReadFilter(db, ctx, "get_port", BINDING_READ)
-    known = [p.__dict__.get("known_parts") if isinstance(p, Port) else None
-             for p in ports]
-    if all(known):  # just created: nothing to read back
+    known = standard.take_known(ports)
+    if known is not None:  # just created: nothing to read back
         return [hide.apply(view(standard.values(p), *k)) for p, k in zip(ports, known,
                                                                           strict=True)]
     ids = [p.id for p in ports]
@@ -364,11 +363,18 @@ _NETWORK_SUBNETS = (select(Subnet).where(Subnet.network_id == bindparam("network
                     .order_by(Subnet.created_at, Subnet.id))  # built once: every port asks
 
 
+def network_subnets(db: Session, network_id: str) -> list[Subnet]:
+    """The network's subnets, in the order port creation tries them."""
+    return list(db.scalars(_NETWORK_SUBNETS, {"network": network_id}))
+
+
 class _Subnets:
     """The network's subnets, loaded once per request."""
 
-    def __init__(self, db: Session, network_id: str) -> None:
-        self.all = list(db.scalars(_NETWORK_SUBNETS, {"network": network_id}))
+    def __init__(self, db: Session, network_id: str, known: list[Subnet] | None = None
+                 ) -> None:
+        self.all = list(db.scalars(_NETWORK_SUBNETS, {"network": network_id})) \
+            if known is None else list(known)
         self.by_id = {s.id: s for s in self.all}
 
     def containing(self, ip: str) -> Subnet | None:
@@ -473,7 +479,11 @@ def _check_fixed_ip_policy(db: Session, ctx: RequestContext, action: str, net: N
 
 
 # ------------------------------------------------------------------ create
-def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Port:
+def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
+                subnets: list[Subnet] | None = None, status: str | None = None) -> Port:
+    """POST /v2.0/ports. For the L3 code: `subnets` are the network's subnets when the
+    caller has read them already (in `_NETWORK_SUBNETS` order); `status` is the port's
+    status from its insert on (router and floating IP ports)."""
     net = networks.get_visible(db, ctx, attrs["network_id"])
     project_id = attrs["project_id"]
     owner = attrs.get("device_owner", "")
@@ -524,15 +534,17 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Port
                 ip_allocation="none" if fixed == [] else "immediate",
                 created_at=now, updated_at=now, revision_number=1)
     _bind(port, attrs.get("binding:host_id"))
-    subnets = _Subnets(db, net.id)
-    routed_net = any(s.segment_id for s in subnets.all)
+    if status is not None:
+        port.status = status
+    on_net = _Subnets(db, net.id, subnets)
+    routed_net = any(s.segment_id for s in on_net.all)
     if routed_net and fixed is None:  # routed network: subnets the host reaches, or defer
-        usable = routed.candidate_subnets(db, net.id, subnets.all, port.binding_host_id, False)
+        usable = routed.candidate_subnets(db, net.id, on_net.all, port.binding_host_id, False)
         if usable is None:
             port.ip_allocation = "deferred"
-        subnets.all = usable or []
+        on_net.all = usable or []
     _insert_port(db, net, port, attrs.get("mac_address"))
-    made = _allocate(db, port, subnets, fixed)
+    made = _allocate(db, port, on_net, fixed)
     if routed_net:
         routed.after_port_write(db, port.id, net.id, port.binding_host_id, set())
     if sg_ids:
@@ -588,10 +600,10 @@ def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str,
     routed_net = routed.is_routed(db, port.network_id)
     old_segments = routed.segments_of_port(db, port.id) if routed_net else set()
     port_security = attrs.get("port_security_enabled", port.port_security_enabled)
-    current_sgs = [b.security_group_id for b in port.security_group_bindings]
-    sgs = attrs.get("security_groups", current_sgs)
     pairs = attrs.get("allowed_address_pairs")
     if not port_security:
+        sgs = attrs["security_groups"] if "security_groups" in attrs else \
+            [b.security_group_id for b in port.security_group_bindings]
         if sgs:
             raise (errors.PortSecurityAndIPRequiredForSecurityGroups()
                    if "security_groups" in attrs else errors.PortSecurityPortHasSecurityGroup())

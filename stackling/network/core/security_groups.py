@@ -283,8 +283,8 @@ def render_groups(db: Session, groups: Sequence[SecurityGroup],
     """`shared`: shared with the caller's project (or every project) by RBAC; without a
     caller, shared with anyone."""
 
-    known = [g.__dict__.get("known_parts") for g in groups]
-    if groups and all(known):  # just created: nothing to read back
+    known = standard.take_known(groups)
+    if known is not None:  # just created: nothing to read back
         return [_group_view(g, *k) for g, k in zip(groups, known, strict=True)]
     ids = [g.id for g in groups]
     defaults: set[str] = set()

@@ -163,12 +163,15 @@ def render(db: Session, ctx: RequestContext, subnets: Sequence[Subnet],
            tags: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
     if not subnets:
         return []
+    hide = pol.ReadFilter(db, ctx, "get_subnet", ("segment_id",))
+    known = standard.take_known(subnets)
+    if known is not None:  # just created: nothing to read back
+        return [hide.apply(view(s, *k)) for s, k in zip(subnets, known, strict=True)]
     net_ids = list({s.network_id for s in subnets})
     external = {i: e for i, e in db.execute(select(Network.id, Network.router_external)
                                             .where(Network.id.in_(net_ids)))}
     if tags is None:
         tags = standard.tags_for(db, [s.id for s in subnets])
-    hide = pol.ReadFilter(db, ctx, "get_subnet", ("segment_id",))
     return [hide.apply(view(s, external.get(s.network_id, False), tags.get(s.id, [])))
             for s in subnets]
 
@@ -371,12 +374,14 @@ def create_subnet(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Su
                     created_at=now, updated_at=now, revision_number=0)
     db.add(subnet)
     db.flush()
-    if attrs.get("tags"):
-        standard.set_tags(db, "subnet", subnet.id, list(dict.fromkeys(attrs["tags"])),
-                          new=True)
+    tags = list(dict.fromkeys(attrs.get("tags") or []))
+    if tags:
+        standard.set_tags(db, "subnet", subnet.id, tags, new=True)
     if ipam.is_slaac(subnet):
         _add_slaac_to_ports(db, subnet)
     subnet_segments.after_create(db, subnet)  # peer routes, segment provider
+    # what render() would read back (its network's external flag, locked above; tags)
+    subnet.known_parts = (bool(net_row.router_external), sorted(tags))  # type: ignore[attr-defined]
     return subnet
 
 

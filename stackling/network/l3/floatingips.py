@@ -91,6 +91,7 @@ def list_floatingips(db: Session, ctx: RequestContext, params: ListParams) -> Pa
 def render(db: Session, fips: Sequence[FloatingIP]) -> list[dict[str, Any]]:
     if not fips:
         return []
+    known = standard.take_known(fips)
     port_ids = [f.fixed_port_id for f in fips if f.fixed_port_id]
     details: dict[str, dict[str, Any]] = {}
     if port_ids:
@@ -99,7 +100,8 @@ def render(db: Session, fips: Sequence[FloatingIP]) -> list[dict[str, Any]]:
                              "mac_address": p.mac_address, "admin_state_up": p.admin_state_up,
                              "status": p.status, "device_id": p.device_id,
                              "device_owner": p.device_owner}
-    tags = standard.tags_for(db, [f.id for f in fips])
+    tags = standard.tags_for(db, [f.id for f in fips]) if known is None else \
+        {f.id: k[0] for f, k in zip(fips, known, strict=True)}
     return [view(f, details.get(f.fixed_port_id or ""), tags[f.id]) for f in fips]
 
 
@@ -218,8 +220,8 @@ def create_floatingip(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -
     net = networks.get_visible(db, ctx, attrs["floating_network_id"])
     if not net.router_external:
         raise l3e.bad_floatingip(f"Network {net.id} is not a valid external network")
-    if db.scalar(select(Subnet.id).where(Subnet.network_id == net.id, Subnet.ip_version == 4)
-                 .limit(1)) is None:
+    on_net = ports.network_subnets(db, net.id)  # the floating port's candidates too
+    if not any(s.ip_version == 4 for s in on_net):
         raise l3e.bad_floatingip(f"Network {net.id} does not contain any IPv4 subnet")
     if attrs.get("fixed_ip_address") and not attrs.get("port_id"):
         raise l3e.bad_floatingip("fixed_ip_address cannot be specified without a port_id")
@@ -235,9 +237,9 @@ def create_floatingip(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -
         wanted["subnet_id"] = attrs["subnet_id"]
     if wanted:
         port_attrs["fixed_ips"] = [wanted]
-    port = ports.create_port(db, _admin(ctx), port_attrs)
-    port.status = "N/A"
-    v4 = [(s, ip) for s, ip in port_ips(db, port.id) if ":" not in ip]
+    port = ports.create_port(db, _admin(ctx), port_attrs, subnets=on_net, status="N/A")
+    made = port.__dict__["known_parts"][0]  # its fixed IPs, in order
+    v4 = [(a["subnet_id"], a["ip_address"]) for a in made if ":" not in a["ip_address"]]
     if not v4:
         raise l3e.ExternalIpAddressExhausted(net_id=net.id)
     now = utcnow()
@@ -250,9 +252,10 @@ def create_floatingip(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -
         _associate(db, ctx, fip, attrs["port_id"], attrs.get("fixed_ip_address"))
     db.add(fip)
     _flush(db, fip)
-    if attrs.get("tags"):
-        standard.set_tags(db, "floatingip", fip.id, list(dict.fromkeys(attrs["tags"])),
-                          new=True)
+    tags = list(dict.fromkeys(attrs.get("tags") or []))
+    if tags:
+        standard.set_tags(db, "floatingip", fip.id, tags, new=True)
+    fip.known_parts = (sorted(tags),)  # type: ignore[attr-defined]  # render's tag read
     return fip
 
 

@@ -152,6 +152,10 @@ def render(db: Session, ctx: RequestContext, routers: Sequence[Router]
     """API dicts for `routers` (three queries per page, whatever its size)."""
     if not routers:
         return []
+    hide = pol.ReadFilter(db, ctx, "get_router", ("distributed", "ha"))
+    known = standard.take_known(routers)
+    if known is not None:  # just created: nothing to read back
+        return [hide.apply(view(r, *k)) for r, k in zip(routers, known, strict=True)]
     ids = [r.id for r in routers]
     gw_ports = [r.gw_port_id for r in routers if r.gw_port_id]
     gw_ips: dict[str, list[dict[str, str]]] = {p: [] for p in gw_ports}
@@ -168,7 +172,6 @@ def render(db: Session, ctx: RequestContext, routers: Sequence[Router]
             .order_by(RouterRoute.destination, RouterRoute.nexthop)):
         routes[rid].append({"destination": dest, "nexthop": nexthop})
     tags = standard.tags_for(db, ids)
-    hide = pol.ReadFilter(db, ctx, "get_router", ("distributed", "ha"))
     return [hide.apply(view(r, gw_ips.get(r.gw_port_id or "", []), routes[r.id], tags[r.id]))
             for r in routers]
 
@@ -261,11 +264,11 @@ def _check_dup_subnets(db: Session, attached: list[_Attached], new: Sequence[Sub
 
 
 def _create_port(db: Session, ctx: RequestContext, router: Router, attrs: dict[str, Any],
-                 port_type: str) -> Port:
+                 port_type: str, subnets: list[Subnet] | None = None) -> Port:
+    # ACTIVE from the start: the (virtual) L3 agent wires router ports at once
     port = ports.create_port(db, _admin(ctx), {
         "admin_state_up": True, "name": "", "device_id": router.id,
-        "device_owner": port_type, **attrs})
-    port.status = "ACTIVE"  # the (virtual) L3 agent wires router ports at once
+        "device_owner": port_type, **attrs}, subnets=subnets, status="ACTIVE")
     db.add(RouterPort(port_id=port.id, router_id=router.id, port_type=port_type))
     db.flush()
     return port
@@ -296,17 +299,19 @@ def _remove_gateway(db: Session, ctx: RequestContext, router: Router) -> None:
 
 
 def _set_gateway(db: Session, ctx: RequestContext, router: Router,
-                 info: dict[str, Any] | None) -> None:
+                 info: dict[str, Any] | None, *, new: bool = False) -> Port | None:
+    """Set (or clear) the gateway; the new gateway port, if one was made. `new`: the
+    router was made in this request (no gateway, no ports yet)."""
     network_id = (info or {}).get("network_id")
     if not network_id:
         _remove_gateway(db, ctx, router)
         router.enable_snat = True
-        return
+        return None
     net = networks.get_visible(db, ctx, network_id)
     if not net.router_external:
         raise l3e.bad_router(f"Network {network_id} is not an external network")
     ext_ips = info.get("external_fixed_ips") or []  # type: ignore[union-attr]
-    ext_subnets = list(db.scalars(select(Subnet).where(Subnet.network_id == net.id)))
+    ext_subnets = ports.network_subnets(db, net.id)  # the gateway port's candidates too
     gateways = {s.gateway_ip for s in ext_subnets if s.gateway_ip}
     for entry in ext_ips:
         if entry.get("ip_address") in gateways:
@@ -319,15 +324,17 @@ def _set_gateway(db: Session, ctx: RequestContext, router: Router,
     if router.gw_port_id and router.gw_network_id == net.id:
         if ext_ips and _ips_changed(db, router.gw_port_id, ext_ips):
             ports.update_port(db, _admin(ctx), router.gw_port_id, {"fixed_ips": ext_ips})
-        return
-    _remove_gateway(db, ctx, router)
-    _check_dup_subnets(db, _attached(db, router.id), ext_subnets, overlap=False)
+        return None
+    if not new:
+        _remove_gateway(db, ctx, router)
+        _check_dup_subnets(db, _attached(db, router.id), ext_subnets, overlap=False)
     attrs: dict[str, Any] = {"project_id": "", "network_id": net.id}
     if ext_ips:
         attrs["fixed_ips"] = ext_ips
-    port = _create_port(db, ctx, router, attrs, GATEWAY)
+    port = _create_port(db, ctx, router, attrs, GATEWAY, ext_subnets)
     router.gw_port_id = port.id
     router.gw_network_id = net.id
+    return port
 
 
 def _ips_changed(db: Session, port_id: str, ext_ips: list[dict[str, str]]) -> bool:
@@ -368,12 +375,16 @@ def create_router(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Ro
                     enable_snat=True, created_at=now, updated_at=now, revision_number=0)
     db.add(router)
     db.flush()
+    gw_port = None
     if attrs.get("external_gateway_info"):
-        _set_gateway(db, ctx, router, attrs["external_gateway_info"])
-    if attrs.get("tags"):
-        standard.set_tags(db, "router", router.id, list(dict.fromkeys(attrs["tags"])),
-                          new=True)
+        gw_port = _set_gateway(db, ctx, router, attrs["external_gateway_info"], new=True)
+    tags = list(dict.fromkeys(attrs.get("tags") or []))
+    if tags:
+        standard.set_tags(db, "router", router.id, tags, new=True)
     db.flush()
+    # what render() would read back (gateway addresses, no routes yet, tags), known already
+    gw_ips = list(gw_port.__dict__["known_parts"][0]) if gw_port is not None else []
+    router.known_parts = (gw_ips, [], sorted(tags))  # type: ignore[attr-defined]
     return router
 
 
@@ -508,9 +519,9 @@ def _interface_info(router: Router, port: Port, subnet_ids: list[str]) -> dict[s
 
 def add_router_interface(db: Session, ctx: RequestContext, router_id: str,
                          info: dict[str, str]) -> dict[str, Any]:
-    router = get_visible(db, ctx, router_id)
-    pol.authorize(db, ctx, "add_router_interface", target(router))
+    # one read, locking (nothing was locked before it: the lock order is unchanged)
     router = get_visible(db, ctx, router_id, for_update=True)
+    pol.authorize(db, ctx, "add_router_interface", target(router))
     attached = _attached(db, router.id)
     if "port_id" in info:
         port, subnet_ids = _add_by_port(db, ctx, router, attached, info["port_id"])
@@ -592,9 +603,8 @@ def _confirm_not_in_use(db: Session, router: Router, subnet: Subnet) -> None:
 
 def remove_router_interface(db: Session, ctx: RequestContext, router_id: str,
                             info: dict[str, str]) -> dict[str, Any]:
-    router = get_visible(db, ctx, router_id)
+    router = get_visible(db, ctx, router_id, for_update=True)  # one read, locking
     pol.authorize(db, ctx, "remove_router_interface", target(router))
-    router = get_visible(db, ctx, router_id, for_update=True)
     attached = [a for a in _attached(db, router.id) if a.port_type == INTERFACE]
     subnet_id = info.get("subnet_id")
     if "port_id" in info:
