@@ -14,8 +14,10 @@ transaction:
 Any failure raises and the transaction rolls back: nothing is ever over-allocated,
 whatever the number of processes.
 
-Everything here reads and writes with Core statements, never ORM objects: the caller's
-session (compute's build transaction) keeps its own objects untouched.
+Everything here reads and writes with Core statements over the tables, never ORM
+objects: the caller's session (compute's build transaction) keeps its own objects
+untouched, and every claim runs statements built once (building them per call cost more
+than running them).
 """
 
 from __future__ import annotations
@@ -59,11 +61,28 @@ class ConsumerWrite:
     consumer_type: str | None = None  # None leaves an existing type alone
 
 
+_A = Allocation.__table__.c
+_C = Consumer.__table__.c
+_RP_IDS_OF = select(ResourceProvider.__table__.c.uuid, ResourceProvider.__table__.c.id).where(
+    ResourceProvider.__table__.c.uuid.in_(bindparam("uuids", expanding=True)))
+_CONSUMERS = bindparam("consumers", expanding=True)
+_OLD = select(_A.resource_provider_id, _A.resource_class, _A.used).where(
+    _A.consumer_id.in_(_CONSUMERS))
+_DELETE_OLD = delete(Allocation.__table__).where(_A.consumer_id.in_(_CONSUMERS))
+_INSERT = insert(Allocation.__table__)
+_NEXT_GENERATION = (update(Consumer.__table__)
+                    .where(_C.uuid == bindparam("b_uuid"), _C.generation == bindparam("b_gen"))
+                    .values(generation=_C.generation + 1, updated_at=bindparam("b_now")))
+_DELETE_CONSUMERS = delete(Consumer.__table__).where(_C.uuid.in_(_CONSUMERS))
+_LOCK_CONSUMER = (select(_C.generation, _C.project_id, _C.user_id, _C.consumer_type)
+                  .where(_C.uuid == bindparam("uuid")).with_for_update())
+_INSERT_CONSUMER = insert(Consumer.__table__)
+
+
 def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
     """Replace the allocations of every consumer in `writes`, all or nothing."""
     rp_uuids = {u for w in writes for u in w.allocations}
-    rp_ids = dict(db.execute(select(ResourceProvider.uuid, ResourceProvider.id)
-                             .where(ResourceProvider.uuid.in_(sorted(rp_uuids)))).all())
+    rp_ids = dict(db.execute(_RP_IDS_OF, {"uuids": sorted(rp_uuids)}).all()) if rp_uuids else {}
     for rp_uuid in sorted(rp_uuids):
         if rp_uuid not in rp_ids:
             raise errors.BadRequest(
@@ -83,11 +102,9 @@ def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
     existing = sorted(c for c, gen in before.items() if gen is not None)
     old: dict[tuple[int, str], int] = defaultdict(int)
     if existing:
-        for rp_id, rc, used in db.execute(
-                select(Allocation.resource_provider_id, Allocation.resource_class,
-                       Allocation.used).where(Allocation.consumer_id.in_(existing))):
+        for rp_id, rc, used in db.execute(_OLD, {"consumers": existing}):
             old[(rp_id, rc)] += used
-        db.execute(delete(Allocation).where(Allocation.consumer_id.in_(existing)))
+        db.execute(_DELETE_OLD, {"consumers": existing})
 
     rows = []
     for w in writes:
@@ -98,29 +115,25 @@ def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
     if rows:
         _check_capacity(db, rows, old, {i: u for u, i in rp_ids.items()})
         now = utcnow()
-        db.execute(insert(Allocation), [{**r, "created_at": now} for r in rows])
+        db.execute(_INSERT, [{**r, "created_at": now} for r in rows])
 
     for consumer_uuid in existing:
-        result = db.execute(update(Consumer)
-                            .where(Consumer.uuid == consumer_uuid,
-                                   Consumer.generation == before[consumer_uuid])
-                            .values(generation=Consumer.generation + 1, updated_at=utcnow())
-                            .execution_options(synchronize_session=False))
+        result = db.execute(_NEXT_GENERATION, {"b_uuid": consumer_uuid,
+                                               "b_gen": before[consumer_uuid],
+                                               "b_now": utcnow()})
         if result.rowcount != 1:
             raise errors.ConcurrentUpdate(
                 "Inventory and/or allocations changed while attempting to allocate: "
                 "Another thread concurrently updated the data. Please retry your update")
     emptied = [w.consumer_uuid for w in writes if not any(w.allocations.values())]
     if emptied:
-        db.execute(delete(Consumer).where(Consumer.uuid.in_(emptied)))
+        db.execute(_DELETE_CONSUMERS, {"consumers": emptied})
 
 
 def _ensure_consumer(db: Session, w: ConsumerWrite) -> int | None:
     """Lock the consumer row and check its generation, or create it (with generation 1,
     the value after this write). Returns the generation it had, None when created."""
-    current = db.execute(select(Consumer.generation, Consumer.project_id, Consumer.user_id,
-                                Consumer.consumer_type)
-                         .where(Consumer.uuid == w.consumer_uuid).with_for_update()).first()
+    current = db.execute(_LOCK_CONSUMER, {"uuid": w.consumer_uuid}).first()
     if current is not None:
         generation, project_id, user_id, consumer_type = current
         if w.generation is not NO_CHECK and generation != w.generation:
@@ -141,9 +154,10 @@ def _ensure_consumer(db: Session, w: ConsumerWrite) -> int | None:
             f"consumer generation conflict - expected null but got {w.generation}")
     now = utcnow()
     try:
-        db.execute(insert(Consumer).values(
-            uuid=w.consumer_uuid, project_id=w.project_id, user_id=w.user_id, generation=1,
-            consumer_type=w.consumer_type, created_at=now, updated_at=now))
+        db.execute(_INSERT_CONSUMER, {
+            "uuid": w.consumer_uuid, "project_id": w.project_id, "user_id": w.user_id,
+            "generation": 1, "consumer_type": w.consumer_type, "created_at": now,
+            "updated_at": now})
     except IntegrityError:
         # Another request created it since our read: a concurrent write of this consumer.
         # (The caller's transaction or savepoint is rolled back by the raise.)
@@ -161,18 +175,18 @@ def _gen(value: Any) -> str:
 # query, built once: every claim runs it.
 _RP_IDS = bindparam("rp_ids", expanding=True)
 _CLASSES = bindparam("classes", expanding=True)
-_USAGE = (select(Allocation.resource_provider_id.label("rp_id"),
-                 Allocation.resource_class.label("rc"), func.sum(Allocation.used).label("used"))
-          .where(Allocation.resource_provider_id.in_(_RP_IDS),
-                 Allocation.resource_class.in_(_CLASSES))
-          .group_by(Allocation.resource_provider_id, Allocation.resource_class).subquery())
-_CAPACITY = (select(Inventory.resource_provider_id, Inventory.resource_class, Inventory.total,
-                    Inventory.reserved, Inventory.allocation_ratio, Inventory.min_unit,
-                    Inventory.max_unit, Inventory.step_size, func.coalesce(_USAGE.c.used, 0))
-             .outerjoin(_USAGE, (_USAGE.c.rp_id == Inventory.resource_provider_id)
-                        & (_USAGE.c.rc == Inventory.resource_class))
-             .where(Inventory.resource_provider_id.in_(_RP_IDS),
-                    Inventory.resource_class.in_(_CLASSES)))
+_I = Inventory.__table__.c
+_USAGE = (select(_A.resource_provider_id.label("rp_id"),
+                 _A.resource_class.label("rc"), func.sum(_A.used).label("used"))
+          .where(_A.resource_provider_id.in_(_RP_IDS), _A.resource_class.in_(_CLASSES))
+          .group_by(_A.resource_provider_id, _A.resource_class).subquery())
+_CAPACITY = (select(_I.resource_provider_id, _I.resource_class, _I.total, _I.reserved,
+                    _I.allocation_ratio, _I.min_unit, _I.max_unit, _I.step_size,
+                    func.coalesce(_USAGE.c.used, 0))
+             .select_from(Inventory.__table__)
+             .outerjoin(_USAGE, (_USAGE.c.rp_id == _I.resource_provider_id)
+                        & (_USAGE.c.rc == _I.resource_class))
+             .where(_I.resource_provider_id.in_(_RP_IDS), _I.resource_class.in_(_CLASSES)))
 
 
 def _check_capacity(db: Session, rows: list[dict[str, Any]], old: dict[tuple[int, str], int],
@@ -205,12 +219,16 @@ def _check_capacity(db: Session, rows: list[dict[str, Any]], old: dict[tuple[int
             raise errors.CapacityExceeded(resource_class=key[1], resource_provider=uuids[key[0]])
 
 
+_DELETE_CONSUMER = delete(Consumer.__table__).where(_C.uuid == bindparam("uuid"))
+_DELETE_ALLOCATIONS = delete(Allocation.__table__).where(_A.consumer_id == bindparam("uuid"))
+
+
 def delete_for_consumer(db: Session, consumer_uuid: str) -> bool:
-    """Remove all allocations of a consumer (and the consumer); False when it had none."""
-    db.execute(select(Consumer.uuid).where(Consumer.uuid == consumer_uuid).with_for_update())
-    result = db.execute(delete(Allocation).where(Allocation.consumer_id == consumer_uuid))
-    db.execute(delete(Consumer).where(Consumer.uuid == consumer_uuid))
-    return result.rowcount > 0
+    """Remove all allocations of a consumer (and the consumer); False when it had none.
+    The consumer row goes first: its delete is the consumer's row lock, as a writer's
+    SELECT ... FOR UPDATE of it."""
+    db.execute(_DELETE_CONSUMER, {"uuid": consumer_uuid})
+    return db.execute(_DELETE_ALLOCATIONS, {"uuid": consumer_uuid}).rowcount > 0
 
 
 # ------------------------------------------------------------------ reads
@@ -223,22 +241,25 @@ class ConsumerAllocations:
     consumer_type: str | None = None
 
 
+_R = ResourceProvider.__table__.c
+_OF_CONSUMER = (select(_R.uuid, _R.generation, _A.resource_class, _A.used)
+                .select_from(Allocation.__table__)
+                .join(ResourceProvider.__table__, _R.id == _A.resource_provider_id)
+                .where(_A.consumer_id == bindparam("uuid"))
+                .order_by(_R.uuid, _A.resource_class))
+_CONSUMER = select(_C.project_id, _C.user_id, _C.generation, _C.consumer_type).where(
+    _C.uuid == bindparam("uuid"))
+
+
 def for_consumer(db: Session, consumer_uuid: str) -> ConsumerAllocations:
-    rows = db.execute(
-        select(ResourceProvider.uuid, ResourceProvider.generation, Allocation.resource_class,
-               Allocation.used)
-        .join(ResourceProvider, ResourceProvider.id == Allocation.resource_provider_id)
-        .where(Allocation.consumer_id == consumer_uuid)
-        .order_by(ResourceProvider.uuid, Allocation.resource_class)).all()
+    rows = db.execute(_OF_CONSUMER, {"uuid": consumer_uuid}).all()
     if not rows:
         return ConsumerAllocations(allocations={})
     result: dict[str, dict[str, Any]] = {}
     for rp_uuid, generation, rc, used in rows:
         entry = result.setdefault(rp_uuid, {"generation": generation, "resources": {}})
         entry["resources"][rc] = used
-    consumer = db.execute(select(Consumer.project_id, Consumer.user_id, Consumer.generation,
-                                 Consumer.consumer_type)
-                          .where(Consumer.uuid == consumer_uuid)).first()
+    consumer = db.execute(_CONSUMER, {"uuid": consumer_uuid}).first()
     if consumer is None:  # allocations without a consumer row: upstream's incomplete one
         return ConsumerAllocations(result, INCOMPLETE_CONSUMER_PROJECT_ID,
                                    INCOMPLETE_CONSUMER_USER_ID, 0, None)

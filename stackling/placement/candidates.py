@@ -26,11 +26,14 @@ from sqlalchemy import (
     bindparam,
     case,
     cast,
+    exists,
     func,
     literal,
+    literal_column,
     or_,
     select,
     text,
+    union_all,
 )
 from sqlalchemy.orm import Session, aliased
 
@@ -49,6 +52,11 @@ _INV = Inventory.__table__
 _RP = ResourceProvider.__table__
 _PT = ProviderTrait.__table__.c
 _PA = ProviderAggregate.__table__.c
+
+
+_TREES_AND_SHARING = union_all(
+    select(literal_column("-1")).where(exists().where(_RP.c.parent_provider_id.is_not(None))),
+    select(_PT.resource_provider_id).where(_PT.trait == traits.SHARES_VIA_AGGREGATE))
 
 
 @dataclass
@@ -150,9 +158,10 @@ class _Search:
     def __init__(self, db: Session, req: CandidateRequest) -> None:
         self.db = db
         self.req = req
-        self.has_trees = providers.has_trees(db)
-        self.sharing = set(db.scalars(select(ProviderTrait.resource_provider_id).where(
-            ProviderTrait.trait == traits.SHARES_VIA_AGGREGATE)))
+        # whether any provider has a parent (-1) and the sharing providers, one query
+        found = set(db.scalars(_TREES_AND_SHARING))
+        self.has_trees = -1 in found
+        self.sharing = found - {-1}
         # (rp_id, rc) -> (capacity, used, max_unit), from the fit queries
         self.fit: dict[tuple[int, str], tuple[float, int, int]] = {}
         self.uuid: dict[int, str] = {}

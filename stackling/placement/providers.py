@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     Select,
     and_,
+    bindparam,
     delete,
     exists,
     func,
@@ -117,12 +118,16 @@ def bump_generation(db: Session, rp_id: int, expected: int | None) -> int:
     return db.scalar(select(RP.generation).where(RP.id == rp_id))
 
 
+_RPC = RP.__table__.c
+_BUMP = (update(RP.__table__).where(_RPC.id == bindparam("b_id"))
+         .values(generation=_RPC.generation + 1, updated_at=bindparam("b_now")))
+
+
 def lock_providers(db: Session, rp_ids: Iterable[int]) -> None:
     """Bump (and so lock) several providers, in id order so writers never deadlock."""
+    now = utcnow()
     for rp_id in sorted(set(rp_ids)):
-        result = db.execute(update(RP).where(RP.id == rp_id)
-                            .values(generation=RP.generation + 1, updated_at=utcnow()),
-                            execution_options={"synchronize_session": False})
+        result = db.execute(_BUMP, {"b_id": rp_id, "b_now": now})
         if result.rowcount != 1:  # deleted meanwhile
             raise errors.ConcurrentUpdate(
                 "Another thread concurrently updated the resource provider data. "
