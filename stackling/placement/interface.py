@@ -36,7 +36,7 @@ __all__ = [
     "get_allocations_for_consumer", "get_provider_usages", "get_aggregates_for_providers",
     "release_resource_class",
     "get_aggregates_for_provider", "get_allocations_for_provider", "list_providers_named_like",
-    "update_inventory_record",
+    "update_inventory_record", "free_capacity",
     "errors",
 ]
 
@@ -242,8 +242,8 @@ def get_allocations_for_provider(db: Session, rp_uuid: str) -> dict[str, dict[st
             allocations.for_provider(db, providers.get(db, rp_uuid).id).items()}
 
 
-def _inventory_statements() -> tuple[Any, Any, Any]:
-    from sqlalchemy import bindparam, select, update
+def _inventory_statements() -> tuple[Any, Any, Any, Any, Any]:
+    from sqlalchemy import and_, bindparam, exists, or_, select, update
 
     from stackling.placement.inventories import FIELDS
     from stackling.placement.models import Inventory, ResourceProvider
@@ -258,34 +258,95 @@ def _inventory_statements() -> tuple[Any, Any, Any]:
     write = (update(Inventory).where(Inventory.resource_provider_id == bindparam("rp_id"),
                                      Inventory.resource_class == bindparam("rc"))
              .execution_options(synchronize_session=False))
-    return current, bump, write
+    # The likely-changed path: bump (and so lock) the provider only when its record
+    # differs from the wanted one, then write the record, found by the provider's uuid.
+    differs = exists().where(
+        Inventory.resource_provider_id == ResourceProvider.id,
+        Inventory.resource_class == bindparam("rc"),
+        or_(*(getattr(Inventory, f) != bindparam(f"w_{f}") for f in FIELDS)))
+    bump_if_differs = (update(ResourceProvider)
+                       .where(and_(ResourceProvider.uuid == bindparam("rp_uuid"), differs))
+                       .values(generation=ResourceProvider.generation + 1)
+                       .execution_options(synchronize_session=False))
+    rp_id = (select(ResourceProvider.id).where(ResourceProvider.uuid == bindparam("rp_uuid"))
+             .scalar_subquery())
+    write_by_uuid = (update(Inventory).where(Inventory.resource_provider_id == rp_id,
+                                             Inventory.resource_class == bindparam("rc"))
+                     .execution_options(synchronize_session=False))
+    return current, bump, write, bump_if_differs, write_by_uuid
 
 
-_INVENTORY_STATEMENTS: tuple[Any, Any, Any] | None = None
+_INVENTORY_STATEMENTS: tuple[Any, Any, Any, Any, Any] | None = None
 
 
 def update_inventory_record(db: Session, rp_uuid: str, resource_class: str,
-                            record: dict[str, Any]) -> bool:
+                            record: dict[str, Any], *, likely_changed: bool = False) -> bool:
     """Set an existing inventory record of the provider (complete record, reserved <=
     total) with at most three prebuilt statements; the provider generation is bumped
     when it changes. False when the provider has no such inventory (nothing written):
     the caller falls back to `set_inventory_for_provider`. For hot paths (a routed
-    segment's IPv4 inventory follows every subnet and port change)."""
+    segment's IPv4 inventory follows every subnet and port change).
+
+    `likely_changed` (a subnet change): two statements when the record did change, the
+    provider's bump (its row lock, taken first as everywhere) only if it differs, then
+    the write; otherwise, or when it did not change, the current record is read first."""
     global _INVENTORY_STATEMENTS
     from stackling.placement.inventories import FIELDS
 
     if _INVENTORY_STATEMENTS is None:
         _INVENTORY_STATEMENTS = _inventory_statements()
-    current, bump, write = _INVENTORY_STATEMENTS
+    current, bump, write, bump_if_differs, write_by_uuid = _INVENTORY_STATEMENTS
+    wanted = inventories.with_defaults(record)
+    if likely_changed:
+        params = {"rp_uuid": rp_uuid, "rc": resource_class,
+                  **{f"w_{f}": wanted[f] for f in FIELDS}}
+        if db.execute(bump_if_differs, params).rowcount == 1:
+            db.execute(write_by_uuid.values(**wanted), {"rp_uuid": rp_uuid, "rc": resource_class})
+            return True
+        # unchanged, or no such record: told apart below (also a concurrent writer's)
     row = db.execute(current, {"uuid": rp_uuid, "rc": resource_class}).first()
     if row is None:
         return False
-    wanted = inventories.with_defaults(record)
     if dict(zip(FIELDS, row[1:], strict=True)) == wanted:
         return True
     db.execute(bump, {"rp_id": row[0]})  # also the provider's row lock, as set_all takes
     db.execute(write.values(**wanted), {"rp_id": row[0], "rc": resource_class})
     return True
+
+
+def _free_statement() -> Any:
+    from sqlalchemy import and_, bindparam, func, select
+
+    from stackling.placement.models import Allocation, Inventory, ResourceProvider
+
+    used = (select(func.coalesce(func.sum(Allocation.used), 0))
+            .where(Allocation.resource_provider_id == ResourceProvider.id,
+                   Allocation.resource_class == bindparam("rc"))
+            .scalar_subquery())
+    return (select(ResourceProvider.uuid, Inventory.total, Inventory.reserved,
+                   Inventory.allocation_ratio, used)
+            .outerjoin(Inventory, and_(Inventory.resource_provider_id == ResourceProvider.id,
+                                       Inventory.resource_class == bindparam("rc")))
+            .where(ResourceProvider.uuid.in_(bindparam("uuids", expanding=True))))
+
+
+_FREE: Any = None
+
+
+def free_capacity(db: Session, rp_uuids: Iterable[str], resource_class: str) -> dict[str, int]:
+    """{rp_uuid: capacity - usage of `resource_class`} for those of the providers that
+    exist (0 for one without such inventory), in one query."""
+    global _FREE
+    uuids = sorted(set(rp_uuids))
+    if not uuids:
+        return {}
+    if _FREE is None:
+        _FREE = _free_statement()
+    out = {}
+    for uuid, total, reserved, ratio, used in db.execute(
+            _FREE, {"uuids": uuids, "rc": resource_class}):
+        out[uuid] = 0 if total is None else int((total - reserved) * ratio) - int(used)
+    return out
 
 
 def list_providers_named_like(db: Session, prefix: str) -> dict[str, str]:

@@ -11,18 +11,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.orm import Session
 
 from stackling.network.core.models import Segment
 from stackling.network.segments.models import NetworkHost, SegmentHostMapping
+
+# db.info key: {(host, network_id): [segment ids]}, the transaction's answers of
+# `segments_for_host` (a binding asks twice: candidate subnets, then the host check).
+# Every writer of the mapping (hosts recorded, a segment created or deleted, a network
+# deleted) drops it, so it never outlives a change made in the same transaction.
+_MEMO = "stackling.network.segments_for_host"
+
+
+def forget(db: Session) -> None:
+    """The mapping changed in this transaction: drop the memo of `segments_for_host`."""
+    db.info.pop(_MEMO, None)
 
 
 def record_hosts(db: Session, hosts: Iterable[tuple[str, Sequence[str]]]) -> list[str]:
     """Record each (host, physical networks) and remap the hosts whose networks changed;
     returns those hosts. Nothing changed: one query."""
     known = {h.host: h for h in db.scalars(select(NetworkHost))}
-    changed = []
+    changed: list[str] = []
     for name, physnets in hosts:
         wanted = sorted(set(physnets))
         row = known.get(name)
@@ -41,6 +52,7 @@ def record_hosts(db: Session, hosts: Iterable[tuple[str, Sequence[str]]]) -> lis
 def remap_host(db: Session, host: str, physnets: Sequence[str]) -> None:
     from stackling.network.segments import routed
 
+    forget(db)
     wanted = set(db.scalars(select(Segment.id).where(
         Segment.physical_network.in_(list(physnets))))) if physnets else set()
     current = set(db.scalars(select(SegmentHostMapping.segment_id)
@@ -56,6 +68,7 @@ def remap_host(db: Session, host: str, physnets: Sequence[str]) -> None:
 
 def map_segment(db: Session, segment: Segment) -> list[str]:
     """Map a new segment to every recorded host reaching its physical network."""
+    forget(db)
     if not segment.physical_network:
         return []
     hosts = sorted(h.host for h in db.scalars(select(NetworkHost))
@@ -79,9 +92,19 @@ def hosts_for_segment(db: Session, segment_id: str) -> list[str]:
                              .where(SegmentHostMapping.segment_id == segment_id)))
 
 
+_FOR_HOST = select(SegmentHostMapping.segment_id).where(
+    SegmentHostMapping.host == bindparam("host"))
+_FOR_HOST_ON_NETWORK = _FOR_HOST.join(Segment, Segment.id == SegmentHostMapping.segment_id).where(
+    Segment.network_id == bindparam("net"))
+
+
 def segments_for_host(db: Session, host: str, network_id: str | None = None) -> list[str]:
-    stmt = select(SegmentHostMapping.segment_id).where(SegmentHostMapping.host == host)
-    if network_id is not None:
-        stmt = stmt.join(Segment, Segment.id == SegmentHostMapping.segment_id).where(
-            Segment.network_id == network_id)
-    return sorted(db.scalars(stmt))
+    memo = db.info.setdefault(_MEMO, {})
+    found = memo.get((host, network_id))
+    if found is None:
+        if network_id is None:
+            found = sorted(db.scalars(_FOR_HOST, {"host": host}))
+        else:
+            found = sorted(db.scalars(_FOR_HOST_ON_NETWORK, {"host": host, "net": network_id}))
+        memo[(host, network_id)] = found
+    return list(found)

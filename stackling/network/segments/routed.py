@@ -120,18 +120,31 @@ def expected_inventory(db: Session, segment_id: str) -> dict[str, Any] | None:
             "step_size": 1, "allocation_ratio": 1.0}
 
 
+# the port's compute IPv4 addresses per segment, with the port's project and network
+_PORT_CLAIM = (select(Subnet.segment_id, func.count(), Port.project_id, Port.network_id)
+               .select_from(IPAllocation)
+               .join(Subnet, Subnet.id == IPAllocation.subnet_id)
+               .join(Port, Port.id == IPAllocation.port_id)
+               .where(IPAllocation.port_id == bindparam("port"), Subnet.segment_id.is_not(None),
+                      Subnet.ip_version == 4, Port.device_owner.startswith("compute:"))
+               .group_by(Subnet.segment_id, Port.project_id, Port.network_id))
+
+
+def _port_claim(db: Session, port_id: str, providers: set[str] | None
+                ) -> tuple[dict[str, dict[str, int]], str, str]:
+    """The port's wanted allocation ({segment provider: {IPV4_ADDRESS: n}}; only segments
+    that have a provider: `providers` when the caller knows them), project and network."""
+    out: dict[str, dict[str, int]] = {}
+    rows = db.execute(_PORT_CLAIM, {"port": port_id}).all()
+    for segment_id, n, _project, _network in rows:
+        if segment_id in providers if providers is not None else _has_provider(db, segment_id):
+            out[segment_id] = {IPV4: int(n)}
+    return out, (rows[0][2] or "") if rows else "", rows[0][3] if rows else ""
+
+
 def expected_port_allocation(db: Session, port_id: str) -> dict[str, dict[str, int]]:
     """{segment provider: {IPV4_ADDRESS: n}} the port's consumer must hold."""
-    rows = db.execute(select(Subnet.segment_id, func.count()).select_from(IPAllocation).join(
-        Subnet, Subnet.id == IPAllocation.subnet_id).join(
-        Port, Port.id == IPAllocation.port_id).where(
-        IPAllocation.port_id == port_id, Subnet.segment_id.is_not(None), Subnet.ip_version == 4,
-        Port.device_owner.startswith("compute:")).group_by(Subnet.segment_id))
-    out = {}
-    for segment_id, n in rows:
-        if _has_provider(db, segment_id):
-            out[segment_id] = {IPV4: int(n)}
-    return out
+    return _port_claim(db, port_id, None)[0]
 
 
 def _has_provider(db: Session, segment_id: str) -> bool:
@@ -144,13 +157,7 @@ def free_ipv4(db: Session, segment_id: str) -> int:
     """Addresses a compute port can still get on the segment (capacity - usage)."""
     from stackling.placement import interface as placement
 
-    if not _has_provider(db, segment_id):
-        return 0
-    inv = placement.get_inventory(db, segment_id).get(IPV4)
-    if inv is None:
-        return 0
-    used = placement.get_provider_usages(db, segment_id).get(IPV4, 0)
-    return int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"]) - used
+    return placement.free_capacity(db, [segment_id], IPV4).get(segment_id, 0)
 
 
 def aggregate_uuid(db: Session, segment_id: str) -> str | None:
@@ -177,17 +184,20 @@ def lock_segments(db: Session, segment_ids: Iterable[str]) -> None:
         list(db.scalars(_LOCK, {"ids": ids}))
 
 
-def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False) -> None:
+def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False,
+                 likely_changed: bool = True) -> bool:
     """Make the segment's provider, inventory and aggregate what the tables say;
     `all_ports` also re-syncs the allocation of every port on the segment (a subnet
-    joining the segment with ports on it)."""
+    joining the segment with ports on it). True when the segment has a provider now.
+    `likely_changed`: a subnet change (its numbers usually move), not a port's."""
     from stackling.placement import interface as placement
 
     inventory = expected_inventory(db, segment_id)
     if inventory is None:
         _drop_provider(db, segment_id)
-        return
-    if placement.update_inventory_record(db, segment_id, IPV4, inventory):
+        return False
+    if placement.update_inventory_record(db, segment_id, IPV4, inventory,
+                                         likely_changed=likely_changed):
         pass  # the usual case: the provider exists, only its numbers move
     else:
         if not _has_provider(db, segment_id):  # the first pool: provider and aggregate
@@ -200,6 +210,7 @@ def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False) -> No
             Subnet, Subnet.id == IPAllocation.subnet_id).where(Subnet.segment_id == segment_id)))
         for port_id in sorted(port_ids):
             sync_port(db, port_id)
+    return True
 
 
 def _create_aggregate(db: Session, segment_id: str) -> Any:
@@ -233,21 +244,25 @@ def _drop_provider(db: Session, segment_id: str) -> None:
     placement.delete_resource_provider(db, segment_id)
 
 
-def sync_port(db: Session, port_id: str) -> None:
+def sync_port(db: Session, port_id: str, *, providers: set[str] | None = None,
+              maybe_held: bool = True) -> None:
     """Make the port's consumer hold exactly its compute IPv4 addresses per segment.
-    A full segment refuses: 409 IpAddressGenerationFailure."""
+    A full segment refuses: 409 IpAddressGenerationFailure.
+
+    `providers`: the segments known to have a provider (else looked up). `maybe_held`
+    False: the port had no address on a segment before this change, so it holds nothing
+    (a claim replaces whatever the consumer holds anyway: the result is exact)."""
     from stackling.placement import interface as placement
     from stackling.placement.allocations import INCOMPLETE_CONSUMER_USER_ID
 
-    wanted = expected_port_allocation(db, port_id)
-    current = placement.get_allocations_for_consumer(db, port_id)
-    if {rp: dict(e["resources"]) for rp, e in current.items()} == wanted:
-        return
-    if not wanted:
-        placement.delete_allocation_for_instance(db, port_id)
-        return
-    project_id, network_id = db.execute(select(Port.project_id, Port.network_id)
-                                        .where(Port.id == port_id)).one()
+    wanted, project_id, network_id = _port_claim(db, port_id, providers)
+    if maybe_held or not wanted:
+        current = placement.get_allocations_for_consumer(db, port_id)
+        if {rp: dict(e["resources"]) for rp, e in current.items()} == wanted:
+            return
+        if not wanted:
+            placement.delete_allocation_for_instance(db, port_id)
+            return
     try:
         placement.claim_resources(db, port_id, wanted, project_id or "",
                                   INCOMPLETE_CONSUMER_USER_ID, consumer_type=CONSUMER_TYPE)
@@ -265,32 +280,38 @@ def after_subnet_change(db: Session, segment_ids: Iterable[str], *,
 
 
 def after_port_change(db: Session, port_id: str, old_segments: set[str],
-                      deleted: bool = False) -> None:
+                      deleted: bool = False, new_segments: set[str] | None = None) -> None:
     """After a port's create/update/delete: its segments' reserved counts and its own
-    allocation. `old_segments` = segments of its addresses before the change."""
-    new_segments = set() if deleted else segments_of_port(db, port_id)
+    allocation. `old_segments` = segments of its addresses before the change;
+    `new_segments` = after it, when the caller has them."""
+    from stackling.placement import interface as placement
+
+    if deleted:
+        new_segments = set()
+    elif new_segments is None:
+        new_segments = segments_of_port(db, port_id)
     affected = old_segments | new_segments
     if not affected:
         return
     lock_segments(db, affected)
+    providers = set()
     for segment_id in sorted(affected):
-        from stackling.placement import interface as placement
-
         inventory = expected_inventory(db, segment_id)
-        if inventory is None or not placement.update_inventory_record(db, segment_id, IPV4,
-                                                                      inventory):
-            sync_segment(db, segment_id)  # no provider yet, or none wanted any more
+        if inventory is not None and placement.update_inventory_record(db, segment_id, IPV4,
+                                                                       inventory):
+            providers.add(segment_id)
+        elif sync_segment(db, segment_id, likely_changed=False):
+            providers.add(segment_id)  # no provider yet, or none wanted any more
     if deleted:
-        from stackling.placement import interface as placement
-
         placement.delete_allocation_for_instance(db, port_id)
     else:
-        sync_port(db, port_id)
+        sync_port(db, port_id, providers=providers, maybe_held=bool(old_segments))
 
 
 def before_network_delete(db: Session, network_id: str) -> None:
     """The network's segments go: their providers and aggregates with them."""
     ids = list(db.scalars(select(Segment.id).where(Segment.network_id == network_id)))
+    host_mapping.forget(db)  # the segments (and their host mappings) go
     lock_segments(db, ids)
     for segment_id in ids:
         _drop_provider(db, segment_id)
@@ -336,8 +357,11 @@ def candidate_subnets(db: Session, network_id: str, subnets: list[Subnet], host:
         raise seg_errors.HostNotConnectedToAnySegment(host=host, network_id=network_id)
     lock_segments(db, {s.segment_id for s in on_host if s.segment_id})
     # Beyond upstream: skip segments whose IPv4 capacity is used up (placement's view).
-    full = {seg for seg in {s.segment_id for s in on_host if s.ip_version == 4}
-            if seg and _has_provider(db, seg) and free_ipv4(db, seg) <= 0}
+    from stackling.placement import interface as placement
+
+    free = placement.free_capacity(
+        db, {s.segment_id for s in on_host if s.ip_version == 4 and s.segment_id}, IPV4)
+    full = {seg for seg, n in free.items() if n <= 0}
     usable = [s for s in on_host if not (s.ip_version == 4 and s.segment_id in full)]
     if not usable:
         raise errors.IpAddressGenerationFailure(net_id=network_id)
@@ -354,17 +378,19 @@ def candidate_subnets(db: Session, network_id: str, subnets: list[Subnet], host:
     return plain + [s for s in usable if s.segment_id == chosen]
 
 
-def check_same_segment(db: Session, port_id: str) -> None:
-    if len(segments_of_port(db, port_id)) > 1:
+def check_same_segment(db: Session, port_id: str, segments: set[str] | None = None) -> None:
+    if len(segments_of_port(db, port_id) if segments is None else segments) > 1:
         raise seg_errors.FixedIpsSubnetsNotOnSameSegment()
 
 
-def check_host_compatible(db: Session, port_id: str, network_id: str, host: str) -> None:
-    """409 HostNotCompatibleWithFixedIps when the port's addresses sit on a segment the
-    host does not reach."""
+def check_host_compatible(db: Session, port_id: str, network_id: str, host: str,
+                          segments: set[str] | None = None) -> None:
+    """409 HostNotCompatibleWithFixedIps when the port's addresses (on `segments`, when
+    the caller has them) sit on a segment the host does not reach."""
     if not host:
         return
-    segments = segments_of_port(db, port_id)
+    if segments is None:
+        segments = segments_of_port(db, port_id)
     if not segments:
         return
     reachable = set(host_mapping.segments_for_host(db, host, network_id))
@@ -397,6 +423,7 @@ def after_port_write(db: Session, port_id: str, network_id: str, host: str,
                      old_segments: set[str]) -> None:
     """A port on a routed network was created or updated: one segment at most, one the
     bound host reaches; then its segments' counts and its own allocation."""
-    check_same_segment(db, port_id)
-    check_host_compatible(db, port_id, network_id, host)
-    after_port_change(db, port_id, old_segments)
+    segments = segments_of_port(db, port_id)
+    check_same_segment(db, port_id, segments)
+    check_host_compatible(db, port_id, network_id, host, segments)
+    after_port_change(db, port_id, old_segments, new_segments=segments)

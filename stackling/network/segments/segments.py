@@ -186,6 +186,7 @@ def delete_segment(db: Session, ctx: RequestContext, segment_id: str,
     standard.touch(net)
     standard.delete_tags(db, [seg.id])
     db.delete(seg)  # host mappings go with it (FK cascade)
+    host_mapping.forget(db)
     db.flush()
 
 

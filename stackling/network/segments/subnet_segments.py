@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, exists, select
 from sqlalchemy.orm import Session
 
 from stackling.network import standard
@@ -21,20 +21,44 @@ ROUTED_SERVICE_TYPE = "network:routed"  # subnets of this type are exempt from a
 
 
 # ------------------------------------------------------------------ rules
+# db.info key: {(network_id, segment_id): bool}, whether the network had a subnet on
+# another segment when `check_segment` last ran (a subnet about to join the segment then
+# looks for peers only if so). Every check clears it first, and every subnet joins a
+# segment through a check, so a False can never hide a peer added since.
+_PEERS = "stackling.network.segment_peers"
+
+# The segment and, in the same round trip, whether the network has subnets on no
+# segment (the all-or-none rule; usually none) and subnets on other segments (peers).
+_SEGMENT_CHECK = select(
+    Segment.network_id, Segment.is_dynamic,
+    exists().where(Subnet.network_id == bindparam("net"), Subnet.segment_id.is_(None),
+                   Subnet.id != bindparam("exclude")),
+    exists().where(Subnet.network_id == bindparam("net"), Subnet.segment_id.is_not(None),
+                   Subnet.segment_id != bindparam("seg")),
+).where(Segment.id == bindparam("seg"))
+
+
 def check_segment(db: Session, network_id: str, segment_id: str | None,
                   service_types: list[str], *, exclude: str | None = None) -> None:
     """The segment exists, belongs to the network and is static; and the network's
     subnets are all on segments or none is (`exclude`: the subnet being updated)."""
+    peers = db.info.setdefault(_PEERS, {})
+    peers.clear()
     if segment_id is not None:
-        seg = db.get(Segment, segment_id)
-        if seg is None:
+        row = db.execute(_SEGMENT_CHECK, {"seg": segment_id, "net": network_id,
+                                          "exclude": exclude or ""}).first()
+        if row is None:
             raise seg_errors.SegmentNotFound(segment_id=segment_id)
-        if seg.network_id != network_id:
+        seg_network, is_dynamic, unsegmented, has_peers = row
+        if seg_network != network_id:
             raise seg_errors.NetworkIdsDontMatch(subnet_network=network_id,
                                                  segment_id=segment_id)
-        if seg.is_dynamic:
+        if is_dynamic:
             raise seg_errors.SubnetCantAssociateToDynamicSegment()
-    if ROUTED_SERVICE_TYPE in service_types:
+        peers[(network_id, segment_id)] = bool(has_peers)
+        if ROUTED_SERVICE_TYPE in service_types or not unsegmented:
+            return
+    elif ROUTED_SERVICE_TYPE in service_types:
         return
     # only the subnets on the other side of the rule are read (usually none)
     other_side = (Subnet.segment_id.is_(None) if segment_id is not None
@@ -64,6 +88,8 @@ def check_segment_update(db: Session, subnet: Subnet, segment_id: str | None) ->
 def _peers(db: Session, subnet_id: str, network_id: str, version: int,
            segment_id: str) -> list[Subnet]:
     """Same-version subnets of the network on *other* segments."""
+    if db.info.get(_PEERS, {}).get((network_id, segment_id)) is False:
+        return []  # the segment check just found none on other segments
     return list(db.scalars(select(Subnet).where(
         Subnet.network_id == network_id, Subnet.ip_version == version,
         Subnet.id != subnet_id, Subnet.segment_id.is_not(None),
