@@ -176,13 +176,16 @@ class Step:
 
 
 def _run_handler(step: Step, row: Resource, fn: Any, action: str,
-                 check: Any) -> str:
-    """Run a handler in a savepoint. Returns COMPLETE, IN_PROGRESS (to be polled) or
-    FAILED (the row's state says why)."""
+                 complete: bool = True) -> str:
+    """Run a handler in a savepoint. Returns COMPLETE (with `complete`, the row and its
+    event say so already), IN_PROGRESS (to be polled) or FAILED (the row's state says
+    why)."""
     db = step.r.db
     savepoint = db.begin_nested()
     try:
         token = fn()
+        if not token and complete:  # flushed with the handler's changes: one UPDATE
+            step.r.event(row, action, "COMPLETE", "state changed")
         db.flush()
         savepoint.commit()
     except ResourceFailureKeep as err:
@@ -243,10 +246,8 @@ def _create_resource(step: Step, name: str, replaces: Resource | None = None) ->
         return "FAILED"
     # The row is inserted IN_PROGRESS (the handler's savepoint flushes it with its event).
     r.event(row, "CREATE", "IN_PROGRESS", "state changed")
-    result = _run_handler(step, row, plugin.handle_create, "CREATE", None)
-    if result == "COMPLETE":
-        r.event(row, "CREATE", "COMPLETE", "state changed")
-    elif result == "IN_PROGRESS":
+    result = _run_handler(step, row, plugin.handle_create, "CREATE")
+    if result == "IN_PROGRESS":
         step.waiting = True
     return result
 
@@ -261,7 +262,9 @@ def _delete_resource(step: Step, row: Resource) -> str:
         if policy == "retain" or row.physical_resource_id is None and row.action == "INIT":
             result = "COMPLETE"
         else:
-            result = _run_handler(step, row, r.plugin(row).handle_delete, "DELETE", None)
+            # no COMPLETE written to a row about to be deleted (its event is added below)
+            result = _run_handler(step, row, r.plugin(row).handle_delete, "DELETE",
+                                  complete=False)
     if result == "COMPLETE":
         r.event(row, "DELETE", "COMPLETE", "state changed")
         r.rows.remove(row)
@@ -428,11 +431,8 @@ def _update_resource(step: Step, row: Resource, name: str, target: Definition) -
     row.generation = gen
     plugin = r.plugin(row, new_props)
     r.event(row, "UPDATE", "IN_PROGRESS", "state changed")
-    result = _run_handler(step, row, lambda: plugin.handle_update(old_props, changed),
-                          "UPDATE", None)
-    if result == "COMPLETE":
-        r.event(row, "UPDATE", "COMPLETE", "state changed")
-    return result
+    return _run_handler(step, row, lambda: plugin.handle_update(old_props, changed),
+                        "UPDATE")
 
 
 def _cleanup(step: Step, target: Definition) -> str:
@@ -535,10 +535,8 @@ def _simple(step: Step, kind: str) -> str:
         fn = {"SUSPEND": plugin.handle_suspend, "RESUME": plugin.handle_resume,
               "CHECK": plugin.handle_check}[kind]
         r.event(row, kind, "IN_PROGRESS", "state changed")
-        result = _run_handler(step, row, fn, kind, None)
-        if result == "FAILED":
+        if _run_handler(step, row, fn, kind) == "FAILED":
             return "FAILED"
-        r.event(row, kind, "COMPLETE", "state changed")
     return "COMPLETE"
 
 
