@@ -19,6 +19,7 @@ from sqlalchemy import (
     bindparam,
     cast,
     delete,
+    exists,
     insert,
     literal_column,
     null,
@@ -184,6 +185,28 @@ def get_visible(db: Session, ctx: RequestContext, port_id: str) -> Port:
         if net is None or net.project_id != ctx.project_id:
             raise errors.PortNotFound(port_id=port_id)
     return port
+
+
+# The port, its network and whether that network is routed (`routed.is_routed`: a subnet
+# bound to a segment), in one statement: what an update or delete starts from.
+_PORT_AND_NETWORK = (
+    select(Port, Network, exists(select(Subnet.id).where(
+        Subnet.network_id == Port.network_id, Subnet.segment_id.is_not(None)))
+        .correlate(Port).label("routed"))
+    .join(Network, Network.id == Port.network_id).where(Port.id == bindparam("port")))
+
+
+def _visible_with_network(db: Session, ctx: RequestContext, port_id: str
+                          ) -> tuple[Port, Network, bool]:
+    """`get_visible`, plus the port's network and whether it is routed."""
+    row = db.execute(_PORT_AND_NETWORK, {"port": port_id}).first()
+    if row is None:
+        raise errors.PortNotFound(port_id=port_id)
+    port, net, routed_net = row
+    if not (ctx.is_admin or ctx.is_service or port.project_id == ctx.project_id
+            or net.project_id == ctx.project_id):
+        raise errors.PortNotFound(port_id=port_id)
+    return port, net, bool(routed_net)
 
 
 def list_ports(db: Session, ctx: RequestContext, params: ListParams) -> Page:
@@ -583,8 +606,7 @@ def _insert_port(db: Session, net: Network, port: Port, mac: str | None) -> None
 # ------------------------------------------------------------------ update
 def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str, Any],
                 if_match: int | None = None) -> Port:
-    port = get_visible(db, ctx, port_id)
-    net = db.get_one(Network, port.network_id)
+    port, net, routed_net = _visible_with_network(db, ctx, port_id)
     tgt = _target(net, port.project_id, port.device_owner)
     pol.authorize(db, ctx, "update_port", tgt)
     owner = attrs.get("device_owner", port.device_owner)
@@ -597,7 +619,6 @@ def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str,
                         ("mac_address", "binding:host_id", "binding:profile",
                          "allowed_address_pairs", "port_security_enabled"), tgt)
     standard.check_revision(port, if_match)
-    routed_net = routed.is_routed(db, port.network_id)
     old_segments = routed.segments_of_port(db, port.id) if routed_net else set()
     port_security = attrs.get("port_security_enabled", port.port_security_enabled)
     pairs = attrs.get("allowed_address_pairs")
@@ -706,8 +727,7 @@ def a_subnet(db: Session, allocation: IPAllocation) -> Subnet:
 # ------------------------------------------------------------------ delete
 def delete_port(db: Session, ctx: RequestContext, port_id: str, if_match: int | None = None,
                 *, l3_port_check: bool = True) -> None:
-    port = get_visible(db, ctx, port_id)
-    net = db.get_one(Network, port.network_id)
+    port, net, _ = _visible_with_network(db, ctx, port_id)
     pol.authorize(db, ctx, "delete_port", _target(net, port.project_id, port.device_owner))
     standard.check_revision(port, if_match)
     if l3_port_check and port.device_owner in L3_OWNERS:

@@ -92,10 +92,14 @@ def render(db: Session, fips: Sequence[FloatingIP]) -> list[dict[str, Any]]:
     if not fips:
         return []
     known = standard.take_known(fips)
+    held = [f.__dict__.pop("known_port", None) for f in fips]  # just associated
     port_ids = [f.fixed_port_id for f in fips if f.fixed_port_id]
+    given = {p.id: p for p in held if p is not None}
     details: dict[str, dict[str, Any]] = {}
     if port_ids:
-        for p in db.scalars(select(Port).where(Port.id.in_(port_ids))):
+        rows = [given[i] for i in port_ids] if all(i in given for i in port_ids) else \
+            db.scalars(select(Port).where(Port.id.in_(port_ids)))
+        for p in rows:
             details[p.id] = {"name": p.name, "network_id": p.network_id,
                              "mac_address": p.mac_address, "admin_state_up": p.admin_state_up,
                              "status": p.status, "device_id": p.device_id,
@@ -161,6 +165,8 @@ def router_for(db: Session, port: Port, subnet_id: str, external_network_id: str
     if not rows:
         raise l3e.ExternalGatewayForFloatingIPNotFound(
             subnet_id=subnet_id, external_network_id=external_network_id, port_id=port.id)
+    if len({r for r, _ in rows}) == 1:  # one candidate: no tie to break by gateway IP
+        return rows[0][0]
     gateway = db.scalar(select(Subnet.gateway_ip).where(Subnet.id == subnet_id))
     return next((r for r, ip in rows if ip == gateway), rows[0][0])
 
@@ -179,6 +185,7 @@ def _associate(db: Session, ctx: RequestContext, fip: FloatingIP, port_id: str,
     fip.fixed_ip_address = ip
     fip.router_id = router_id
     fip.status = "ACTIVE"
+    fip.known_port = port  # type: ignore[attr-defined]  # for render's port_details, once
 
 
 def _already(fip: FloatingIP, port_id: str, ip: str) -> l3e.FloatingIPPortAlreadyAssociated:
