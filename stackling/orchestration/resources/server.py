@@ -220,8 +220,11 @@ class Server(Resource):
             return None
         return [self.find(constraints.find_security_group, g)["id"] for g in groups]
 
-    def _create_port(self, index: int, entry: dict[str, Any]) -> dict[str, Any]:
-        """An internal port for entry `index`: recorded in data before it is used."""
+    def _create_port(self, index: int, entry: dict[str, Any],
+                     unrecorded: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """An internal port for entry `index`: recorded in data before it is used, or
+        appended to `unrecorded` for the caller to record (with the server's id: one
+        write of the resource row instead of two)."""
         network = entry.get("network") or entry.get("uuid")
         subnet = entry.get("subnet")
         body: dict[str, Any] = {"name": f"{self.name}-port-{index}",
@@ -243,8 +246,11 @@ class Server(Resource):
             body["security_groups"] = groups
         body.update(port_body(self.db, self.ctx, entry.get("port_extra_properties") or {}))
         port = _net().create_port(self.db, self.ctx, body)
-        self.data_set("internal_ports", self._internal() + [
-            {"id": port["id"], "index": index, "entry": _entry_key(entry)}])
+        made = {"id": port["id"], "index": index, "entry": _entry_key(entry)}
+        if unrecorded is not None:
+            unrecorded.append(made)
+        else:
+            self.data_set("internal_ports", self._internal() + [made])
         return port
 
     def _port_for(self, entry: dict[str, Any]) -> str | None:
@@ -270,7 +276,7 @@ class Server(Resource):
             if not not_found(err):
                 raise
 
-    def _nics(self, nets: list[dict[str, Any]]) -> Any:
+    def _nics(self, nets: list[dict[str, Any]], unrecorded: list[dict[str, Any]]) -> Any:
         if len(nets) == 1 and nets[0].get("allocate_network"):
             return nets[0]["allocate_network"]
         nics = []
@@ -278,7 +284,7 @@ class Server(Resource):
             if entry.get("port"):
                 nic = {"port": constraints.find_port(self.db, self.ctx, entry["port"])["id"]}
             else:
-                port = self._create_port(index, entry)
+                port = self._create_port(index, entry, unrecorded)
                 nic = {"port": port["id"]}
             if entry.get("tag"):
                 nic["tag"] = entry["tag"]
@@ -294,7 +300,10 @@ class Server(Resource):
         if props.get("image"):
             server["imageRef"] = self.find(constraints.find_image, props["image"]).id
         nets = props.get("networks") or []
-        server["networks"] = self._nics(nets) if nets else "auto"
+        # The ports are recorded with the server's id, before it is built on them; a
+        # failure before that rolls the savepoint (ports included) back.
+        made: list[dict[str, Any]] = []
+        server["networks"] = self._nics(nets, made) if nets else "auto"
         if props.get("security_groups") and not isinstance(server["networks"], list):
             server["security_groups"] = [{"name": g} for g in props["security_groups"]]
         for key, target in (("key_name", "key_name"), ("availability_zone",
@@ -311,6 +320,8 @@ class Server(Resource):
             server["tags"] = props["tags"]
         created = _nova().create_server(self.db, self.ctx, server)[0]
         self.set_resource_id(created["id"])
+        if made:
+            self.data_set("internal_ports", self._internal() + made)
         built = _nova().build_now(self.db, self.ctx, created["id"])
         if built["status"] == "ERROR":
             fault = built.get("fault") or {}
