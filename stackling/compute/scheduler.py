@@ -164,8 +164,7 @@ def schedule(db: Session, spec: RequestSpec) -> Destination:
     # atomic across processes); free addresses are only counted to explain a failure.
     routing = _Routing(spec)
     if routing.segments:
-        routing.seg_aggs = _segment_aggregates(db, routing.segments)
-        routing.node_aggs = _node_aggregates(db, nodes)
+        routing.seg_aggs, routing.node_aggs = _routing_aggregates(db, routing.segments, nodes)
         for need in spec.routed:
             aggs = sorted({a for s in need.segments for a in routing.seg_aggs.get(s, [])})
             for host in nodes:
@@ -235,35 +234,23 @@ class _Routing:
         return None
 
 
-def _segment_aggregates(db: Session, segments: set[str]) -> dict[str, list[str]]:
+def _routing_aggregates(db: Session, segments: set[str], nodes: dict[str, Any]
+                        ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The aggregates of the segment providers and of each host's provider, one query."""
     from stackling.placement import interface as placement
 
-    return placement.get_aggregates_for_providers(db, segments)
+    by_uuid = placement.get_aggregates_for_providers(
+        db, [*sorted(segments), *(n.uuid for n, _ in nodes.values())])
+    return ({s: by_uuid[s] for s in segments if s in by_uuid},
+            {host: by_uuid.get(n.uuid, []) for host, (n, _) in nodes.items()})
 
 
 def _free_ipv4(db: Session, segments: set[str]) -> dict[str, int]:
     """Free IPv4 addresses of each segment provider (0 without one)."""
     from stackling.placement import interface as placement
 
-    free: dict[str, int] = {}
-    for seg in segments:
-        try:
-            inv = placement.get_inventory(db, seg).get(IPV4)
-        except ApiError:
-            inv = None
-        if inv is None:
-            free[seg] = 0
-            continue
-        used = placement.get_provider_usages(db, seg).get(IPV4, 0)
-        free[seg] = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"]) - used
-    return free
-
-
-def _node_aggregates(db: Session, nodes: dict[str, Any]) -> dict[str, list[str]]:
-    from stackling.placement import interface as placement
-
-    by_uuid = placement.get_aggregates_for_providers(db, [n.uuid for n, _ in nodes.values()])
-    return {host: by_uuid.get(n.uuid, []) for host, (n, _) in nodes.items()}
+    free = placement.free_capacity(db, segments, IPV4)
+    return {seg: free.get(seg, 0) for seg in segments}
 
 
 def _explain_resources(db: Session, spec: RequestSpec, decision: Decision,

@@ -193,41 +193,69 @@ def get_provider_usages(db: Session, rp_uuid: str) -> dict[str, int]:
     return usages.of_provider(db, providers.get(db, rp_uuid).id)
 
 
+def _release_statements() -> tuple[Any, Any, Any]:
+    from sqlalchemy import and_, bindparam, delete, select, update
+
+    from stackling.placement.models import Allocation, Consumer, ResourceProvider
+
+    a, c, rp = Allocation.__table__.c, Consumer.__table__.c, ResourceProvider.__table__.c
+    held = and_(a.consumer_id == bindparam("consumer"), a.resource_class == bindparam("rc"))
+    # the providers' bump (their row locks) finds them by the allocations it releases
+    lock = (update(ResourceProvider.__table__)
+            .where(rp.id.in_(select(a.resource_provider_id).where(held).scalar_subquery()))
+            .values(generation=rp.generation + 1, updated_at=bindparam("b_now")))
+    drop = delete(Allocation.__table__).where(held)
+    bump = (update(Consumer.__table__).where(c.uuid == bindparam("consumer"))
+            .values(generation=c.generation + 1, updated_at=bindparam("b_now")))
+    return lock, drop, bump
+
+
+_RELEASE: tuple[Any, Any, Any] | None = None
+
+
 def release_resource_class(db: Session, consumer_uuid: str, resource_class: str) -> bool:
     """Drop one resource class from a consumer's allocations, as an allocation write does
     (providers' and consumer's generations bumped) but with nothing to check: usage only
     goes down. Compute hands a build's IPv4 claim to the port this way. False when the
-    consumer held none of it."""
-    from sqlalchemy import delete, select, update
+    consumer held none of it.
 
+    The providers are bumped (locked) in one statement, in no set order: the build that
+    calls this locked them already, in id order, when it claimed."""
+    global _RELEASE
     from stackling.common.db import utcnow
-    from stackling.placement.models import Allocation, Consumer
 
-    held = (Allocation.consumer_id == consumer_uuid) & (
-        Allocation.resource_class == resource_class)
-    rp_ids = set(db.scalars(select(Allocation.resource_provider_id).where(held)))
-    if not rp_ids:
+    if _RELEASE is None:
+        _RELEASE = _release_statements()
+    lock, drop, bump = _RELEASE
+    params = {"consumer": consumer_uuid, "rc": resource_class, "b_now": utcnow()}
+    if db.execute(lock, params).rowcount == 0:
         return False
-    providers.lock_providers(db, rp_ids)
-    db.execute(delete(Allocation).where(held))
-    db.execute(update(Consumer).where(Consumer.uuid == consumer_uuid).values(
-        generation=Consumer.generation + 1, updated_at=utcnow()).execution_options(
-        synchronize_session=False))
+    db.execute(drop, params)
+    db.execute(bump, params)
     return True
+
+
+_AGGREGATES_OF: Any = None
 
 
 def get_aggregates_for_providers(db: Session, rp_uuids: Iterable[str]) -> dict[str, list[str]]:
     """{rp_uuid: [aggregate uuid, ...]} for the providers that exist (one query)."""
-    from sqlalchemy import select
+    global _AGGREGATES_OF
+    if _AGGREGATES_OF is None:
+        from sqlalchemy import bindparam, select
 
-    from stackling.placement.models import ProviderAggregate, ResourceProvider
+        from stackling.placement.models import ProviderAggregate, ResourceProvider
 
+        rp, pa = ResourceProvider.__table__, ProviderAggregate.__table__
+        _AGGREGATES_OF = (select(rp.c.uuid, pa.c.aggregate_uuid)
+                          .select_from(rp.join(pa, pa.c.resource_provider_id == rp.c.id))
+                          .where(rp.c.uuid.in_(bindparam("uuids", expanding=True))))
     out: dict[str, list[str]] = {}
-    rows = db.execute(select(ResourceProvider.uuid, ProviderAggregate.aggregate_uuid).join(
-        ProviderAggregate, ProviderAggregate.resource_provider_id == ResourceProvider.id).where(
-        ResourceProvider.uuid.in_(list(rp_uuids))))
-    for rp, agg in rows:
-        out.setdefault(rp, []).append(agg)
+    uuids = list(rp_uuids)
+    if not uuids:
+        return out
+    for rp_uuid, agg in db.execute(_AGGREGATES_OF, {"uuids": uuids}):
+        out.setdefault(rp_uuid, []).append(agg)
     return out
 
 

@@ -419,11 +419,53 @@ __all__ = ["IPV4", "NAME_STUB", "aggregate_uuid", "free_ipv4", "is_routed",
            "network_segment_aggregates", "segment_of_port", "segments_of_port"]
 
 
+# The port's addresses on segments, per segment and IP version, with its owner and
+# project: its segments, and the claim of a compute port, in one round trip.
+_PORT_FACTS = (select(Subnet.segment_id, Subnet.ip_version, func.count(), Port.device_owner,
+                      Port.project_id)
+               .select_from(IPAllocation)
+               .join(Subnet, Subnet.id == IPAllocation.subnet_id)
+               .join(Port, Port.id == IPAllocation.port_id)
+               .where(IPAllocation.port_id == bindparam("port"), Subnet.segment_id.is_not(None))
+               .group_by(Subnet.segment_id, Subnet.ip_version, Port.device_owner,
+                         Port.project_id))
+
+
 def after_port_write(db: Session, port_id: str, network_id: str, host: str,
                      old_segments: set[str]) -> None:
     """A port on a routed network was created or updated: one segment at most, one the
     bound host reaches; then its segments' counts and its own allocation."""
-    segments = segments_of_port(db, port_id)
+    rows = db.execute(_PORT_FACTS, {"port": port_id}).all()
+    segments = {r[0] for r in rows}
     check_same_segment(db, port_id, segments)
     check_host_compatible(db, port_id, network_id, host, segments)
+    if not old_segments and rows and is_compute_owner(rows[0][3]) and _claim_new_addresses(
+            db, port_id, network_id, segments, rows):
+        return
     after_port_change(db, port_id, old_segments, new_segments=segments)
+
+
+def _claim_new_addresses(db: Session, port_id: str, network_id: str, segments: set[str],
+                         rows: list[Any]) -> bool:
+    """A compute port that had no address on a segment got some: no segment's inventory
+    moves (reserved counts only other ports' addresses, and the port had none), and it
+    held nothing (its allocation follows its addresses), so its IPv4 addresses are just
+    claimed. False when that is not the whole story (an address on a segment without a
+    provider, or a provider without IPv4 inventory): the caller recomputes everything."""
+    from stackling.placement import interface as placement
+    from stackling.placement.allocations import INCOMPLETE_CONSUMER_USER_ID
+
+    wanted = {seg: {IPV4: int(n)} for seg, version, n, _owner, _project in rows if version == 4}
+    if not wanted:
+        return False
+    lock_segments(db, segments)
+    try:
+        placement.claim_resources(db, port_id, wanted, rows[0][4] or "",
+                                  INCOMPLETE_CONSUMER_USER_ID, consumer_type=CONSUMER_TYPE)
+    except placement.errors.BadRequest:
+        return False  # a segment without a provider
+    except placement.errors.ClaimFailed as err:
+        if type(err) is placement.errors.InvalidAllocation:
+            return False  # a provider without IPv4 inventory
+        raise errors.IpAddressGenerationFailure(net_id=network_id) from None
+    return True
