@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import delete, func, literal_column, select
+from sqlalchemy import bindparam, delete, func, literal_column, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -110,14 +110,8 @@ def request_limits(db: Session, project_id: str, user_id: str | None) -> Request
     the `default` class and the project's and user's rows in one query."""
     conf = settings_of(db)
     project = {r: getattr(conf, r) for r in RESOURCES}
-    classes = select(literal_column("0").label("kind"), ComputeQuotaClass.class_name,
-                     ComputeQuotaClass.resource, ComputeQuotaClass.hard_limit).where(
-        ComputeQuotaClass.class_name == DEFAULT_CLASS)
-    own = select(literal_column("1").label("kind"), ComputeQuota.user_id, ComputeQuota.resource,
-                 ComputeQuota.hard_limit).where(
-        ComputeQuota.project_id == project_id,
-        ComputeQuota.user_id.in_(["", user_id] if user_id else [""]))
-    rows = list(db.execute(classes.union_all(own)))
+    rows = list(db.execute(_REQUEST_LIMITS, {"project": project_id,
+                                             "users": ["", user_id] if user_id else [""]}))
     user_rows = []
     # the class first, then the project's rows (Nova's order), then the user's
     for kind, user, resource, limit in sorted(rows, key=lambda r: (r[0], r[1] != "")):
@@ -134,6 +128,20 @@ def request_limits(db: Session, project_id: str, user_id: str | None) -> Request
     return RequestLimits(project, user)
 
 
+# built once (a create runs them): the class's and the project's/user's limit rows, and
+# the flavors of a project's (or a user's) instances
+_REQUEST_LIMITS = select(
+    literal_column("0").label("kind"), ComputeQuotaClass.class_name,
+    ComputeQuotaClass.resource, ComputeQuotaClass.hard_limit).where(
+    ComputeQuotaClass.class_name == DEFAULT_CLASS).union_all(select(
+        literal_column("1").label("kind"), ComputeQuota.user_id, ComputeQuota.resource,
+        ComputeQuota.hard_limit).where(
+        ComputeQuota.project_id == bindparam("project"),
+        ComputeQuota.user_id.in_(bindparam("users", expanding=True))))
+_PROJECT_FLAVORS = select(Instance.flavor).where(Instance.project_id == bindparam("project"))
+_USER_FLAVORS = _PROJECT_FLAVORS.where(Instance.user_id == bindparam("user"))
+
+
 def _has_user_limits(db: Session, project_id: str, user_id: str) -> bool:
     return db.scalar(select(func.count()).select_from(ComputeQuota).where(
         ComputeQuota.project_id == project_id, ComputeQuota.user_id == user_id)) > 0
@@ -142,10 +150,8 @@ def _has_user_limits(db: Session, project_id: str, user_id: str) -> bool:
 def usage(db: Session, project_id: str, user_id: str | None = None) -> dict[str, int]:
     """What is counted: instances, cores and RAM (of a project or one user in it), and
     a user's key pairs (0 at project level, as Nova counts key pairs per user)."""
-    stmt = select(Instance.flavor).where(Instance.project_id == project_id)
-    if user_id:
-        stmt = stmt.where(Instance.user_id == user_id)
-    flavors = list(db.scalars(stmt))
+    flavors = list(db.scalars(_USER_FLAVORS if user_id else _PROJECT_FLAVORS,
+                              {"project": project_id, "user": user_id}))
     keypairs = db.scalar(select(func.count()).select_from(KeyPair).where(
         KeyPair.user_id == user_id)) if user_id else 0
     return {"instances": len(flavors), "cores": sum(f["vcpus"] for f in flavors),

@@ -367,14 +367,31 @@ def port_brief(db: Session, ctx: RequestContext, port_id: str) -> dict[str, Any]
     return _port_brief(db, ports.get_visible(db, ctx, port_id))
 
 
+_BRIEF: dict[str, Any] = {}  # statements built once
+
+
+def _brief_statements() -> dict[str, Any]:
+    if not _BRIEF:
+        from sqlalchemy import bindparam, select
+
+        from stackling.network.core.models import IPAllocation, Network, Subnet
+
+        _BRIEF["fixed_ips"] = (select(IPAllocation.subnet_id, IPAllocation.ip_address)
+                               .where(IPAllocation.port_id == bindparam("port"))
+                               .order_by(IPAllocation.ordinal))
+        _BRIEF["networks"] = (
+            select(Network.id, Network.name, Network.project_id, Network.shared,
+                   Network.router_external, Subnet.id.label("subnet_id"),
+                   Subnet.ip_version, Subnet.segment_id)
+            .outerjoin(Subnet, Subnet.network_id == Network.id)
+            .where(Network.id.in_(bindparam("ids", expanding=True)))
+            .order_by(Network.id, Subnet.created_at, Subnet.id))
+    return _BRIEF
+
+
 def _port_brief(db: Session, port: Any) -> dict[str, Any]:
-    from sqlalchemy import select
-
-    from stackling.network.core.models import IPAllocation
-
     fixed = [{"subnet_id": subnet_id, "ip_address": ip} for subnet_id, ip in db.execute(
-        select(IPAllocation.subnet_id, IPAllocation.ip_address)
-        .where(IPAllocation.port_id == port.id).order_by(IPAllocation.ordinal))]
+        _brief_statements()["fixed_ips"], {"port": port.id})]
     return {"id": port.id, "project_id": port.project_id, "network_id": port.network_id,
             "device_id": port.device_id, "status": port.status,
             "mac_address": port.mac_address, "ip_allocation": port.ip_allocation,
@@ -393,29 +410,35 @@ def update_port_brief(db: Session, ctx: RequestContext, port_id: str, body: Any
     return pol.ReadFilter(db, ctx, "get_port", ("binding:vif_type",)).apply(out)
 
 
+class _NetworkRow:
+    __slots__ = ("id", "project_id", "shared")
+
+    def __init__(self, net_id: str, project_id: str, shared: bool) -> None:
+        self.id, self.project_id, self.shared = net_id, project_id, shared
+
+
 def network_briefs(db: Session, ctx: RequestContext, network_ids: list[str]
                    ) -> list[dict[str, Any]]:
     """`list_networks(db, ctx, id=network_ids)`'s `id`, `name`, `project_id`,
     `router:external` and `subnets`, plus `subnet_details` ([{"id", "ip_version",
-    "segment_id"}] in `subnets`' order), in one query."""
-    from sqlalchemy import select
-
-    from stackling.network.core.models import Network, Subnet
+    "segment_id"}] in `subnets`' order): one query (and an RBAC look-up per network that
+    is neither the caller's nor shared, as `get_network`'s visibility check)."""
+    from stackling.network.rbac import visibility
 
     if not network_ids:
         return []
-    stmt = (select(Network.id, Network.name, Network.project_id, Network.router_external,
-                   Subnet.id, Subnet.ip_version, Subnet.segment_id)
-            .outerjoin(Subnet, Subnet.network_id == Network.id)
-            .where(Network.id.in_(list(dict.fromkeys(network_ids))))
-            .order_by(Network.id, Subnet.created_at, Subnet.id))
-    clause = networks.visible_clause(ctx)
-    if clause is not None:
-        stmt = stmt.where(clause)
     out: dict[str, dict[str, Any]] = {}
-    for net_id, name, project_id, external, subnet_id, version, segment_id in db.execute(stmt):
+    hidden: set[str] = set()
+    for (net_id, name, project_id, shared, external, subnet_id, version,
+         segment_id) in db.execute(_brief_statements()["networks"],
+                                   {"ids": list(dict.fromkeys(network_ids))}):
+        if net_id in hidden:
+            continue
         n = out.get(net_id)
         if n is None:
+            if not visibility.network_visible(db, ctx, _NetworkRow(net_id, project_id, shared)):
+                hidden.add(net_id)
+                continue
             n = out[net_id] = {"id": net_id, "name": name, "project_id": project_id,
                                "router:external": external, "subnets": [],
                                "subnet_details": []}
