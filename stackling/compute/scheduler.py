@@ -393,26 +393,43 @@ def record(db: Session, instance_uuid: str, decision: Decision) -> None:
         row.decision = decision.as_dict()
         db.flush()
         return
-    values = {"instance_uuid": instance_uuid, "operation": decision.operation,
-              "created_at": utcnow_precise(), "decision": decision.as_dict()}
+    db.execute(_upsert(db.get_bind().dialect.name),
+               {"uuid": instance_uuid, "operation": decision.operation,
+                "created_at": utcnow_precise(), "decision": decision.as_dict()})
+
+
+_UPSERTS: dict[str, Any] = {}  # dialect -> the decision's insert-or-replace, built once
+
+
+def _upsert(dialect: str) -> Any:
+    stmt = _UPSERTS.get(dialect)
+    if stmt is not None:
+        return stmt
+    from sqlalchemy import bindparam
+
     table = SchedulerDecision.__table__
-    changed = {k: v for k, v in values.items() if k != "instance_uuid"}
-    dialect = db.get_bind().dialect.name
+    values = {"instance_uuid": bindparam("uuid"), "operation": bindparam("operation"),
+              "created_at": bindparam("created_at"), "decision": bindparam("decision")}
+    changed = ("operation", "created_at", "decision")
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-        stmt: Any = pg_insert(table).values(values).on_conflict_do_update(
-            index_elements=[table.c.instance_uuid], set_=changed)
+        ins: Any = pg_insert(table).values(values)
+        stmt = ins.on_conflict_do_update(index_elements=[table.c.instance_uuid],
+                                         set_={k: ins.excluded[k] for k in changed})
     elif dialect == "sqlite":
         from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-        stmt = sqlite_insert(table).values(values).on_conflict_do_update(
-            index_elements=[table.c.instance_uuid], set_=changed)
+        ins = sqlite_insert(table).values(values)
+        stmt = ins.on_conflict_do_update(index_elements=[table.c.instance_uuid],
+                                         set_={k: ins.excluded[k] for k in changed})
     else:
         from sqlalchemy.dialects.mysql import insert as mysql_insert
 
-        stmt = mysql_insert(table).values(values).on_duplicate_key_update(changed)
-    db.execute(stmt)
+        ins = mysql_insert(table).values(values)
+        stmt = ins.on_duplicate_key_update({k: ins.inserted[k] for k in changed})
+    _UPSERTS[dialect] = stmt
+    return stmt
 
 
 def record_failure(db: Session, instance_uuid: str, err: Exception,
