@@ -271,36 +271,32 @@ def get_allocations_for_provider(db: Session, rp_uuid: str) -> dict[str, dict[st
 
 
 def _inventory_statements() -> tuple[Any, Any, Any, Any, Any]:
+    """Core statements over the tables, values bound at execution: built once."""
     from sqlalchemy import and_, bindparam, exists, or_, select, update
 
     from stackling.placement.inventories import FIELDS
     from stackling.placement.models import Inventory, ResourceProvider
 
-    current = (select(ResourceProvider.id, *(getattr(Inventory, f) for f in FIELDS))
-               .join(Inventory, Inventory.resource_provider_id == ResourceProvider.id)
-               .where(ResourceProvider.uuid == bindparam("uuid"),
-                      Inventory.resource_class == bindparam("rc")))
-    bump = (update(ResourceProvider).where(ResourceProvider.id == bindparam("rp_id"))
-            .values(generation=ResourceProvider.generation + 1)
-            .execution_options(synchronize_session=False))
-    write = (update(Inventory).where(Inventory.resource_provider_id == bindparam("rp_id"),
-                                     Inventory.resource_class == bindparam("rc"))
-             .execution_options(synchronize_session=False))
+    rp_t, inv_t = ResourceProvider.__table__, Inventory.__table__
+    rp, inv = rp_t.c, inv_t.c
+    current = (select(rp.id, *(inv[f] for f in FIELDS))
+               .select_from(rp_t.join(inv_t, inv.resource_provider_id == rp.id))
+               .where(rp.uuid == bindparam("rp_uuid"), inv.resource_class == bindparam("rc")))
+    bump = update(rp_t).where(rp.id == bindparam("rp_id")).values(generation=rp.generation + 1)
+    record = {f: bindparam(f"w_{f}") for f in FIELDS}
+    write = (update(inv_t).where(inv.resource_provider_id == bindparam("rp_id"),
+                                 inv.resource_class == bindparam("rc")).values(**record))
     # The likely-changed path: bump (and so lock) the provider only when its record
     # differs from the wanted one, then write the record, found by the provider's uuid.
-    differs = exists().where(
-        Inventory.resource_provider_id == ResourceProvider.id,
-        Inventory.resource_class == bindparam("rc"),
-        or_(*(getattr(Inventory, f) != bindparam(f"w_{f}") for f in FIELDS)))
-    bump_if_differs = (update(ResourceProvider)
-                       .where(and_(ResourceProvider.uuid == bindparam("rp_uuid"), differs))
-                       .values(generation=ResourceProvider.generation + 1)
-                       .execution_options(synchronize_session=False))
-    rp_id = (select(ResourceProvider.id).where(ResourceProvider.uuid == bindparam("rp_uuid"))
-             .scalar_subquery())
-    write_by_uuid = (update(Inventory).where(Inventory.resource_provider_id == rp_id,
-                                             Inventory.resource_class == bindparam("rc"))
-                     .execution_options(synchronize_session=False))
+    differs = exists().where(inv.resource_provider_id == rp.id,
+                             inv.resource_class == bindparam("rc"),
+                             or_(*(inv[f] != bindparam(f"w_{f}") for f in FIELDS)))
+    bump_if_differs = (update(rp_t).where(and_(rp.uuid == bindparam("rp_uuid"), differs))
+                       .values(generation=rp.generation + 1))
+    rp_id = select(rp.id).where(rp.uuid == bindparam("rp_uuid")).scalar_subquery()
+    write_by_uuid = (update(inv_t).where(inv.resource_provider_id == rp_id,
+                                         inv.resource_class == bindparam("rc"))
+                     .values(**record))
     return current, bump, write, bump_if_differs, write_by_uuid
 
 
@@ -325,20 +321,20 @@ def update_inventory_record(db: Session, rp_uuid: str, resource_class: str,
         _INVENTORY_STATEMENTS = _inventory_statements()
     current, bump, write, bump_if_differs, write_by_uuid = _INVENTORY_STATEMENTS
     wanted = inventories.with_defaults(record)
+    params = {"rp_uuid": rp_uuid, "rc": resource_class, **{f"w_{f}": wanted[f] for f in FIELDS}}
     if likely_changed:
-        params = {"rp_uuid": rp_uuid, "rc": resource_class,
-                  **{f"w_{f}": wanted[f] for f in FIELDS}}
         if db.execute(bump_if_differs, params).rowcount == 1:
-            db.execute(write_by_uuid.values(**wanted), {"rp_uuid": rp_uuid, "rc": resource_class})
+            db.execute(write_by_uuid, params)
             return True
         # unchanged, or no such record: told apart below (also a concurrent writer's)
-    row = db.execute(current, {"uuid": rp_uuid, "rc": resource_class}).first()
+    row = db.execute(current, params).first()
     if row is None:
         return False
     if dict(zip(FIELDS, row[1:], strict=True)) == wanted:
         return True
-    db.execute(bump, {"rp_id": row[0]})  # also the provider's row lock, as set_all takes
-    db.execute(write.values(**wanted), {"rp_id": row[0], "rc": resource_class})
+    params["rp_id"] = row[0]
+    db.execute(bump, params)  # also the provider's row lock, as set_all takes
+    db.execute(write, params)
     return True
 
 

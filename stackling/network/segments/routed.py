@@ -27,12 +27,13 @@ a stale count.
 from __future__ import annotations
 
 import ipaddress
+import json
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import Text, bindparam, cast, func, select
+from sqlalchemy.orm import Session
 
 from stackling.network import errors
 from stackling.network.core.models import IPAllocation, Port, Segment, Subnet
@@ -76,17 +77,20 @@ def segment_of_port(db: Session, port_id: str) -> str | None:
 
 
 def _inventory_queries() -> tuple[Any, Any]:
-    """Built once: building them per call cost more than running them."""
-    other = aliased(Subnet)
-    reserved_ports = select(func.count()).select_from(IPAllocation).join(
-        Port, Port.id == IPAllocation.port_id).join(
-        other, other.id == IPAllocation.subnet_id).where(
-        other.segment_id == bindparam("seg"), other.ip_version == 4,
-        ~Port.device_owner.startswith("compute:"), Port.device_owner != "network:dhcp")
+    """Built once (building them per call cost more than running them), over the tables'
+    columns: the pools come as their stored JSON text, sized once per distinct text."""
+    ip, port, sub = IPAllocation.__table__.c, Port.__table__.c, Subnet.__table__
+    other = sub.alias("other")
+    reserved_ports = (select(func.count()).select_from(IPAllocation.__table__)
+                      .join(Port.__table__, port.id == ip.port_id)
+                      .join(other, other.c.id == ip.subnet_id)
+                      .where(other.c.segment_id == bindparam("seg"), other.c.ip_version == 4,
+                             ~port.device_owner.startswith("compute:"),
+                             port.device_owner != "network:dhcp"))
     # one round trip: the segment's IPv4 subnets, each row carrying the port count
-    subnets = select(Subnet.id, Subnet.allocation_pools, Subnet.gateway_ip,
-                     Subnet.enable_dhcp, reserved_ports.scalar_subquery()).where(
-        Subnet.segment_id == bindparam("seg"), Subnet.ip_version == 4)
+    subnets = select(cast(sub.c.allocation_pools, Text), sub.c.gateway_ip, sub.c.enable_dhcp,
+                     reserved_ports.scalar_subquery()).where(
+        sub.c.segment_id == bindparam("seg"), sub.c.ip_version == 4)
     return subnets, reserved_ports
 
 
@@ -99,12 +103,20 @@ def _pool_size(start: str, end: str) -> int:
     return int(ipaddress.ip_address(end)) - int(ipaddress.ip_address(start)) + 1
 
 
+@lru_cache(maxsize=65536)
+def _pools_size(stored: str | None) -> int:
+    """Addresses in a subnet's allocation pools, from their stored JSON text (a pure
+    function of the text: every recompute re-reads each subnet of the segment)."""
+    pools = json.loads(stored) if stored else None
+    return sum(_pool_size(p["start"], p["end"]) for p in pools or [])
+
+
 def expected_inventory(db: Session, segment_id: str) -> dict[str, Any] | None:
     """The segment's IPV4_ADDRESS inventory record (None: it must have no provider)."""
     total = reserved = ports = 0
-    for _id, pools, gateway, dhcp, count in db.execute(_SEGMENT_SUBNETS, {"seg": segment_id}):
+    for pools, gateway, dhcp, count in db.execute(_SEGMENT_SUBNETS, {"seg": segment_id}):
         ports = count  # the same on every row
-        size = sum(_pool_size(p["start"], p["end"]) for p in pools or [])
+        size = _pools_size(pools)
         if not size:
             continue  # a subnet without pools contributes nothing, as upstream
         total += size
