@@ -128,6 +128,26 @@ def add_host(db: Session, aggregate_id: str, host: str) -> Aggregate:
     return agg
 
 
+def add_hosts(db: Session, agg: Aggregate, hosts: list[str]) -> None:
+    """`add_host` of several hosts to an aggregate naming no availability zone (a routed
+    segment's), members and hosts without a compute node skipped (as its caller
+    tolerates): one insert, and the hosts' providers mirrored in one placement call."""
+    from stackling.placement import interface as placement
+
+    nodes = dict(db.execute(select(ComputeNode.host, ComputeNode.uuid).where(
+        ComputeNode.host.in_(sorted(set(hosts))))).all())
+    if not nodes:
+        return
+    insert_absent(db, AggregateHost, [{"aggregate_id": agg.id, "host": h} for h in sorted(nodes)])
+    wanted: dict[str, list[str]] = {nodes[h]: [] for h in nodes}
+    for host, agg_uuid in db.execute(select(AggregateHost.host, Aggregate.uuid).join(
+            Aggregate, Aggregate.id == AggregateHost.aggregate_id).where(
+            AggregateHost.host.in_(sorted(nodes)))):
+        wanted[nodes[host]].append(agg_uuid)
+    placement.set_aggregates_for_providers(db, wanted)
+    agg.updated_at = utcnow_precise()
+
+
 def remove_host(db: Session, aggregate_id: str, host: str) -> Aggregate:
     agg = get_aggregate(db, aggregate_id)
     member = db.get(AggregateHost, (agg.id, host))

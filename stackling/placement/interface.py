@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from stackling.common.db import insert_absent
 from stackling.placement import (
     aggregates,
     allocations,
@@ -24,6 +25,7 @@ from stackling.placement import (
     errors,
     inventories,
     providers,
+    resource_classes,
     traits,
     usages,
 )
@@ -36,7 +38,8 @@ __all__ = [
     "get_allocations_for_consumer", "get_provider_usages", "get_aggregates_for_providers",
     "release_resource_class",
     "get_aggregates_for_provider", "get_allocations_for_provider", "list_providers_named_like",
-    "update_inventory_record", "free_capacity",
+    "update_inventory_record", "free_capacity", "set_aggregates_for_providers",
+    "create_resource_provider_with",
     "errors",
 ]
 
@@ -115,6 +118,86 @@ def set_aggregates_for_provider(db: Session, rp_uuid: str, aggregate_uuids: Iter
         return
     with db.begin_nested():
         aggregates.set_for_provider(db, rp, wanted, None)
+
+
+def set_aggregates_for_providers(db: Session, wanted: dict[str, Iterable[str]]) -> None:
+    """`set_aggregates_for_provider` for several providers at once: their aggregates read
+    in one query, each changed provider bumped (locked, in id order), then one insert and
+    at most one delete. ResourceProviderNotFound for a missing provider."""
+    from sqlalchemy import and_, delete, or_, select
+
+    from stackling.placement.models import ProviderAggregate, ResourceProvider
+
+    if not wanted:
+        return
+    rp, pa = ResourceProvider.__table__, ProviderAggregate.__table__
+    current: dict[str, set[str]] = {}
+    ids: dict[str, int] = {}
+    for rp_id, rp_uuid, agg in db.execute(
+            select(rp.c.id, rp.c.uuid, pa.c.aggregate_uuid)
+            .select_from(rp.outerjoin(pa, pa.c.resource_provider_id == rp.c.id))
+            .where(rp.c.uuid.in_(sorted(wanted)))):
+        ids[rp_uuid] = rp_id
+        current.setdefault(rp_uuid, set())
+        if agg is not None:
+            current[rp_uuid].add(agg)
+    for rp_uuid in sorted(wanted):
+        if rp_uuid not in ids:
+            raise errors.ResourceProviderNotFound(uuid=rp_uuid)
+    sets = {u: set(aggs) for u, aggs in wanted.items()}
+    changed = sorted(u for u in sets if sets[u] != current[u])
+    if not changed:
+        return
+    with db.begin_nested():
+        providers.lock_providers(db, [ids[u] for u in changed])
+        gone = [(ids[u], a) for u in changed for a in sorted(current[u] - sets[u])]
+        if gone:
+            db.execute(delete(pa).where(or_(*(and_(pa.c.resource_provider_id == i,
+                                                   pa.c.aggregate_uuid == a)
+                                              for i, a in gone))))
+        insert_absent(db, ProviderAggregate,
+                      [{"resource_provider_id": ids[u], "aggregate_uuid": a}
+                       for u in changed for a in sorted(sets[u] - current[u])])
+
+
+def create_resource_provider_with(db: Session, uuid: str, name: str,
+                                  inventories_by_class: dict[str, dict[str, Any]],
+                                  aggregate_uuids: Iterable[str]) -> bool:
+    """A new root provider with its inventory and aggregates, written at once and left as
+    `ensure_resource_provider`, `set_aggregates_for_provider` and
+    `set_inventory_for_provider` would leave it (generation bumped once per part set).
+    False, with nothing written, when a provider with that uuid or name exists."""
+    from sqlalchemy import insert, update
+    from sqlalchemy.exc import IntegrityError
+
+    from stackling.common.db import utcnow
+    from stackling.placement.models import Inventory, ProviderAggregate, ResourceProvider
+
+    records = {rc: inventories.with_defaults(rec) for rc, rec in inventories_by_class.items()}
+    aggs = sorted(set(aggregate_uuids))
+    resource_classes.check_known(db, records)
+    stub = providers.Provider(0, uuid, name, 0, None, uuid, 0, None)
+    for rc, rec in records.items():
+        inventories.check_capacity(stub, rc, rec, reserved_may_equal_total=True)
+    rp = ResourceProvider.__table__
+    now = utcnow()
+    try:
+        with db.begin_nested():
+            rp_id = db.execute(insert(rp).values(
+                uuid=uuid, name=name, generation=int(bool(aggs)) + int(bool(records)),
+                root_provider_id=None, parent_provider_id=None, created_at=now,
+                updated_at=now)).inserted_primary_key[0]
+            db.execute(update(rp).where(rp.c.id == rp_id).values(root_provider_id=rp_id))
+            if records:
+                db.execute(insert(Inventory.__table__), [
+                    {"resource_provider_id": rp_id, "resource_class": rc, **rec,
+                     "created_at": now, "updated_at": now} for rc, rec in records.items()])
+            if aggs:
+                db.execute(insert(ProviderAggregate.__table__), [
+                    {"resource_provider_id": rp_id, "aggregate_uuid": a} for a in aggs])
+    except IntegrityError:
+        return False
+    return True
 
 
 # ------------------------------------------------------------------ scheduling

@@ -211,12 +211,15 @@ def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False,
     if placement.update_inventory_record(db, segment_id, IPV4, inventory,
                                          likely_changed=likely_changed):
         pass  # the usual case: the provider exists, only its numbers move
-    else:
-        if not _has_provider(db, segment_id):  # the first pool: provider and aggregate
-            placement.ensure_resource_provider(db, segment_id, provider_name(segment_id))
-            agg = _aggregate(db, segment_id) or _create_aggregate(db, segment_id)
-            placement.set_aggregates_for_provider(db, segment_id, [agg.uuid])
-        placement.set_inventory_for_provider(db, segment_id, {IPV4: inventory})
+    else:  # the first pool: the aggregate, then the provider with inventory and aggregate
+        agg = _segment_aggregate(db, segment_id)
+        if not placement.create_resource_provider_with(
+                db, segment_id, provider_name(segment_id), {IPV4: inventory}, [agg.uuid]):
+            # a provider without IPv4 inventory already (or its name taken): part by part
+            if not _has_provider(db, segment_id):
+                placement.ensure_resource_provider(db, segment_id, provider_name(segment_id))
+                placement.set_aggregates_for_provider(db, segment_id, [agg.uuid])
+            placement.set_inventory_for_provider(db, segment_id, {IPV4: inventory})
     if all_ports:
         port_ids = set(db.scalars(select(IPAllocation.port_id).join(
             Subnet, Subnet.id == IPAllocation.subnet_id).where(Subnet.segment_id == segment_id)))
@@ -225,16 +228,17 @@ def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False,
     return True
 
 
-def _create_aggregate(db: Session, segment_id: str) -> Any:
+def _segment_aggregate(db: Session, segment_id: str) -> Any:
+    """The segment's host aggregate: created with its mapped hosts (those with a compute
+    node: upstream tolerates the others), or the one that exists already."""
     from stackling.compute import aggregates
-    from stackling.compute.errors import AggregateHostExists, ComputeHostNotFound
+    from stackling.compute.errors import AggregateNameExists
 
-    agg = aggregates.create_aggregate(db, provider_name(segment_id), None)
-    for host in host_mapping.hosts_for_segment(db, segment_id):
-        try:
-            aggregates.add_host(db, str(agg.id), host)
-        except (AggregateHostExists, ComputeHostNotFound):
-            pass  # upstream tolerates both
+    try:
+        agg = aggregates.create_aggregate(db, provider_name(segment_id), None)
+    except AggregateNameExists:
+        return _aggregate(db, segment_id)
+    aggregates.add_hosts(db, agg, host_mapping.hosts_for_segment(db, segment_id))
     return agg
 
 
