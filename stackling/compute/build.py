@@ -35,21 +35,32 @@ NETWORK_FAULT = "Build of instance %s aborted: Failed to allocate the network(s)
 _ANY_PENDING = select(Instance.id).where(Instance.build_state == "pending").limit(1)
 
 
-def _claim(db: Session) -> Instance | None:
+# SQLite: the next pending instance with its `create` action (no row locks there: one
+# query for both); the others lock the instance row alone, then read the action.
+_NEXT_WITH_ACTION = select(Instance, InstanceAction).outerjoin(
+    InstanceAction, (InstanceAction.instance_uuid == Instance.uuid)
+    & (InstanceAction.action == "create")).where(
+    Instance.build_state == "pending").order_by(Instance.id).limit(1)
+
+
+def _claim(db: Session) -> tuple[Instance, InstanceAction | None] | None:
+    """The claimed instance and its `create` action (None without one)."""
     stmt = select(Instance).where(Instance.build_state == "pending").order_by(
         Instance.id).limit(1)
     if db.get_bind().dialect.name == "sqlite":
-        inst = db.scalars(stmt).first()
-        if inst is None:
+        row = db.execute(_NEXT_WITH_ACTION).first()
+        if row is None:
             return None
+        inst, action = row
         claimed = db.execute(update(Instance).where(
             Instance.id == inst.id, Instance.build_state == "pending").values(
             build_attempts=Instance.build_attempts + 1).execution_options(
             synchronize_session=False))
-        return inst if claimed.rowcount == 1 else None
+        return (inst, action) if claimed.rowcount == 1 else None
     # Locked and read fresh: a delete that held the row first has removed it by now.
-    return db.scalars(stmt.with_for_update(skip_locked=True).execution_options(
+    inst = db.scalars(stmt.with_for_update(skip_locked=True).execution_options(
         populate_existing=True)).first()
+    return None if inst is None else (inst, actions.create_action(db, inst.uuid))
 
 
 def fault(code: int, message: str, details: str = "") -> dict[str, Any]:
@@ -148,12 +159,12 @@ def build_next(runtime: Any) -> bool:
     def attempt() -> bool:
         claimed.clear()
         with runtime.db.transaction() as db:
-            inst = _claim(db)
-            if inst is None:
+            got = _claim(db)
+            if got is None:
                 return False
+            inst, action = got
             claimed.append(inst.uuid)
-            action = actions.create_action(db, inst.uuid)  # its request id tags the logs
-            request_id = action.request_id if action is not None else None
+            request_id = action.request_id if action is not None else None  # tags the logs
             with logs.bound(request_id):
                 build_instance(db, inst, action)
             outcome = (inst.uuid, inst.vm_state, inst.host, request_id)

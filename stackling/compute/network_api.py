@@ -441,8 +441,11 @@ def _routed_needs(db: Session, instance: Any, lookups: BuildLookups) -> list[Rou
         nets = lookups.networks(db, ctx, instance.project_id,
                                 auto_allocate=requested == AUTO)
         requests = [{"network_id": nets[0]["id"]}] if len(nets) == 1 else []
+        # l2_adjacency is false exactly when a subnet sits on a segment (routed)
+        plain = {n["id"] for n in nets if n.get("l2_adjacency") is True}
     else:
         requests = [dict(r) for r in requested]
+        plain = set()
     ports: dict[str, dict[str, Any]] = {}
     for req in requests:
         if req.get("port_id"):
@@ -489,9 +492,13 @@ def _routed_needs(db: Session, instance: Any, lookups: BuildLookups) -> list[Rou
             label = f"network {network_id}"
         if network_id not in seg_cache:
             brief = known.get(network_id)
-            seg_cache[network_id] = segments_of_network(db, network_id) if brief is None \
-                else sorted({s["segment_id"] for s in brief["subnet_details"]
-                             if s["segment_id"] and s["ip_version"] == 4})
+            if network_id in plain:
+                seg_cache[network_id] = []
+            elif brief is None:
+                seg_cache[network_id] = segments_of_network(db, network_id)
+            else:
+                seg_cache[network_id] = sorted({s["segment_id"] for s in brief["subnet_details"]
+                                                if s["segment_id"] and s["ip_version"] == 4})
         if seg_cache[network_id]:
             needs.append(RoutedNeed(network_id, tuple(seg_cache[network_id]), 1, label))
     return needs
