@@ -11,7 +11,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import netaddr
-from sqlalchemy import delete, select
+from sqlalchemy import (
+    Integer,
+    String,
+    bindparam,
+    cast,
+    delete,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -40,7 +50,7 @@ from stackling.network.attributes import (
     uuid_value,
 )
 from stackling.network.core import ipam, networks, subnetpools
-from stackling.network.core.models import IPAllocation, Network, Port, Subnet
+from stackling.network.core.models import IPAllocation, Network, Port, Subnet, Tag
 from stackling.network.querying import Listing
 from stackling.network.segments import subnet_segments
 
@@ -168,12 +178,39 @@ def render(db: Session, ctx: RequestContext, subnets: Sequence[Subnet],
     if known is not None:  # just created: nothing to read back
         return [hide.apply(view(s, *k)) for s, k in zip(subnets, known, strict=True)]
     net_ids = list({s.network_id for s in subnets})
-    external = {i: e for i, e in db.execute(select(Network.id, Network.router_external)
-                                            .where(Network.id.in_(net_ids)))}
-    if tags is None:
-        tags = standard.tags_for(db, [s.id for s in subnets])
+    external: dict[str, bool] = {}
+    if tags is None:  # one statement per 500: their networks' external flags, tags
+        tags = {s.id: [] for s in subnets}
+        for i in range(0, len(subnets), 500):
+            chunk = subnets[i:i + 500]
+            for kind, owner, tag, flag in db.execute(_PARTS, {
+                    "nets": list({s.network_id for s in chunk}), "ids": [s.id for s in chunk]}):
+                if kind == 0:
+                    external[owner] = bool(flag)
+                else:
+                    tags[owner].append(tag)
+    else:
+        external = {i: e for i, e in db.execute(select(Network.id, Network.router_external)
+                                                .where(Network.id.in_(net_ids)))}
     return [hide.apply(view(s, external.get(s.network_id, False), tags.get(s.id, [])))
             for s in subnets]
+
+
+def _parts() -> Any:
+    """(kind, id, tag, flag) rows: the bound `nets`' `router:external` flags (kind 0)
+    and the bound subnet `ids`' tags by tag (kind 1), as one UNION ALL."""
+    union = union_all(
+        select(literal_column("0").label("kind"), Network.id.label("owner"),
+               cast(null(), String(255)).label("tag"),
+               cast(Network.router_external, Integer).label("flag"))
+        .where(Network.id.in_(bindparam("nets", expanding=True))),
+        select(literal_column("1"), Tag.resource_id, Tag.tag, cast(null(), Integer))
+        .where(Tag.resource_id.in_(bindparam("ids", expanding=True))))
+    cols = union.selected_columns
+    return union.order_by(cols.kind, cols.tag)
+
+
+_PARTS = _parts()  # built once: every rendered subnet asks
 
 
 def view(s: Subnet, external: bool, tags: list[str]) -> dict[str, Any]:

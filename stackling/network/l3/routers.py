@@ -17,7 +17,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import netaddr
-from sqlalchemy import delete, false, func, select, true
+from sqlalchemy import (
+    Integer,
+    String,
+    bindparam,
+    cast,
+    delete,
+    false,
+    func,
+    literal_column,
+    null,
+    select,
+    true,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -40,7 +53,7 @@ from stackling.network.attributes import (
     uuid_value,
 )
 from stackling.network.core import networks, ports, subnets
-from stackling.network.core.models import IPAllocation, Port, Subnet
+from stackling.network.core.models import IPAllocation, Port, Subnet, Tag
 from stackling.network.l3 import errors as l3e
 from stackling.network.l3.models import FloatingIP, Router, RouterPort, RouterRoute
 from stackling.network.querying import Listing
@@ -156,24 +169,44 @@ def render(db: Session, ctx: RequestContext, routers: Sequence[Router]
     known = standard.take_known(routers)
     if known is not None:  # just created: nothing to read back
         return [hide.apply(view(r, *k)) for r, k in zip(routers, known, strict=True)]
-    ids = [r.id for r in routers]
-    gw_ports = [r.gw_port_id for r in routers if r.gw_port_id]
-    gw_ips: dict[str, list[dict[str, str]]] = {p: [] for p in gw_ports}
-    if gw_ports:
-        for port_id, subnet_id, ip in db.execute(
-                select(IPAllocation.port_id, IPAllocation.subnet_id, IPAllocation.ip_address)
-                .where(IPAllocation.port_id.in_(gw_ports))
-                .order_by(IPAllocation.port_id, IPAllocation.ordinal)):
-            gw_ips[port_id].append({"subnet_id": subnet_id, "ip_address": ip})
-    routes: dict[str, list[dict[str, str]]] = {i: [] for i in ids}
-    for rid, dest, nexthop in db.execute(
-            select(RouterRoute.router_id, RouterRoute.destination, RouterRoute.nexthop)
-            .where(RouterRoute.router_id.in_(ids))
-            .order_by(RouterRoute.destination, RouterRoute.nexthop)):
-        routes[rid].append({"destination": dest, "nexthop": nexthop})
-    tags = standard.tags_for(db, ids)
+    gw_ips: dict[str, list[dict[str, str]]] = {r.gw_port_id: [] for r in routers
+                                               if r.gw_port_id}
+    routes: dict[str, list[dict[str, str]]] = {r.id: [] for r in routers}
+    tags: dict[str, list[str]] = {r.id: [] for r in routers}
+    for i in range(0, len(routers), 500):  # one statement per 500: gateway IPs, routes, tags
+        chunk = routers[i:i + 500]
+        for kind, owner, a, b, _ in db.execute(_PARTS, {
+                "ids": [r.id for r in chunk],
+                "ports": [r.gw_port_id for r in chunk if r.gw_port_id]}):
+            if kind == 0:
+                gw_ips[owner].append({"subnet_id": a, "ip_address": b})
+            elif kind == 1:
+                routes[owner].append({"destination": a, "nexthop": b})
+            else:
+                tags[owner].append(a)
     return [hide.apply(view(r, gw_ips.get(r.gw_port_id or "", []), routes[r.id], tags[r.id]))
             for r in routers]
+
+
+def _parts() -> Any:
+    """(kind, owner, a, b, n) rows of one UNION ALL: the bound gateway `ports`' fixed IPs
+    (by ordinal), the bound routers' (`ids`) routes (by destination, nexthop) and tags."""
+    ids = bindparam("ids", expanding=True)
+    no_str, no_int = cast(null(), String(255)), cast(null(), Integer)
+    union = union_all(
+        select(literal_column("0").label("kind"), IPAllocation.port_id.label("owner"),
+               IPAllocation.subnet_id.label("a"), IPAllocation.ip_address.label("b"),
+               IPAllocation.ordinal.label("n"))
+        .where(IPAllocation.port_id.in_(bindparam("ports", expanding=True))),
+        select(literal_column("1"), RouterRoute.router_id, RouterRoute.destination,
+               RouterRoute.nexthop, no_int).where(RouterRoute.router_id.in_(ids)),
+        select(literal_column("2"), Tag.resource_id, Tag.tag, no_str, no_int)
+        .where(Tag.resource_id.in_(ids)))
+    cols = union.selected_columns
+    return union.order_by(cols.kind, cols.n, cols.a, cols.b)
+
+
+_PARTS = _parts()  # built once: every rendered router asks
 
 
 def view(r: Router, gw_ips: list[dict[str, str]], routes: list[dict[str, str]],
