@@ -4,7 +4,7 @@ A write replaces all allocations of each consumer it names, atomically, in the c
 transaction:
 
 1. lock every provider it allocates from (`UPDATE ... SET generation = generation + 1`,
-   in id order), so concurrent writers of those providers queue behind us and every
+   in uuid order), so concurrent writers of those providers queue behind us and every
    read below sees their committed usage;
 2. check and bump consumer generations (`UPDATE ... WHERE generation = ?`);
 3. drop the consumers' old allocations, then check the new ones against inventory
@@ -31,7 +31,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common.db import utcnow
-from stackling.placement import errors, providers, resource_classes
+from stackling.placement import errors, resource_classes
 from stackling.placement.models import Allocation, Consumer, Inventory, ResourceProvider
 
 # Upstream's [placement] incomplete_consumer_project_id / _user_id defaults: the owner
@@ -63,8 +63,10 @@ class ConsumerWrite:
 
 _A = Allocation.__table__.c
 _C = Consumer.__table__.c
-_RP_IDS_OF = select(ResourceProvider.__table__.c.uuid, ResourceProvider.__table__.c.id).where(
-    ResourceProvider.__table__.c.uuid.in_(bindparam("uuids", expanding=True)))
+_R = ResourceProvider.__table__.c
+# a provider's bump, found by its uuid: its row lock, and whether it exists
+_LOCK_BY_UUID = (update(ResourceProvider.__table__).where(_R.uuid == bindparam("b_uuid"))
+                 .values(generation=_R.generation + 1, updated_at=bindparam("b_now")))
 _CONSUMERS = bindparam("consumers", expanding=True)
 _OLD = select(_A.resource_provider_id, _A.resource_class, _A.used).where(
     _A.consumer_id.in_(_CONSUMERS))
@@ -81,10 +83,11 @@ _INSERT_CONSUMER = insert(Consumer.__table__)
 
 def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
     """Replace the allocations of every consumer in `writes`, all or nothing."""
-    rp_uuids = {u for w in writes for u in w.allocations}
-    rp_ids = dict(db.execute(_RP_IDS_OF, {"uuids": sorted(rp_uuids)}).all()) if rp_uuids else {}
-    for rp_uuid in sorted(rp_uuids):
-        if rp_uuid not in rp_ids:
+    # Lock (bump) every provider named, in uuid order so writers never deadlock; the
+    # bump also tells a missing provider (the caller rolls the locks back with the error).
+    now = utcnow()
+    for rp_uuid in sorted({u for w in writes for u in w.allocations}):
+        if db.execute(_LOCK_BY_UUID, {"b_uuid": rp_uuid, "b_now": now}).rowcount != 1:
             raise errors.BadRequest(
                 f"Allocation for resource provider '{rp_uuid}' that does not exist.")
     classes = {rc for w in writes for res in w.allocations.values() for rc in res}
@@ -94,7 +97,6 @@ def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
             f"Unable to allocate inventory for consumer {writes[0].consumer_uuid}: "
             f"No such resource class {', '.join(missing)}.")
 
-    providers.lock_providers(db, rp_ids.values())
     # consumer uuid -> its generation before this write (None: created just now)
     before = {w.consumer_uuid: _ensure_consumer(db, w)
               for w in sorted(writes, key=lambda w: w.consumer_uuid)}
@@ -106,16 +108,14 @@ def replace_all(db: Session, writes: list[ConsumerWrite]) -> None:
             old[(rp_id, rc)] += used
         db.execute(_DELETE_OLD, {"consumers": existing})
 
-    rows = []
-    for w in writes:
-        for rp_uuid, resources in w.allocations.items():
-            for rc, amount in resources.items():
-                rows.append({"resource_provider_id": rp_ids[rp_uuid], "resource_class": rc,
-                             "consumer_id": w.consumer_uuid, "used": amount})
-    if rows:
-        _check_capacity(db, rows, old, {i: u for u, i in rp_ids.items()})
-        now = utcnow()
-        db.execute(_INSERT, [{**r, "created_at": now} for r in rows])
+    # (consumer, provider uuid, class, amount) of every new allocation
+    entries = [(w.consumer_uuid, rp_uuid, rc, amount) for w in writes
+               for rp_uuid, resources in w.allocations.items() for rc, amount in resources.items()]
+    if entries:
+        ids = _check_capacity(db, entries, old)
+        db.execute(_INSERT, [{"resource_provider_id": ids[rp_uuid], "resource_class": rc,
+                              "consumer_id": consumer, "used": amount, "created_at": now}
+                             for consumer, rp_uuid, rc, amount in entries])
 
     for consumer_uuid in existing:
         result = db.execute(_NEXT_GENERATION, {"b_uuid": consumer_uuid,
@@ -173,41 +173,45 @@ def _gen(value: Any) -> str:
 
 # Inventory and current usage (the claiming consumers' old rows already deleted) in one
 # query, built once: every claim runs it.
-_RP_IDS = bindparam("rp_ids", expanding=True)
+_RP_UUIDS = bindparam("rp_uuids", expanding=True)
 _CLASSES = bindparam("classes", expanding=True)
 _I = Inventory.__table__.c
 _USAGE = (select(_A.resource_provider_id.label("rp_id"),
                  _A.resource_class.label("rc"), func.sum(_A.used).label("used"))
-          .where(_A.resource_provider_id.in_(_RP_IDS), _A.resource_class.in_(_CLASSES))
+          .where(_A.resource_provider_id.in_(select(_R.id).where(_R.uuid.in_(_RP_UUIDS))),
+                 _A.resource_class.in_(_CLASSES))
           .group_by(_A.resource_provider_id, _A.resource_class).subquery())
-_CAPACITY = (select(_I.resource_provider_id, _I.resource_class, _I.total, _I.reserved,
+_CAPACITY = (select(_I.resource_provider_id, _R.uuid, _I.resource_class, _I.total, _I.reserved,
                     _I.allocation_ratio, _I.min_unit, _I.max_unit, _I.step_size,
                     func.coalesce(_USAGE.c.used, 0))
              .select_from(Inventory.__table__)
+             .join(ResourceProvider.__table__, _R.id == _I.resource_provider_id)
              .outerjoin(_USAGE, (_USAGE.c.rp_id == _I.resource_provider_id)
                         & (_USAGE.c.rc == _I.resource_class))
-             .where(_I.resource_provider_id.in_(_RP_IDS), _I.resource_class.in_(_CLASSES)))
+             .where(_R.uuid.in_(_RP_UUIDS), _I.resource_class.in_(_CLASSES)))
 
 
-def _check_capacity(db: Session, rows: list[dict[str, Any]], old: dict[tuple[int, str], int],
-                    uuids: dict[int, str]) -> None:
-    rp_ids = sorted({r["resource_provider_id"] for r in rows})
-    classes = sorted({r["resource_class"] for r in rows})
-    inventory: dict[tuple[int, str], Any] = {}
-    used: dict[tuple[int, str], int] = {}
-    for row in db.execute(_CAPACITY, {"rp_ids": rp_ids, "classes": classes}):
-        key = (row[0], row[1])
+def _check_capacity(db: Session, entries: list[tuple[str, str, str, int]],
+                    old: dict[tuple[int, str], int]) -> dict[str, int]:
+    """Check the new allocations (consumer, provider uuid, class, amount) against the
+    providers' inventory and usage; returns the providers' ids by uuid."""
+    inventory: dict[tuple[str, str], Any] = {}
+    used: dict[tuple[str, str], int] = {}
+    ids: dict[str, int] = {}
+    for row in db.execute(_CAPACITY, {"rp_uuids": sorted({e[1] for e in entries}),
+                                      "classes": sorted({e[2] for e in entries})}):
+        key = (row[1], row[2])
+        ids[row[1]] = row[0]
         inventory[key] = row
-        used[key] = int(row[8])
-    wanted: dict[tuple[int, str], int] = defaultdict(int)
-    for r in rows:
-        key = (r["resource_provider_id"], r["resource_class"])
-        wanted[key] += r["used"]
+        used[key] = int(row[9])
+    wanted: dict[tuple[str, str], int] = defaultdict(int)
+    for _consumer, rp_uuid, rc, amount in entries:
+        key = (rp_uuid, rc)
+        wanted[key] += amount
         inv = inventory.get(key)
-        names = {"resource_class": key[1], "resource_provider": uuids[key[0]]}
+        names = {"resource_class": rc, "resource_provider": rp_uuid}
         if inv is None:
             raise errors.InvalidAllocation(**names)
-        amount = r["used"]
         if amount < inv.min_unit or amount > inv.max_unit or amount % inv.step_size:
             raise errors.ConstraintsViolated(**names)
     for key, amount in wanted.items():
@@ -215,8 +219,9 @@ def _check_capacity(db: Session, rows: list[dict[str, Any]], old: dict[tuple[int
         cap = (inv.total - inv.reserved) * inv.allocation_ratio
         # Over capacity is refused unless it is no worse than what these consumers already
         # held there (lets a move proceed after `total` shrank), as upstream.
-        if used[key] + amount > cap and amount > old.get(key, 0):
-            raise errors.CapacityExceeded(resource_class=key[1], resource_provider=uuids[key[0]])
+        if used[key] + amount > cap and amount > old.get((ids[key[0]], key[1]), 0):
+            raise errors.CapacityExceeded(resource_class=key[1], resource_provider=key[0])
+    return ids
 
 
 _DELETE_CONSUMER = delete(Consumer.__table__).where(_C.uuid == bindparam("uuid"))
@@ -241,7 +246,6 @@ class ConsumerAllocations:
     consumer_type: str | None = None
 
 
-_R = ResourceProvider.__table__.c
 _OF_CONSUMER = (select(_R.uuid, _R.generation, _A.resource_class, _A.used)
                 .select_from(Allocation.__table__)
                 .join(ResourceProvider.__table__, _R.id == _A.resource_provider_id)
