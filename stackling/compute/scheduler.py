@@ -180,8 +180,9 @@ def schedule(db: Session, spec: RequestSpec) -> Destination:
         routing.seg_aggs, routing.node_aggs = _routing_aggregates(db, routing.segments, nodes)
         for need in spec.routed:
             aggs = sorted({a for s in need.segments for a in routing.seg_aggs.get(s, [])})
+            wanted = set(aggs)
             for host in nodes:
-                if not set(routing.node_aggs.get(host, [])) & set(aggs):
+                if wanted.isdisjoint(routing.node_aggs.get(host, ())):
                     decision.exclude(host, f"segment not reachable: {need.label} needs "
                                            f"segment {' or '.join(need.segments)} of network "
                                            f"{need.network_id}")
@@ -249,11 +250,11 @@ class _Routing:
 
 def _routing_aggregates(db: Session, segments: set[str], nodes: dict[str, Any]
                         ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """The aggregates of the segment providers and of each host's provider, one query."""
+    """The aggregates of the segment providers and, of those, each host's provider's:
+    one query, sized by the segments' aggregates' membership."""
     from stackling.placement import interface as placement
 
-    by_uuid = placement.get_aggregates_for_providers(
-        db, [*sorted(segments), *(n.uuid for n, _ in nodes.values())])
+    by_uuid = placement.get_aggregate_members(db, segments)
     return ({s: by_uuid[s] for s in segments if s in by_uuid},
             {host: by_uuid.get(n.uuid, []) for host, (n, _) in nodes.items()})
 
@@ -305,8 +306,9 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
         limit=MAX_CANDIDATES)
     by_uuid = {n.uuid: h for h, (n, _) in nodes.items()}
     eligible = [h for h in nodes if decision.hosts.get(h) is None]
+    eligible_set = set(eligible)
     choices = [c for c in candidates
-               if all(by_uuid.get(rp) in eligible for rp in c["allocations"])]
+               if all(by_uuid.get(rp) in eligible_set for rp in c["allocations"])]
     if not choices:
         _explain_resources(db, spec, decision, nodes,
                            [h for h in eligible if nodes[h][0].uuid not in

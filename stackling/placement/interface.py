@@ -38,6 +38,7 @@ __all__ = [
     "get_allocations_for_consumer", "get_provider_usages", "get_aggregates_for_providers",
     "release_resource_class",
     "get_aggregates_for_provider", "get_allocations_for_provider", "list_providers_named_like",
+    "get_aggregate_members",
     "update_inventory_record", "free_capacity", "set_aggregates_for_providers",
     "create_resource_provider_with",
     "errors",
@@ -338,6 +339,36 @@ def get_aggregates_for_providers(db: Session, rp_uuids: Iterable[str]) -> dict[s
     if not uuids:
         return out
     for rp_uuid, agg in db.execute(_AGGREGATES_OF, {"uuids": uuids}):
+        out.setdefault(rp_uuid, []).append(agg)
+    return out
+
+
+_AGGREGATE_PEERS: Any = None
+
+
+def get_aggregate_members(db: Session, rp_uuids: Iterable[str]) -> dict[str, list[str]]:
+    """{rp_uuid: [aggregate uuid, ...]} over the aggregates the given providers are in:
+    theirs, and for every provider sharing one of them, those it shares (one query, whose
+    size is the aggregates' membership, not the number of providers asked about)."""
+    global _AGGREGATE_PEERS
+    if _AGGREGATE_PEERS is None:
+        from sqlalchemy import bindparam, select
+
+        from stackling.placement.models import ProviderAggregate, ResourceProvider
+
+        rp, pa = ResourceProvider.__table__, ProviderAggregate.__table__
+        rp2, pa2 = rp.alias("asked"), pa.alias("theirs")
+        theirs = (select(pa2.c.aggregate_uuid)
+                  .select_from(pa2.join(rp2, rp2.c.id == pa2.c.resource_provider_id))
+                  .where(rp2.c.uuid.in_(bindparam("uuids", expanding=True))))
+        _AGGREGATE_PEERS = (select(rp.c.uuid, pa.c.aggregate_uuid)
+                            .select_from(pa.join(rp, rp.c.id == pa.c.resource_provider_id))
+                            .where(pa.c.aggregate_uuid.in_(theirs)))
+    out: dict[str, list[str]] = {}
+    uuids = sorted(set(rp_uuids))
+    if not uuids:
+        return out
+    for rp_uuid, agg in db.execute(_AGGREGATE_PEERS, {"uuids": uuids}):
         out.setdefault(rp_uuid, []).append(agg)
     return out
 
