@@ -261,17 +261,25 @@ def _drop_provider(db: Session, segment_id: str) -> None:
 
 
 def sync_port(db: Session, port_id: str, *, providers: set[str] | None = None,
-              maybe_held: bool = True) -> None:
+              maybe_held: bool = True, facts: list[Any] | None = None,
+              network_id: str = "") -> None:
     """Make the port's consumer hold exactly its compute IPv4 addresses per segment.
     A full segment refuses: 409 IpAddressGenerationFailure.
 
     `providers`: the segments known to have a provider (else looked up). `maybe_held`
     False: the port had no address on a segment before this change, so it holds nothing
-    (a claim replaces whatever the consumer holds anyway: the result is exact)."""
+    (a claim replaces whatever the consumer holds anyway: the result is exact). `facts`:
+    the port's `_PORT_FACTS` rows, when the caller read them (and its network)."""
     from stackling.placement import interface as placement
     from stackling.placement.allocations import INCOMPLETE_CONSUMER_USER_ID
 
-    wanted, project_id, network_id = _port_claim(db, port_id, providers)
+    if facts is None:
+        wanted, project_id, network_id = _port_claim(db, port_id, providers)
+    else:
+        wanted = {seg: {IPV4: int(n)} for seg, version, n, owner, _project in facts
+                  if version == 4 and is_compute_owner(owner) and (
+                      seg in providers if providers is not None else _has_provider(db, seg))}
+        project_id = facts[0][4] if facts else ""
     if maybe_held or not wanted:
         current = placement.get_allocations_for_consumer(db, port_id)
         if {rp: dict(e["resources"]) for rp, e in current.items()} == wanted:
@@ -296,10 +304,12 @@ def after_subnet_change(db: Session, segment_ids: Iterable[str], *,
 
 
 def after_port_change(db: Session, port_id: str, old_segments: set[str],
-                      deleted: bool = False, new_segments: set[str] | None = None) -> None:
+                      deleted: bool = False, new_segments: set[str] | None = None,
+                      facts: list[Any] | None = None, network_id: str = "") -> None:
     """After a port's create/update/delete: its segments' reserved counts and its own
     allocation. `old_segments` = segments of its addresses before the change;
-    `new_segments` = after it, when the caller has them."""
+    `new_segments` = after it, and `facts` (its `_PORT_FACTS` rows) and network, when
+    the caller has them."""
     from stackling.placement import interface as placement
 
     if deleted:
@@ -310,18 +320,23 @@ def after_port_change(db: Session, port_id: str, old_segments: set[str],
     if not affected:
         return
     lock_segments(db, affected)
+    # a port counted in reserved (neither compute nor DHCP) with IPv4 addresses on a
+    # segment it was not on: that segment's numbers move
+    moving = {r[0] for r in facts if r[1] == 4} - old_segments if facts and not (
+        is_compute_owner(facts[0][3]) or facts[0][3] == "network:dhcp") else set()
     providers = set()
     for segment_id in sorted(affected):
         inventory = expected_inventory(db, segment_id)
-        if inventory is not None and placement.update_inventory_record(db, segment_id, IPV4,
-                                                                       inventory):
+        if inventory is not None and placement.update_inventory_record(
+                db, segment_id, IPV4, inventory, likely_changed=segment_id in moving):
             providers.add(segment_id)
         elif sync_segment(db, segment_id, likely_changed=False):
             providers.add(segment_id)  # no provider yet, or none wanted any more
     if deleted:
         placement.delete_allocation_for_instance(db, port_id)
     else:
-        sync_port(db, port_id, providers=providers, maybe_held=bool(old_segments))
+        sync_port(db, port_id, providers=providers, maybe_held=bool(old_segments),
+                  facts=facts, network_id=network_id)
 
 
 def before_network_delete(db: Session, network_id: str) -> None:
@@ -458,7 +473,8 @@ def after_port_write(db: Session, port_id: str, network_id: str, host: str,
     if not old_segments and rows and is_compute_owner(rows[0][3]) and _claim_new_addresses(
             db, port_id, network_id, segments, rows):
         return
-    after_port_change(db, port_id, old_segments, new_segments=segments)
+    after_port_change(db, port_id, old_segments, new_segments=segments, facts=rows,
+                      network_id=network_id)
 
 
 def _claim_new_addresses(db: Session, port_id: str, network_id: str, segments: set[str],
