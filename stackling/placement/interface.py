@@ -124,7 +124,9 @@ def set_aggregates_for_provider(db: Session, rp_uuid: str, aggregate_uuids: Iter
 def set_aggregates_for_providers(db: Session, wanted: dict[str, Iterable[str]]) -> None:
     """`set_aggregates_for_provider` for several providers at once: their aggregates read
     in one query, each changed provider bumped (locked, in id order), then one insert and
-    at most one delete. ResourceProviderNotFound for a missing provider."""
+    at most one delete. ResourceProviderNotFound for a missing provider. Nothing but
+    generations is written before the last lock, so a provider deleted meanwhile
+    (ConcurrentUpdate) leaves no aggregate half-set: no savepoint needed."""
     from sqlalchemy import and_, delete, or_, select
 
     from stackling.placement.models import ProviderAggregate, ResourceProvider
@@ -149,16 +151,13 @@ def set_aggregates_for_providers(db: Session, wanted: dict[str, Iterable[str]]) 
     changed = sorted(u for u in sets if sets[u] != current[u])
     if not changed:
         return
-    with db.begin_nested():
-        providers.lock_providers(db, [ids[u] for u in changed])
-        gone = [(ids[u], a) for u in changed for a in sorted(current[u] - sets[u])]
-        if gone:
-            db.execute(delete(pa).where(or_(*(and_(pa.c.resource_provider_id == i,
-                                                   pa.c.aggregate_uuid == a)
-                                              for i, a in gone))))
-        insert_absent(db, ProviderAggregate,
-                      [{"resource_provider_id": ids[u], "aggregate_uuid": a}
-                       for u in changed for a in sorted(sets[u] - current[u])])
+    providers.lock_providers(db, [ids[u] for u in changed])
+    gone = [(ids[u], a) for u in changed for a in sorted(current[u] - sets[u])]
+    if gone:
+        db.execute(delete(pa).where(or_(*(and_(pa.c.resource_provider_id == i,
+                                               pa.c.aggregate_uuid == a) for i, a in gone))))
+    insert_absent(db, ProviderAggregate, [{"resource_provider_id": ids[u], "aggregate_uuid": a}
+                                          for u in changed for a in sorted(sets[u] - current[u])])
 
 
 def create_resource_provider_with(db: Session, uuid: str, name: str,
@@ -263,9 +262,9 @@ def move_allocations(db: Session, source_consumer: str, target_consumer: str) ->
 
 
 def delete_allocation_for_instance(db: Session, consumer_uuid: str) -> None:
-    """Remove the consumer's allocations; a no-op when it has none."""
-    with db.begin_nested():
-        allocations.delete_for_consumer(db, consumer_uuid)
+    """Remove the consumer's allocations; a no-op when it has none. (Two deletes that
+    cannot fail midway: no savepoint.)"""
+    allocations.delete_for_consumer(db, consumer_uuid)
 
 
 def get_allocations_for_consumer(db: Session, consumer_uuid: str) -> dict[str, Any]:
