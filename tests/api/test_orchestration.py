@@ -516,6 +516,21 @@ def test_waiting_resource_is_polled_and_update_in_progress_is_409(heat):
     assert names.index("slow") < names.index("after")
 
 
+def test_independent_waiting_resources_run_concurrently(heat):
+    """Three independent resources that wait are all started before any completes (their
+    waits overlap), and the one that depends on them starts only after all three."""
+    name = unique("conc")
+    t = tmpl({**{n: _test_resource(action_wait_secs={"create": 0.3}) for n in "abc"},
+              "last": {**_test_resource(), "depends_on": ["a", "b", "c"]}})
+    assert heat.make(name, t)["stack_status"] == "CREATE_COMPLETE"
+    events = [(e["resource_name"], e["resource_status"]) for e in heat.events(name)
+              if e["resource_name"] != name]
+    first_complete = min(events.index((n, "CREATE_COMPLETE")) for n in "abc")
+    assert all(events.index((n, "CREATE_IN_PROGRESS")) < first_complete for n in "abc")
+    assert events.index(("last", "CREATE_IN_PROGRESS")) > max(
+        events.index((n, "CREATE_COMPLETE")) for n in "abc")
+
+
 def test_delete_and_deleted_stacks(heat):
     name = unique("del")
     heat.make(name, tmpl({"a": _test_resource()}))
