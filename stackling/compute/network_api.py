@@ -442,7 +442,7 @@ def _routed_needs(db: Session, instance: Any, lookups: BuildLookups) -> list[Rou
                                 auto_allocate=requested == AUTO)
         requests = [{"network_id": nets[0]["id"]}] if len(nets) == 1 else []
         # l2_adjacency is false exactly when a subnet sits on a segment (routed)
-        plain = {n["id"] for n in nets if n.get("l2_adjacency") is True}
+        plain: set[str] = {n["id"] for n in nets if n.get("l2_adjacency") is True}
     else:
         requests = [dict(r) for r in requested]
         plain = set()

@@ -367,7 +367,7 @@ def port_brief(db: Session, ctx: RequestContext, port_id: str) -> dict[str, Any]
     port's project, or its network's owner, or an admin), in one query."""
     from stackling.network import errors
 
-    rows = list(db.execute(_brief_statements()["port"], {"port": port_id}))
+    rows = list(db.execute(_BRIEF["port"], {"port": port_id}))
     if not rows:
         raise errors.PortNotFound(port_id=port_id)
     (pid, project_id, network_id, device_id, status, mac, ip_allocation, net_owner,
@@ -382,38 +382,38 @@ def port_brief(db: Session, ctx: RequestContext, port_id: str) -> dict[str, Any]
                           if r[-1] is not None]}
 
 
-_BRIEF: dict[str, Any] = {}  # statements built once
-
-
 def _brief_statements() -> dict[str, Any]:
-    if not _BRIEF:
-        from sqlalchemy import bindparam, select
+    from sqlalchemy import bindparam, select
 
-        from stackling.network.core.models import IPAllocation, Network, Port, Subnet
+    from stackling.network.core.models import IPAllocation, Network, Port, Subnet
 
-        _BRIEF["port"] = (
+    return {
+        "port": (
             select(Port.id, Port.project_id, Port.network_id, Port.device_id, Port.status,
                    Port.mac_address, Port.ip_allocation, Network.project_id.label("owner"),
                    IPAllocation.subnet_id, IPAllocation.ip_address)
             .outerjoin(Network, Network.id == Port.network_id)
             .outerjoin(IPAllocation, IPAllocation.port_id == Port.id)
-            .where(Port.id == bindparam("port")).order_by(IPAllocation.ordinal))
-        _BRIEF["fixed_ips"] = (select(IPAllocation.subnet_id, IPAllocation.ip_address)
-                               .where(IPAllocation.port_id == bindparam("port"))
-                               .order_by(IPAllocation.ordinal))
-        _BRIEF["networks"] = (
+            .where(Port.id == bindparam("port")).order_by(IPAllocation.ordinal)),
+        "fixed_ips": (select(IPAllocation.subnet_id, IPAllocation.ip_address)
+                      .where(IPAllocation.port_id == bindparam("port"))
+                      .order_by(IPAllocation.ordinal)),
+        "networks": (
             select(Network.id, Network.name, Network.project_id, Network.shared,
                    Network.router_external, Subnet.id.label("subnet_id"),
                    Subnet.ip_version, Subnet.segment_id)
             .outerjoin(Subnet, Subnet.network_id == Network.id)
             .where(Network.id.in_(bindparam("ids", expanding=True)))
-            .order_by(Network.id, Subnet.created_at, Subnet.id))
-    return _BRIEF
+            .order_by(Network.id, Subnet.created_at, Subnet.id)),
+    }
+
+
+_BRIEF = _brief_statements()  # built once, at import (requests share them)
 
 
 def _port_brief(db: Session, port: Any) -> dict[str, Any]:
     fixed = [{"subnet_id": subnet_id, "ip_address": ip} for subnet_id, ip in db.execute(
-        _brief_statements()["fixed_ips"], {"port": port.id})]
+        _BRIEF["fixed_ips"], {"port": port.id})]
     return {"id": port.id, "project_id": port.project_id, "network_id": port.network_id,
             "device_id": port.device_id, "status": port.status,
             "mac_address": port.mac_address, "ip_allocation": port.ip_allocation,
@@ -452,7 +452,7 @@ def network_briefs(db: Session, ctx: RequestContext, network_ids: list[str]
     out: dict[str, dict[str, Any]] = {}
     hidden: set[str] = set()
     for (net_id, name, project_id, shared, external, subnet_id, version,
-         segment_id) in db.execute(_brief_statements()["networks"],
+         segment_id) in db.execute(_BRIEF["networks"],
                                    {"ids": list(dict.fromkeys(network_ids))}):
         if net_id in hidden:
             continue
