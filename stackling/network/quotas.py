@@ -125,7 +125,11 @@ def _check(db: Session, project_id: str, resource: str, requested: int) -> None:
     limit = limit_of(db, project_id, resource)
     if limit < 0:
         return
-    lock_project(db, QuotaLock, project_id)
+    # Once per transaction: the row lock is held until it ends. The memo forgets it on any
+    # rollback, a savepoint's included (which may release locks taken inside it).
+    if ("quota_lock", project_id) not in memo.table(db):
+        lock_project(db, QuotaLock, project_id)
+        memo.table(db)[("quota_lock", project_id)] = True
     if used(db, project_id, resource) + requested > limit:
         raise l3e.OverQuota(overs=[resource])
 

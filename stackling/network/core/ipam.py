@@ -61,19 +61,39 @@ def eui64(subnet: Subnet, mac: str) -> str:
 
 # ------------------------------------------------------------------ storage
 def _insert(db: Session, subnet: Subnet, value: int, port_id: str, ordinal: int) -> bool:
-    """Take one address; False when it was already taken (by anyone)."""
+    """Take one address; False when it was already taken (by anyone).
+
+    PostgreSQL and SQLite skip a taken address in the statement itself (ON CONFLICT DO
+    NOTHING on the primary key, the row count tells); MariaDB, whose upsert counts a
+    skipped row as one, inserts in a savepoint and catches the duplicate key."""
     ip = str(netaddr.IPAddress(value, subnet.ip_version))
+    row = {"subnet_id": subnet.id, "ip_address": ip, "port_id": port_id,
+           "network_id": subnet.network_id, "ip_key": key(value),
+           # the last IPv6 address has no successor: pointing at itself reads as taken
+           "next_key": key(min(value + 1, 2**128 - 1)), "ordinal": ordinal}
+    stmt = _SKIP_TAKEN.get(db.get_bind().dialect.name)
+    if stmt is not None:
+        return db.execute(stmt, row).rowcount == 1  # type: ignore[attr-defined]
     try:
         with db.begin_nested():
-            db.execute(insert(IPAllocation).values(
-                subnet_id=subnet.id, ip_address=ip, port_id=port_id,
-                network_id=subnet.network_id, ip_key=key(value),
-                # the last IPv6 address has no successor: pointing at itself reads as taken
-                next_key=key(min(value + 1, 2**128 - 1)),
-                ordinal=ordinal))
+            db.execute(insert(IPAllocation).values(**row))
     except IntegrityError:
         return False
     return True
+
+
+def _skip_taken() -> dict[str, Any]:
+    from sqlalchemy.dialects.postgresql import insert as pg_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    pk = ["subnet_id", "ip_address"]  # only the primary key: any other error still raises
+    table = IPAllocation.__table__  # a Core insert: its result has the row count
+    return {dialect: stmt.execution_options(preserve_rowcount=True) for dialect, stmt in (
+        ("postgresql", pg_insert(table).on_conflict_do_nothing(index_elements=pk)),
+        ("sqlite", sqlite_insert(table).on_conflict_do_nothing(index_elements=pk)))}
+
+
+_SKIP_TAKEN = _skip_taken()  # built once: every address taken runs one
 
 
 def _gap_queries() -> tuple[Any, Any]:

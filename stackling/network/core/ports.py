@@ -28,7 +28,7 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, make_transient_to_detached
 
 from stackling.common.context import RequestContext
 from stackling.common.db import insert_absent, utcnow, uuid_str
@@ -589,7 +589,22 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
 
 def _insert_port(db: Session, net: Network, port: Port, mac: str | None) -> None:
     base = get_config(db).base_mac
-    for _ in range(MAC_ATTEMPTS):
+    stmt = _SKIP_TAKEN_MAC.get(db.get_bind().dialect.name)
+    if stmt is not None:
+        # PostgreSQL, SQLite: a MAC taken on the network skips the row (ON CONFLICT DO
+        # NOTHING on that unique key; the row count tells), no savepoint needed
+        port.mac_address = mac or ""  # set below, per attempt
+        row = _row_of(port)
+        for _ in range(MAC_ATTEMPTS):
+            port.mac_address = row["mac_address"] = mac or _random_mac(base)
+            if db.execute(stmt, row).rowcount == 1:  # type: ignore[attr-defined]
+                make_transient_to_detached(port)  # the row is there: persistent as loaded
+                db.add(port)
+                return
+            if mac is not None:
+                raise errors.MacAddressInUse(net_id=net.id, mac=mac)
+        raise errors.MacAddressInUse(net_id=net.id, mac=port.mac_address)
+    for _ in range(MAC_ATTEMPTS):  # MariaDB: in a savepoint, catching the duplicate key
         port.mac_address = mac or _random_mac(base)
         try:
             with db.begin_nested():
@@ -601,6 +616,35 @@ def _insert_port(db: Session, net: Network, port: Port, mac: str | None) -> None
             if mac is not None:
                 raise errors.MacAddressInUse(net_id=net.id, mac=mac) from None
     raise errors.MacAddressInUse(net_id=net.id, mac=port.mac_address)
+
+
+def _row_of(port: Port) -> dict[str, Any]:
+    """The new port's column values (scalar column defaults for those not set)."""
+    row = {}
+    for column in Port.__table__.columns:
+        if column.key in port.__dict__:
+            row[column.key] = port.__dict__[column.key]
+        else:
+            default = column.default
+            if default is None or not default.is_scalar:
+                raise ValueError(f"port column {column.key} needs a value")  # a bug
+            row[column.key] = default.arg  # type: ignore[attr-defined]
+            setattr(port, column.key, default.arg)  # type: ignore[attr-defined]
+    return row
+
+
+def _skip_taken_mac() -> dict[str, Any]:
+    from sqlalchemy.dialects.postgresql import insert as pg_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    key = ["network_id", "mac_address"]  # only that unique key: any other error raises
+    table = Port.__table__  # a Core insert: its result has the row count
+    return {dialect: stmt.execution_options(preserve_rowcount=True) for dialect, stmt in (
+        ("postgresql", pg_insert(table).on_conflict_do_nothing(index_elements=key)),
+        ("sqlite", sqlite_insert(table).on_conflict_do_nothing(index_elements=key)))}
+
+
+_SKIP_TAKEN_MAC = _skip_taken_mac()  # built once: every port insert runs one
 
 
 # ------------------------------------------------------------------ update
