@@ -63,9 +63,11 @@ def eui64(subnet: Subnet, mac: str) -> str:
 def _insert(db: Session, subnet: Subnet, value: int, port_id: str, ordinal: int) -> bool:
     """Take one address; False when it was already taken (by anyone).
 
-    PostgreSQL and SQLite skip a taken address in the statement itself (ON CONFLICT DO
-    NOTHING on the primary key, the row count tells); MariaDB, whose upsert counts a
-    skipped row as one, inserts in a savepoint and catches the duplicate key."""
+    SQLite skips a taken address in the statement itself (ON CONFLICT DO NOTHING on the
+    primary key, the row count tells): its writers run one at a time, so nothing else
+    (a subnet deleted meanwhile) can fail the insert. PostgreSQL and MariaDB insert in a
+    savepoint and count any integrity error as taken, as a concurrent delete's foreign
+    key violation must not abort the transaction."""
     ip = str(netaddr.IPAddress(value, subnet.ip_version))
     row = {"subnet_id": subnet.id, "ip_address": ip, "port_id": port_id,
            "network_id": subnet.network_id, "ip_key": key(value),
@@ -83,14 +85,12 @@ def _insert(db: Session, subnet: Subnet, value: int, port_id: str, ordinal: int)
 
 
 def _skip_taken() -> dict[str, Any]:
-    from sqlalchemy.dialects.postgresql import insert as pg_insert
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
     pk = ["subnet_id", "ip_address"]  # only the primary key: any other error still raises
     table = IPAllocation.__table__  # a Core insert: its result has the row count
-    return {dialect: stmt.execution_options(preserve_rowcount=True) for dialect, stmt in (
-        ("postgresql", pg_insert(table).on_conflict_do_nothing(index_elements=pk)),
-        ("sqlite", sqlite_insert(table).on_conflict_do_nothing(index_elements=pk)))}
+    return {"sqlite": sqlite_insert(table).on_conflict_do_nothing(index_elements=pk)
+            .execution_options(preserve_rowcount=True)}
 
 
 _SKIP_TAKEN = _skip_taken()  # built once: every address taken runs one

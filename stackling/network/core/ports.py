@@ -591,8 +591,9 @@ def _insert_port(db: Session, net: Network, port: Port, mac: str | None) -> None
     base = get_config(db).base_mac
     stmt = _SKIP_TAKEN_MAC.get(db.get_bind().dialect.name)
     if stmt is not None:
-        # PostgreSQL, SQLite: a MAC taken on the network skips the row (ON CONFLICT DO
-        # NOTHING on that unique key; the row count tells), no savepoint needed
+        # SQLite: a MAC taken on the network skips the row (ON CONFLICT DO NOTHING on that
+        # unique key; the row count tells), no savepoint needed: its writers run one at a
+        # time, so no other error (a network deleted meanwhile) can fail the insert
         port.mac_address = mac or ""  # set below, per attempt
         row = _row_of(port)
         for _ in range(MAC_ATTEMPTS):
@@ -604,7 +605,9 @@ def _insert_port(db: Session, net: Network, port: Port, mac: str | None) -> None
             if mac is not None:
                 raise errors.MacAddressInUse(net_id=net.id, mac=mac)
         raise errors.MacAddressInUse(net_id=net.id, mac=port.mac_address)
-    for _ in range(MAC_ATTEMPTS):  # MariaDB: in a savepoint, catching the duplicate key
+    # PostgreSQL, MariaDB: in a savepoint, catching the duplicate key (or a concurrent
+    # delete's foreign key violation) without aborting the transaction
+    for _ in range(MAC_ATTEMPTS):
         port.mac_address = mac or _random_mac(base)
         try:
             with db.begin_nested():
@@ -634,14 +637,12 @@ def _row_of(port: Port) -> dict[str, Any]:
 
 
 def _skip_taken_mac() -> dict[str, Any]:
-    from sqlalchemy.dialects.postgresql import insert as pg_insert
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
     key = ["network_id", "mac_address"]  # only that unique key: any other error raises
     table = Port.__table__  # a Core insert: its result has the row count
-    return {dialect: stmt.execution_options(preserve_rowcount=True) for dialect, stmt in (
-        ("postgresql", pg_insert(table).on_conflict_do_nothing(index_elements=key)),
-        ("sqlite", sqlite_insert(table).on_conflict_do_nothing(index_elements=key)))}
+    return {"sqlite": sqlite_insert(table).on_conflict_do_nothing(index_elements=key)
+            .execution_options(preserve_rowcount=True)}
 
 
 _SKIP_TAKEN_MAC = _skip_taken_mac()  # built once: every port insert runs one
