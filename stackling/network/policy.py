@@ -171,11 +171,22 @@ def authorize_attrs(db: Session, ctx: RequestContext, action: str, attrs: Mappin
 
 
 class ReadFilter:
-    """Which admin-only attributes a caller may read, decided once per request."""
+    """Which admin-only attributes a caller may read, decided once per transaction and
+    caller (the rules read only the caller's credentials)."""
 
     def __init__(self, db: Session, ctx: RequestContext, action: str,
                  names: tuple[str, ...]) -> None:
-        self.hidden = {n for n in names if not allowed(db, ctx, f"{action}:{n}", {})}
+        from stackling.network import memo
+
+        creds = _creds(ctx)
+        key = ("read_filter", action, names, ctx.project_id,
+               tuple(sorted((k, repr(v)) for k, v in creds.items())))
+        known = memo.table(db)
+        hidden = known.get(key)
+        if hidden is None:
+            hidden = known[key] = frozenset(
+                n for n in names if not allowed(db, ctx, f"{action}:{n}", {}))
+        self.hidden = hidden
 
     def apply(self, item: dict[str, Any]) -> dict[str, Any]:
         for name in self.hidden:

@@ -99,12 +99,17 @@ def limit_of(db: Session, project_id: str, resource: str) -> int:
     return limits(db, project_id)[resource]
 
 
+# Built once (every create counts): no per-call statement construction.
+_USED = {resource: select(func.count()).select_from(model)
+         .where(model.project_id == bindparam("project"))
+         for resource, model in _OWNED.items()}
+
+
 def used(db: Session, project_id: str, resource: str) -> int:
-    model = _OWNED.get(resource)
-    if model is None:
+    stmt = _USED.get(resource)
+    if stmt is None:
         return 0
-    return db.scalar(select(func.count()).select_from(model)
-                     .where(model.project_id == project_id)) or 0
+    return db.scalar(stmt, {"project": project_id}) or 0
 
 
 def check(db: Session, project_id: str, resource: str, requested: int = 1) -> None:

@@ -571,7 +571,7 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
     if routed_net:
         routed.after_port_write(db, port.id, net.id, port.binding_host_id, set())
     if sg_ids:
-        db.execute(insert(PortSecurityGroup), [{"port_id": port.id, "security_group_id": i}
+        db.execute(_INSERT_GROUPS, [{"port_id": port.id, "security_group_id": i}
                                                for i in sg_ids])
     pair_views: list[dict[str, str]] = []
     if pairs:
@@ -585,6 +585,9 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
     # what render() would read back, known already (saves four queries per create)
     port.known_parts = (made, list(sg_ids), pair_views, sorted(tags))  # type: ignore[attr-defined]
     return port
+
+
+_INSERT_GROUPS = insert(PortSecurityGroup)  # built once: most ports get a group
 
 
 def _insert_port(db: Session, net: Network, port: Port, mac: str | None) -> None:
