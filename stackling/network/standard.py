@@ -68,7 +68,8 @@ KNOWN = "known_parts"
 def take_known(objs: Any) -> list[Any] | None:
     """The known parts of every object of `objs`, or None when one lacks them (then
     all are dropped: a render reads)."""
-    parts = [o.__dict__.pop(KNOWN, None) if hasattr(o, "__dict__") else None for o in objs]
+    # list rows (`Row`) never carry any, and asking one for `__dict__` is a slow miss
+    parts = [None if isinstance(o, Row) else o.__dict__.pop(KNOWN, None) for o in objs]
     return parts if parts and all(p is not None for p in parts) else None
 
 
