@@ -113,12 +113,18 @@ def _pools_size(stored: str | None) -> int:
 
 def expected_inventory(db: Session, segment_id: str) -> dict[str, Any] | None:
     """The segment's IPV4_ADDRESS inventory record (None: it must have no provider)."""
-    total = reserved = ports = 0
+    return _expected_inventory(db, segment_id)[0]
+
+
+def _expected_inventory(db: Session, segment_id: str) -> tuple[dict[str, Any] | None, int]:
+    """The inventory record, and how many subnets (with pools) it counts."""
+    total = reserved = ports = pooled = 0
     for pools, gateway, dhcp, count in db.execute(_SEGMENT_SUBNETS, {"seg": segment_id}):
         ports = count  # the same on every row
         size = _pools_size(pools)
         if not size:
             continue  # a subnet without pools contributes nothing, as upstream
+        pooled += 1
         total += size
         if gateway:
             total += 1
@@ -126,10 +132,10 @@ def expected_inventory(db: Session, segment_id: str) -> dict[str, Any] | None:
         if dhcp:
             reserved += 1
     if not total:
-        return None
+        return None, 0
     reserved += ports or 0
     return {"total": total, "reserved": min(reserved, total), "min_unit": 1, "max_unit": 1,
-            "step_size": 1, "allocation_ratio": 1.0}
+            "step_size": 1, "allocation_ratio": 1.0}, pooled
 
 
 # the port's compute IPv4 addresses per segment, with the port's project and network
@@ -197,19 +203,22 @@ def lock_segments(db: Session, segment_ids: Iterable[str]) -> None:
 
 
 def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False,
-                 likely_changed: bool = True) -> bool:
+                 likely_changed: bool = True, joined: bool = False) -> bool:
     """Make the segment's provider, inventory and aggregate what the tables say;
     `all_ports` also re-syncs the allocation of every port on the segment (a subnet
     joining the segment with ports on it). True when the segment has a provider now.
-    `likely_changed`: a subnet change (its numbers usually move), not a port's."""
+    `likely_changed`: a subnet change (its numbers usually move), not a port's.
+    `joined`: an IPv4 subnet with pools just joined the segment; when it is the only
+    one, the segment had none before, so (as every change keeps it) no provider either."""
     from stackling.placement import interface as placement
 
-    inventory = expected_inventory(db, segment_id)
+    inventory, pooled = _expected_inventory(db, segment_id)
     if inventory is None:
         _drop_provider(db, segment_id)
         return False
-    if placement.update_inventory_record(db, segment_id, IPV4, inventory,
-                                         likely_changed=likely_changed):
+    first = joined and pooled == 1
+    if not first and placement.update_inventory_record(db, segment_id, IPV4, inventory,
+                                                       likely_changed=likely_changed):
         pass  # the usual case: the provider exists, only its numbers move
     else:  # the first pool: the aggregate, then the provider with inventory and aggregate
         agg = _segment_aggregate(db, segment_id)
@@ -296,11 +305,13 @@ def sync_port(db: Session, port_id: str, *, providers: set[str] | None = None,
 
 # ------------------------------------------------------------------ hooks (network logic)
 def after_subnet_change(db: Session, segment_ids: Iterable[str], *,
-                        all_ports: bool = False) -> None:
+                        all_ports: bool = False, joined: bool = False) -> None:
+    """`joined`: an IPv4 subnet with pools joined these segments (created on one, or
+    given one)."""
     ids = sorted({s for s in segment_ids if s})
     lock_segments(db, ids)
     for segment_id in ids:
-        sync_segment(db, segment_id, all_ports=all_ports)
+        sync_segment(db, segment_id, all_ports=all_ports, joined=joined)
 
 
 def after_port_change(db: Session, port_id: str, old_segments: set[str],

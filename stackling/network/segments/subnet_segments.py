@@ -172,7 +172,12 @@ def after_create(db: Session, subnet: Subnet) -> None:
         return
     add_peer_routes(db, subnet)
     db.flush()
-    routed.after_subnet_change(db, [subnet.segment_id])
+    routed.after_subnet_change(db, [subnet.segment_id], joined=_pooled_v4(subnet))
+
+
+def _pooled_v4(subnet: Subnet) -> bool:
+    """Whether the subnet counts in its segment's IPv4 inventory."""
+    return subnet.ip_version == 4 and bool(subnet.allocation_pools)
 
 
 def after_update(db: Session, subnet: Subnet, before: SubnetState) -> None:
@@ -181,7 +186,8 @@ def after_update(db: Session, subnet: Subnet, before: SubnetState) -> None:
     if before.segment_id is None:  # joined a segment: treated as a new subnet
         add_peer_routes(db, subnet)
         db.flush()
-        routed.after_subnet_change(db, [subnet.segment_id], all_ports=True)
+        routed.after_subnet_change(db, [subnet.segment_id], all_ports=True,
+                                   joined=_pooled_v4(subnet))
         return
     move_gateway_routes(db, subnet, before.gateway_ip)
     db.flush()
