@@ -14,19 +14,20 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.orm import Session
 
+from stackling.network import memo
 from stackling.network.core.models import Segment
 from stackling.network.segments.models import NetworkHost, SegmentHostMapping
 
-# db.info key: {(host, network_id): [segment ids]}, the transaction's answers of
-# `segments_for_host` (a binding asks twice: candidate subnets, then the host check).
-# Every writer of the mapping (hosts recorded, a segment created or deleted, a network
-# deleted) drops it, so it never outlives a change made in the same transaction.
-_MEMO = "stackling.network.segments_for_host"
+# The transaction's answers of `segments_for_host` ({(host, network_id): [segment ids]}:
+# a binding asks twice, for its candidate subnets and for the host check), kept in the
+# network memo (cleared by any rollback). Every writer of the mapping (hosts recorded, a
+# segment created or deleted, a network deleted) drops it.
+_MEMO = "segments_for_host"
 
 
 def forget(db: Session) -> None:
     """The mapping changed in this transaction: drop the memo of `segments_for_host`."""
-    db.info.pop(_MEMO, None)
+    memo.forget(db, _MEMO)
 
 
 def record_hosts(db: Session, hosts: Iterable[tuple[str, Sequence[str]]]) -> list[str]:
@@ -99,12 +100,12 @@ _FOR_HOST_ON_NETWORK = _FOR_HOST.join(Segment, Segment.id == SegmentHostMapping.
 
 
 def segments_for_host(db: Session, host: str, network_id: str | None = None) -> list[str]:
-    memo = db.info.setdefault(_MEMO, {})
-    found = memo.get((host, network_id))
+    known = memo.table(db).setdefault(_MEMO, {})
+    found = known.get((host, network_id))
     if found is None:
         if network_id is None:
             found = sorted(db.scalars(_FOR_HOST, {"host": host}))
         else:
             found = sorted(db.scalars(_FOR_HOST_ON_NETWORK, {"host": host, "net": network_id}))
-        memo[(host, network_id)] = found
+        known[(host, network_id)] = found
     return list(found)

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import bindparam, exists, select
 from sqlalchemy.orm import Session
 
-from stackling.network import standard
+from stackling.network import memo, standard
 from stackling.network.core.models import Segment, Subnet
 from stackling.network.segments import errors as seg_errors
 from stackling.network.segments import routed
@@ -21,11 +21,12 @@ ROUTED_SERVICE_TYPE = "network:routed"  # subnets of this type are exempt from a
 
 
 # ------------------------------------------------------------------ rules
-# db.info key: {(network_id, segment_id): bool}, whether the network had a subnet on
-# another segment when `check_segment` last ran (a subnet about to join the segment then
-# looks for peers only if so). Every check clears it first, and every subnet joins a
-# segment through a check, so a False can never hide a peer added since.
-_PEERS = "stackling.network.segment_peers"
+# In the network memo (cleared by any rollback): {(network_id, segment_id): bool},
+# whether the network had a subnet on another segment when `check_segment` last ran (a
+# subnet about to join the segment then looks for peers only if so). Every check clears
+# it first, and every subnet joins a segment through a check, so a False can never hide
+# a peer added since.
+_PEERS = "segment_peers"
 
 # The segment and, in the same round trip, whether the network has subnets on no
 # segment (the all-or-none rule; usually none) and subnets on other segments (peers).
@@ -42,7 +43,7 @@ def check_segment(db: Session, network_id: str, segment_id: str | None,
                   service_types: list[str], *, exclude: str | None = None) -> None:
     """The segment exists, belongs to the network and is static; and the network's
     subnets are all on segments or none is (`exclude`: the subnet being updated)."""
-    peers = db.info.setdefault(_PEERS, {})
+    peers = memo.table(db).setdefault(_PEERS, {})
     peers.clear()
     if segment_id is not None:
         row = db.execute(_SEGMENT_CHECK, {"seg": segment_id, "net": network_id,
@@ -88,7 +89,7 @@ def check_segment_update(db: Session, subnet: Subnet, segment_id: str | None) ->
 def _peers(db: Session, subnet_id: str, network_id: str, version: int,
            segment_id: str) -> list[Subnet]:
     """Same-version subnets of the network on *other* segments."""
-    if db.info.get(_PEERS, {}).get((network_id, segment_id)) is False:
+    if memo.table(db).get(_PEERS, {}).get((network_id, segment_id)) is False:
         return []  # the segment check just found none on other segments
     return list(db.scalars(select(Subnet).where(
         Subnet.network_id == network_id, Subnet.ip_version == version,
