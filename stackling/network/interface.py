@@ -469,3 +469,18 @@ def network_briefs(db: Session, ctx: RequestContext, network_ids: list[str]
             n["subnet_details"].append({"id": subnet_id, "ip_version": version,
                                         "segment_id": segment_id})
     return list(out.values())
+
+
+# ------------------------------------------------------------------ orchestration's look-ups
+# A Heat resource naming a subnet or security group by id needs its id (and a subnet's
+# network), with the same 404 as the GET: the visible row, not its render.
+def subnet_brief(db: Session, ctx: RequestContext, subnet_id: str) -> dict[str, Any]:
+    """`get_subnet`'s `id`, `name` and `network_id` (its 404 for unknown or hidden)."""
+    subnet = subnets.get_visible(db, ctx, subnet_id)
+    return {"id": subnet.id, "name": subnet.name, "network_id": subnet.network_id}
+
+
+def security_group_brief(db: Session, ctx: RequestContext, group_id: str) -> dict[str, Any]:
+    """`GET /security-groups/{id}`'s `id` and `name` (its 404 for unknown or hidden)."""
+    group = security_groups.get_visible(db, ctx, group_id, rules=False)
+    return {"id": group.id, "name": group.name}

@@ -50,15 +50,26 @@ def _by_name_or_id(kind: str, items_by_id: Callable[[str], Any],
     return matches[0]
 
 
+# By id, the look-ups read the visible row's few columns a resource uses (`id`, a subnet's
+# `network_id`), not its render; by name, the list (ambiguity is an error).
+def _network_by_id(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
+    from stackling.network import errors
+
+    found = _net().network_briefs(db, ctx, [value])
+    if not found:
+        raise errors.NetworkNotFound(net_id=value)
+    return found[0]
+
+
 def find_network(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
     net = _net()
-    return _by_name_or_id("network", lambda v: net.get_network(db, ctx, v),
+    return _by_name_or_id("network", lambda v: _network_by_id(db, ctx, v),
                           lambda v: net.list_networks(db, ctx, name=v), value)
 
 
 def find_subnet(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
     net = _net()
-    return _by_name_or_id("subnet", lambda v: net.get_subnet(db, ctx, v),
+    return _by_name_or_id("subnet", lambda v: net.subnet_brief(db, ctx, v),
                           lambda v: net.list_subnets(db, ctx, name=v), value)
 
 
@@ -70,8 +81,7 @@ def find_port(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
 
 def find_security_group(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
     net = _net()
-    return _by_name_or_id("security_group",
-                          lambda v: next(iter(net.list_security_groups(db, ctx, id=v))),
+    return _by_name_or_id("security_group", lambda v: net.security_group_brief(db, ctx, v),
                           lambda v: net.list_security_groups(db, ctx, name=v), value)
 
 
