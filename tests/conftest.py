@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -142,7 +143,10 @@ class Cloud:
             cmd += ["--config", str(self.config)]
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.data_dir.parent / f"server-{self.port}.log", "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=log, cwd=ROOT)
+        # Its own process group: a kill -9 of the service takes its worker processes with
+        # it (killing only the master left them serving, holding database connections).
+        self.proc = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=log, cwd=ROOT,
+                                     start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -158,7 +162,7 @@ class Cloud:
     def stop(self, kill: bool = False) -> None:
         if self.proc and self.proc.poll() is None:
             if kill:
-                self.proc.kill()
+                self._kill_group()
             else:
                 self.proc.terminate()
             try:
@@ -166,7 +170,16 @@ class Cloud:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc:
+            self._kill_group()  # any worker a dead master left behind
         self._sdk.clear()
+
+    def _kill_group(self) -> None:
+        assert self.proc is not None
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     def log_tail(self, n: int = 4000) -> str:
         path = self.data_dir.parent / f"server-{self.port}.log"
