@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
+from stackling.common import memo
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import BadRequest, NotFound
@@ -38,16 +39,16 @@ def record(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
         row.events = [_event(EVENTS[action], now, now, result, inst.host)]
     db.add(row)
     if action == "create":  # a build in this same transaction (Heat's) finds it here
-        db.info.setdefault(_CREATED, {})[inst.uuid] = row
+        memo.table(db).setdefault(_CREATED, {})[inst.uuid] = row
     return row
 
 
-_CREATED = "compute.create_actions"  # db.info: instance uuid -> its `create` action
+_CREATED = "compute.create_actions"  # memo: instance uuid -> its `create` action
 
 
 def create_action(db: Session, instance_uuid: str) -> InstanceAction | None:
     """The server's `create` action: the one this transaction recorded, else read."""
-    row = db.info.get(_CREATED, {}).get(instance_uuid)
+    row = memo.table(db).get(_CREATED, {}).get(instance_uuid)
     if row is not None and inspect(row).persistent:
         return row
     return db.scalars(select(InstanceAction).where(

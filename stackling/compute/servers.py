@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
+from stackling.common import memo
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError, BadRequest, Forbidden
@@ -221,17 +222,17 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
         actions.record(db, ctx, inst, "create", finished=False)
         out.append(inst)
     db.flush()
-    db.info.setdefault(_CREATED, {}).update((i.uuid, i) for i in out)
+    memo.table(db).setdefault(_CREATED, {}).update((i.uuid, i) for i in out)
     return out
 
 
-_CREATED = "compute.created_instances"  # db.info: uuid -> instance inserted by this transaction
+_CREATED = "compute.created_instances"  # memo: uuid -> instance inserted by this transaction
 
 
 def created_here(db: Session, ctx: RequestContext, server_id: str) -> Instance | None:
     """The instance if this transaction inserted it (and the caller may see it): no other
     transaction can see, lock or change that row yet, so it needs no locking read."""
-    inst = db.info.get(_CREATED, {}).get(server_id)
+    inst = memo.table(db).get(_CREATED, {}).get(server_id)
     if inst is None or not inspect(inst).persistent:
         return None
     if not ctx.is_admin and inst.project_id != ctx.project_id:

@@ -176,7 +176,7 @@ class ReadFilter:
 
     def __init__(self, db: Session, ctx: RequestContext, action: str,
                  names: tuple[str, ...]) -> None:
-        from stackling.network import memo
+        from stackling.common import memo
 
         creds = _creds(ctx)
         key = ("read_filter", action, names, ctx.project_id,

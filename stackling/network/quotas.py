@@ -21,10 +21,11 @@ from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from stackling.common import memo
 from stackling.common.context import RequestContext
 from stackling.common.quota_lock import lock_project
 from stackling.config import NetworkQuotaSettings
-from stackling.network import errors, memo
+from stackling.network import errors
 from stackling.network import policy as pol
 from stackling.network.attributes import Invalid, integer
 from stackling.network.core.models import (

@@ -27,10 +27,11 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, lazyload
 
+from stackling.common import memo
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, memo, quotas, standard
+from stackling.network import errors, quotas, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,

@@ -14,13 +14,13 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.orm import Session
 
-from stackling.network import memo
+from stackling.common import memo
 from stackling.network.core.models import Segment
 from stackling.network.segments.models import NetworkHost, SegmentHostMapping
 
 # The transaction's answers of `segments_for_host` ({(host, network_id): [segment ids]}:
 # a binding asks twice, for its candidate subnets and for the host check), kept in the
-# network memo (cleared by any rollback). Every writer of the mapping (hosts recorded, a
+# transaction memo (cleared by any rollback). Every writer of the mapping (hosts recorded, a
 # segment created or deleted, a network deleted) drops it.
 _MEMO = "segments_for_host"
 

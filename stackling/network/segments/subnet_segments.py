@@ -12,7 +12,8 @@ from typing import Any
 from sqlalchemy import bindparam, exists, select
 from sqlalchemy.orm import Session
 
-from stackling.network import memo, standard
+from stackling.common import memo
+from stackling.network import standard
 from stackling.network.core.models import Segment, Subnet
 from stackling.network.segments import errors as seg_errors
 from stackling.network.segments import routed
@@ -21,7 +22,7 @@ ROUTED_SERVICE_TYPE = "network:routed"  # subnets of this type are exempt from a
 
 
 # ------------------------------------------------------------------ rules
-# In the network memo (cleared by any rollback): {(network_id, segment_id): bool},
+# In the transaction memo (cleared by any rollback): {(network_id, segment_id): bool},
 # whether the network had a subnet on another segment when `check_segment` last ran (a
 # subnet about to join the segment then looks for peers only if so). Every check clears
 # it first, and every subnet joins a segment through a check, so a False can never hide

@@ -1,5 +1,6 @@
-"""Per-transaction memo of stable network reads (quota limits, a project's default
-security group), kept in the session's `info` so it never outlives the transaction.
+"""Per-transaction memo of stable reads (network quota limits, a project's default
+security group, the rows a compute create inserted), kept in the session's `info` so it
+never outlives the transaction.
 
 Many processes share the database, so nothing here is cached across transactions or
 in the process. A memo entry is only as good as the (sub)transaction that read it: any
@@ -16,7 +17,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-_KEY = "stackling.network.memo"
+_KEY = "stackling.memo"
 
 
 def table(db: Session) -> dict[Any, Any]:
