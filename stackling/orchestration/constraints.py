@@ -3,7 +3,6 @@ look-ups behind them, which the resource types use too."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.errors import ApiError
+from stackling.compute.validation import is_uuid_like
 
 
 class NotUnique(Exception):
@@ -24,19 +24,11 @@ def _net() -> Any:
     return interface
 
 
-def _uuid_like(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except (ValueError, TypeError, AttributeError):
-        return False
-    return True
-
-
 def _by_name_or_id(kind: str, items_by_id: Callable[[str], Any],
                    items_by_name: Callable[[str], list[Any]], value: str) -> Any:
     # Neutron and Glance ids are UUIDs (their APIs refuse others): a value that is not
     # one can only be a name, so the look-up by id is skipped.
-    if _uuid_like(value):
+    if is_uuid_like(value):
         try:
             return items_by_id(value)
         except ApiError:
@@ -98,7 +90,7 @@ def find_image(db: Session, ctx: RequestContext, value: str) -> Any:
     from stackling.common.listing import ListParams
     from stackling.image import logic
 
-    if _uuid_like(value):
+    if is_uuid_like(value):
         try:
             return logic.get_image(db, ctx, value)
         except ApiError:
