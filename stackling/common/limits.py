@@ -194,7 +194,13 @@ async def accept(rq: Any, streamed: bool) -> None:
         return
     limit = (http.orchestration_max_request_body_size if rq.service.name == "orchestration"
              else http.max_request_body_size)
-    rq.raw_body = await read_body(request.stream(), request.headers, limit, http.client_timeout)
+    headers = request.headers
+    if headers.get("content-length", "0") == "0" and "transfer-encoding" not in headers:
+        # HTTP/1.1 (RFC 9112 6.3): a request with neither header has no body, like every
+        # GET and DELETE; nothing to wait for, so no read under a timeout scope.
+        rq.raw_body = b""
+        return
+    rq.raw_body = await read_body(request.stream(), headers, limit, http.client_timeout)
     ctype = request.headers.get("content-type", "")
     if rq.raw_body.strip() and ("json" in ctype or not ctype):
         try:

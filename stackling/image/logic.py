@@ -49,6 +49,16 @@ def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
     return image
 
 
+def images_named(db: Session, ctx: RequestContext, name: str, limit: int) -> list[Image]:
+    """At most `limit` of the images `list_images` answers for `?name=<name>` (a name
+    look-up, e.g. Heat's, reads no page)."""
+    stmt = select(Image).where(Image.name == name, Image.status != "deleted",
+                               Image.visibility != "community")
+    if not ctx.is_admin:
+        stmt = stmt.where(_visible(ctx))
+    return list(db.scalars(stmt.limit(limit)))
+
+
 def list_images(db: Session, ctx: RequestContext, filters: dict[str, str],
                 params: ListParams) -> Page:
     stmt = select(Image).where(Image.status != "deleted")

@@ -387,6 +387,11 @@ def _brief_statements() -> dict[str, Any]:
 
     from stackling.network.core.models import IPAllocation, Network, Port, Subnet
 
+    networks_brief = (
+        select(Network.id, Network.name, Network.project_id, Network.shared,
+               Network.router_external, Subnet.id.label("subnet_id"), Subnet.ip_version,
+               Subnet.segment_id)
+        .outerjoin(Subnet, Subnet.network_id == Network.id))
     return {
         "port": (
             select(Port.id, Port.project_id, Port.network_id, Port.device_id, Port.status,
@@ -398,13 +403,10 @@ def _brief_statements() -> dict[str, Any]:
         "fixed_ips": (select(IPAllocation.subnet_id, IPAllocation.ip_address)
                       .where(IPAllocation.port_id == bindparam("port"))
                       .order_by(IPAllocation.ordinal)),
-        "networks": (
-            select(Network.id, Network.name, Network.project_id, Network.shared,
-                   Network.router_external, Subnet.id.label("subnet_id"),
-                   Subnet.ip_version, Subnet.segment_id)
-            .outerjoin(Subnet, Subnet.network_id == Network.id)
-            .where(Network.id.in_(bindparam("ids", expanding=True)))
-            .order_by(Network.id, Subnet.created_at, Subnet.id)),
+        "networks": networks_brief.where(Network.id.in_(bindparam("ids", expanding=True)))
+        .order_by(Network.id, Subnet.created_at, Subnet.id),
+        "networks_named": networks_brief.where(Network.name == bindparam("name"))
+        .order_by(Network.id, Subnet.created_at, Subnet.id),
     }
 
 
@@ -445,15 +447,26 @@ def network_briefs(db: Session, ctx: RequestContext, network_ids: list[str]
     `router:external` and `subnets`, plus `subnet_details` ([{"id", "ip_version",
     "segment_id"}] in `subnets`' order): one query (and an RBAC look-up per network that
     is neither the caller's nor shared, as `get_network`'s visibility check)."""
-    from stackling.network.rbac import visibility
-
     if not network_ids:
         return []
+    return _network_briefs(db, ctx, db.execute(_BRIEF["networks"],
+                                               {"ids": list(dict.fromkeys(network_ids))}))
+
+
+def network_briefs_named(db: Session, ctx: RequestContext, name: str
+                         ) -> list[dict[str, Any]]:
+    """`network_briefs` of the networks `list_networks(db, ctx, name=name)` answers (a
+    name look-up reads those few columns, not every match's render)."""
+    return _network_briefs(db, ctx, db.execute(_BRIEF["networks_named"], {"name": name}))
+
+
+def _network_briefs(db: Session, ctx: RequestContext, rows: Any) -> list[dict[str, Any]]:
+    from stackling.network.rbac import visibility
+
     out: dict[str, dict[str, Any]] = {}
     hidden: set[str] = set()
     for (net_id, name, project_id, shared, external, subnet_id, version,
-         segment_id) in db.execute(_BRIEF["networks"],
-                                   {"ids": list(dict.fromkeys(network_ids))}):
+         segment_id) in rows:
         if net_id in hidden:
             continue
         n = out.get(net_id)

@@ -56,7 +56,7 @@ def _network_by_id(db: Session, ctx: RequestContext, value: str) -> dict[str, An
 def find_network(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
     net = _net()
     return _by_name_or_id("network", lambda v: _network_by_id(db, ctx, v),
-                          lambda v: net.list_networks(db, ctx, name=v), value)
+                          lambda v: net.network_briefs_named(db, ctx, v), value)
 
 
 def find_subnet(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
@@ -87,7 +87,6 @@ def find_flavor(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
 
 
 def find_image(db: Session, ctx: RequestContext, value: str) -> Any:
-    from stackling.common.listing import ListParams
     from stackling.image import logic
 
     if is_uuid_like(value):
@@ -95,7 +94,7 @@ def find_image(db: Session, ctx: RequestContext, value: str) -> Any:
             return logic.get_image(db, ctx, value)
         except ApiError:
             pass
-    rows = logic.list_images(db, ctx, {"name": value}, ListParams()).rows
+    rows = logic.images_named(db, ctx, value, limit=2)
     if not rows:
         raise ValueError(f"No image matching {value}.")
     if len(rows) > 1:

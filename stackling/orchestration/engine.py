@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -57,12 +57,18 @@ def spec_of(stack: Stack) -> Spec:
                 stack.parameters or {})
 
 
+def _event_values(stack: Stack, name: str, rtype: str, physical_id: str | None,
+                  action: str, status: str, reason: str, properties: Any) -> dict[str, Any]:
+    return {"id": str(uuid.uuid4()), "stack_id": stack.id, "resource_name": name,
+            "physical_resource_id": physical_id, "resource_type": rtype, "action": action,
+            "status": status, "status_reason": reason, "properties": properties or {},
+            "created_at": utcnow()}
+
+
 def add_event(db: Session, stack: Stack, name: str, rtype: str, physical_id: str | None,
               action: str, status: str, reason: str, properties: Any = None) -> None:
-    db.add(Event(id=str(uuid.uuid4()), stack_id=stack.id, resource_name=name,
-                 physical_resource_id=physical_id, resource_type=rtype, action=action,
-                 status=status, status_reason=reason, properties=properties or {},
-                 created_at=utcnow()))
+    db.add(Event(**_event_values(stack, name, rtype, physical_id, action, status, reason,
+                                 properties)))
 
 
 def stack_event(db: Session, stack: Stack) -> None:
@@ -100,6 +106,10 @@ class Runner:
         self.rows: list[Resource] = list(db.scalars(
             select(Resource).where(Resource.stack_id == stack.id).order_by(Resource.id)))
         self.scope = StackScope(db, self.ctx, runtime, stack, self._lookup)
+        # The resources' events, inserted together by `flush_events` (one statement, not
+        # one per event between the handlers' flushes) before the stack's own event and
+        # before the step ends: in the same transaction, so in the same order.
+        self.events: list[dict[str, Any]] = []
 
     def current(self, name: str) -> Resource | None:
         return next((r for r in self.rows if r.name == name and r.role == "current"), None)
@@ -157,8 +167,14 @@ class Runner:
     def event(self, row: Resource, action: str, status: str, reason: str) -> None:
         row.action, row.status, row.status_reason = action, status, reason
         row.updated_at = utcnow() if action != "CREATE" else row.updated_at
-        add_event(self.db, self.stack, row.name, row.type, row.physical_resource_id, action,
-                  status, reason, row.properties)
+        self.events.append(_event_values(self.stack, row.name, row.type,
+                                         row.physical_resource_id, action, status, reason,
+                                         row.properties))
+
+    def flush_events(self) -> None:
+        if self.events:
+            self.db.execute(insert(Event.__table__), self.events)  # Core: one executemany
+            self.events = []
 
 
 # ------------------------------------------------------------------ steps
@@ -475,7 +491,9 @@ def advance(db: Session, runtime: Any, stack_id: str, budget: float = 0.1) -> tu
             result = _simple(step, kind)
     except ApiError as err:
         LOG.info("stack %s %s failed: %s", stack.id, kind, err.text)
+        runner.flush_events()
         return _fail(db, runner, action, kind, f"{err.type_name}: {err.text}"), False
+    runner.flush_events()
     if result == "IN_PROGRESS":
         return False, step.waiting
     if result == "FAILED":

@@ -30,7 +30,10 @@ HOST = socket.gethostname()
 OWNER = f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 LEASE = dt.timedelta(seconds=30)
 POLL_SECONDS = 1.0
-STEP_BUDGET = 0.1  # seconds of work per transaction (SQLite holds its write lock meanwhile)
+# Seconds of work per transaction. SQLite holds its write lock meanwhile (other writers
+# wait that long at most); each further step re-reads the stack and its resources, so a
+# small stack (a dozen resources, ~0.1 s) should fit in one.
+STEP_BUDGET = 0.2
 
 
 def _owner_dead(owner: str | None) -> bool:
