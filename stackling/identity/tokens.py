@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -147,19 +147,30 @@ def decode(db: Session, keys: KeyRing, token: str, *, allow_expired_window: int 
     return data
 
 
+def _revoked_statements() -> dict[bool, Any]:
+    """The revocation look-up, built once per shape (project-scoped or not): every
+    request runs it, and a statement built per call pays SQLAlchemy's cache-key walk."""
+    ev = RevocationEvent
+    audit = ev.audit_id.in_(bindparam("audit_ids", expanding=True))
+    issued = ev.issued_before >= bindparam("issued_at")
+    user_any = (ev.user_id == bindparam("user_id")) & ev.project_id.is_(None) & issued
+    user_project = (ev.user_id == bindparam("user_id")) & (
+        ev.project_id.is_(None) | (ev.project_id == bindparam("project_id"))) & issued
+    project = (ev.project_id == bindparam("project_id")) & ev.user_id.is_(None) & issued
+    return {False: select(ev.id).where(or_(audit, user_any)).limit(1),
+            True: select(ev.id).where(or_(audit, user_project, project)).limit(1)}
+
+
+_REVOKED = _revoked_statements()
+
+
 def is_revoked(db: Session, data: TokenData) -> bool:
-    conds = [RevocationEvent.audit_id.in_(data.audit_ids)]
-    user_scope = RevocationEvent.project_id.is_(None)
-    if data.project_id:
-        user_scope = user_scope | (RevocationEvent.project_id == data.project_id)
-    conds.append((RevocationEvent.user_id == data.user_id) & user_scope
-                 & (RevocationEvent.issued_before >= data.issued_at))
-    if data.project_id:
-        conds.append((RevocationEvent.project_id == data.project_id)
-                     & (RevocationEvent.user_id.is_(None))
-                     & (RevocationEvent.issued_before >= data.issued_at))
-    stmt = select(RevocationEvent.id).where(or_(*conds)).limit(1)
-    return db.execute(stmt).first() is not None
+    scoped = bool(data.project_id)
+    params: dict[str, Any] = {"audit_ids": list(data.audit_ids), "user_id": data.user_id,
+                              "issued_at": data.issued_at}
+    if scoped:
+        params["project_id"] = data.project_id
+    return db.execute(_REVOKED[scoped], params).first() is not None
 
 
 def revoke(db: Session, *, audit_id: str | None = None, user_id: str | None = None,
