@@ -68,8 +68,34 @@ def _claimable(owner: str | None, lease: dt.datetime | None, now: dt.datetime) -
     return owner is None or lease is None or lease <= now or _owner_dead(owner)
 
 
-def claim_one(runtime: Any) -> str | None:
-    """Claim one claimable stack action; its stack id, or None."""
+class Stepped:
+    """What a step did: `finished` (or lost), `waiting` (a resource is being polled) and,
+    when the action ended, the stack's (action, status) for the log and the metric."""
+
+    def __init__(self, finished: bool, waiting: bool,
+                 outcome: tuple[str, str] | None = None) -> None:
+        self.finished, self.waiting, self.outcome = finished, waiting, outcome
+
+
+class Claimed(Stepped):
+    """A claimed stack action after its first step (run in the claim's transaction)."""
+
+    def __init__(self, stack_id: str, request_id: str | None, first: Stepped) -> None:
+        super().__init__(first.finished, first.waiting, first.outcome)
+        self.stack_id, self.request_id = stack_id, request_id
+
+
+def _step(db: Any, runtime: Any, stack_id: str) -> Stepped:
+    finished, waiting = engine.advance(db, runtime, stack_id, STEP_BUDGET)
+    stack = db.get(Stack, stack_id) if finished else None  # in the session already
+    if stack is None or stack.status == "IN_PROGRESS":
+        return Stepped(finished, waiting)
+    return Stepped(finished, waiting, (stack.action, stack.status))
+
+
+def claim_one(runtime: Any) -> Claimed | None:
+    """Claim one claimable stack action and run its first step in the same transaction
+    (a failed step rolls the claim back with it); None when there is nothing to claim."""
     # Look first in a read transaction: an idle worker's poll (or a second thread woken
     # while the first runs a step) must not queue for SQLite's write lock, delaying the
     # running action's next step, only to find nothing to claim.
@@ -78,7 +104,7 @@ def claim_one(runtime: Any) -> str | None:
         if not any(_claimable(owner, lease, now) for _, owner, lease in db.execute(_PENDING)):
             return None
 
-    def attempt() -> str | None:
+    def attempt() -> Claimed | None:
         with runtime.db.transaction() as db:
             now = utcnow()
             rows = db.execute(_PENDING).all()
@@ -92,23 +118,26 @@ def claim_one(runtime: Any) -> str | None:
                     owner=OWNER, lease_until=now + LEASE).execution_options(
                     synchronize_session=False))
                 if won.rowcount == 1:
-                    return stack_id
+                    action = db.get(StackAction, stack_id)
+                    request_id = (action.work or {}).get("request_id") if action else None
+                    with logs.bound(request_id):
+                        return Claimed(stack_id, request_id, _step(db, runtime, stack_id))
         return None
 
     return retry_on_conflict(attempt, retry_if=is_deadlock)
 
 
-def run_step(runtime: Any, stack_id: str) -> tuple[bool, bool]:
-    """One step of the claimed action: (finished or lost, waiting)."""
+def run_step(runtime: Any, stack_id: str) -> Stepped:
+    """One more step of the claimed action."""
 
-    def attempt() -> tuple[bool, bool]:
+    def attempt() -> Stepped:
         with runtime.db.transaction() as db:
             renewed = db.execute(update(StackAction).where(
                 StackAction.stack_id == stack_id, StackAction.owner == OWNER).values(
                 lease_until=utcnow() + LEASE).execution_options(synchronize_session=False))
             if renewed.rowcount != 1:
-                return True, False  # finished, or another process took it over
-            return engine.advance(db, runtime, stack_id, STEP_BUDGET)
+                return Stepped(True, False)  # finished, or another process took it over
+            return _step(db, runtime, stack_id)
 
     return retry_on_conflict(attempt, retry_if=is_deadlock)
 
@@ -119,45 +148,39 @@ def pending_count(runtime: Any) -> int:
         return db.scalar(select(func.count()).select_from(StackAction)) or 0
 
 
-def _action_of(runtime: Any, stack_id: str) -> tuple[str | None, str | None]:
-    """The claimed action's kind and the id of the request that started it."""
-    with runtime.db.transaction(write=False) as db:
-        action = db.get(StackAction, stack_id)
-        if action is None:
-            return None, None
-        return action.action, (action.work or {}).get("request_id")
-
-
-def _observe_finished(runtime: Any, stack_id: str) -> None:
-    """After an action ended: one log line and the stack-actions metric."""
-    with runtime.db.transaction(write=False) as db:
-        stack = db.get(Stack, stack_id)
-        if stack is None or stack.status == "IN_PROGRESS":
-            return  # another process finished or took it over
-        action, status = stack.action, stack.status
+def _observe_finished(stack_id: str, stepped: Stepped) -> None:
+    """After an action ended (committed): one log line and the stack-actions metric."""
+    if stepped.outcome is None:
+        return  # another process finished or took it over
+    action, status = stepped.outcome
     LOG.info("stack %s: %s_%s", stack_id, action, status)
     metrics.observe_stack_action(action, status.lower())
 
 
-def run_claimed(runtime: Any, stack_id: str, stopping: threading.Event) -> None:
-    _, request_id = _action_of(runtime, stack_id)
-    with logs.bound(request_id):
-        _run_claimed(runtime, stack_id, stopping)
+def run_claimed(runtime: Any, claimed: Claimed, stopping: threading.Event) -> None:
+    """The rest of a claimed action, step by step, after its first step."""
+    with logs.bound(claimed.request_id):
+        if claimed.finished:
+            _observe_finished(claimed.stack_id, claimed)
+        else:
+            _run_claimed(runtime, claimed.stack_id, stopping, claimed.waiting)
 
 
-def _run_claimed(runtime: Any, stack_id: str, stopping: threading.Event) -> None:
+def _run_claimed(runtime: Any, stack_id: str, stopping: threading.Event,
+                 waiting: bool) -> None:
     while not stopping.is_set():
+        if waiting:
+            time.sleep(0.05)
         try:
-            finished, waiting = run_step(runtime, stack_id)
+            stepped = run_step(runtime, stack_id)
         except Exception:  # noqa: BLE001 - logged; the lease lapses and it is retried
             LOG.exception("stack action step of %s failed", stack_id)
             _release(runtime, stack_id)
             return
-        if finished:
-            _observe_finished(runtime, stack_id)
+        if stepped.finished:
+            _observe_finished(stack_id, stepped)
             return
-        if waiting:
-            time.sleep(0.05)
+        waiting = stepped.waiting
     _release(runtime, stack_id)
 
 
@@ -210,12 +233,13 @@ class StackWorker:
                 ready.wait(timeout=60)
         while not self._stopping.is_set():
             try:
-                stack_id = claim_one(self.runtime)
-            except Exception:  # noqa: BLE001 - e.g. the database is briefly unreachable
+                claimed = claim_one(self.runtime)
+            except Exception:  # noqa: BLE001 - e.g. the database is briefly unreachable,
+                # or the first step failed (claim and step rolled back: retried later)
                 LOG.exception("claiming a stack action failed")
-                stack_id = None
-            if stack_id is not None:
-                run_claimed(self.runtime, stack_id, self._stopping)
+                claimed = None
+            if claimed is not None:
+                run_claimed(self.runtime, claimed, self._stopping)
                 continue
             with self._cond:
                 if not self._wakeups and not self._stopping.is_set():
