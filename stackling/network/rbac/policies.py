@@ -34,6 +34,7 @@ from stackling.network.attributes import ID, PROJECT, REQUIRED, Attr, one_of, st
 from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.querying import Listing
 from stackling.network.rbac import errors as rerr
+from stackling.network.rbac import visibility
 from stackling.network.rbac.models import RbacPolicy
 from stackling.network.rbac.visibility import EXTERNAL, SHARED, WILDCARD
 
@@ -134,11 +135,13 @@ def sync_wildcard(db: Session, object_type: str, object_id: str, owner: str, act
                     db.flush()
             except IntegrityError:
                 pass  # made concurrently: the same grant
+            visibility.forget_grants(db)
         return
     where = [_P.object_type == object_type, _P.object_id == object_id, _P.action == action]
     if action == SHARED:  # upstream clears every external grant, but only `*` sharing
         where.append(_P.target_tenant == WILDCARD)
     db.execute(delete(_P).where(*where))
+    visibility.forget_grants(db)
 
 
 def has_grants(db: Session, object_type: str, object_id: str, action: str) -> bool:
@@ -150,6 +153,7 @@ def has_grants(db: Session, object_type: str, object_id: str, action: str) -> bo
 def delete_for(db: Session, object_type: str, object_id: str) -> None:
     """Drop the policies of an object being deleted."""
     db.execute(delete(_P).where(_P.object_type == object_type, _P.object_id == object_id))
+    visibility.forget_grants(db)
 
 
 # ------------------------------------------------------------------ reads
@@ -223,6 +227,7 @@ def create_policy(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Rb
             db.flush()
     except IntegrityError:
         raise rerr.DuplicateRbacPolicy() from None
+    visibility.forget_grants(db)
     _set_flags(db, obj, object_type)
     _touch(obj)
     db.flush()
@@ -251,6 +256,7 @@ def update_policy(db: Session, ctx: RequestContext, policy_id: str,
             db.flush()
     except IntegrityError:
         raise rerr.DuplicateRbacPolicy() from None
+    visibility.forget_grants(db)
     _set_flags(db, obj, p.object_type)
     _touch(obj)
     db.flush()
@@ -264,6 +270,7 @@ def delete_policy(db: Session, ctx: RequestContext, policy_id: str) -> None:
     _check_in_use(db, p, obj)
     db.delete(p)
     db.flush()
+    visibility.forget_grants(db)
     _set_flags(db, obj, p.object_type)
     _touch(obj)
     db.flush()

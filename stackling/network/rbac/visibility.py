@@ -23,6 +23,7 @@ from sqlalchemy import exists, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from stackling.common import memo
 from stackling.common.context import RequestContext
 from stackling.network.rbac.models import AddressScope, RbacPolicy
 
@@ -56,9 +57,26 @@ def granted_ids(db: Session, object_type: str, ids: Iterable[str], project_id: s
         r.target_tenant.in_([WILDCARD, project_id or ""]))))
 
 
+_MEMO = "rbac.granted"
+
+
 def _is_granted(db: Session, ctx: RequestContext, object_type: str, object_id: str,
                 actions: Iterable[str] = (SHARED,)) -> bool:
-    return bool(granted_ids(db, object_type, [object_id], ctx.project_id, actions))
+    # Memoized for the transaction: one request (a Heat stack's step above all) checks
+    # the same shared or external network again and again; policy writers forget it.
+    actions = tuple(actions)
+    known = memo.table(db).setdefault(_MEMO, {})
+    key = (object_type, object_id, ctx.project_id, actions)
+    found = known.get(key)
+    if found is None:
+        found = known[key] = bool(granted_ids(db, object_type, [object_id], ctx.project_id,
+                                              actions))
+    return found
+
+
+def forget_grants(db: Session) -> None:
+    """After an RBAC policy write in this transaction."""
+    memo.forget(db, _MEMO)
 
 
 # ------------------------------------------------------------------ networks
