@@ -192,25 +192,35 @@ class Step:
 
 
 def _run_handler(step: Step, row: Resource, fn: Any, action: str,
-                 complete: bool = True) -> str:
+                 complete: bool = True, new: bool = False) -> str:
     """Run a handler in a savepoint. Returns COMPLETE (with `complete`, the row and its
     event say so already), IN_PROGRESS (to be polled) or FAILED (the row's state says
-    why)."""
+    why). A `new` row is added to the session only now, with the handler's outcome (one
+    INSERT, not an INSERT before and an UPDATE after): the same transaction commits it
+    with whatever the handler made, so no physical id can be lost."""
     db = step.r.db
+    before = (row.physical_resource_id, row.data)
     savepoint = db.begin_nested()
     try:
         token = fn()
         if not token and complete:  # flushed with the handler's changes: one UPDATE
             step.r.event(row, action, "COMPLETE", "state changed")
+        if new:
+            db.add(row)
         db.flush()
         savepoint.commit()
     except ResourceFailureKeep as err:
+        if new:
+            db.add(row)
         db.flush()
         savepoint.commit()
         step.r.event(row, action, "FAILED", failure_reason(row.name, err))
         return "FAILED"
     except (ResourceFailure, ApiError) as err:
         savepoint.rollback()
+        if new:  # what the handler recorded was rolled back with it
+            row.physical_resource_id, row.data = before
+            db.add(row)
         step.r.event(row, action, "FAILED", failure_reason(row.name, err))
         return "FAILED"
     if token:
@@ -251,18 +261,17 @@ def _create_resource(step: Step, name: str, replaces: Resource | None = None) ->
                    rsrc_metadata=r.resolver().resolve(snippet.get("metadata") or {}),
                    generation=gen, replaces=replaces.id if replaces is not None else None,
                    created_at=utcnow())
-    r.db.add(row)
     r.rows.append(row)
     try:
         row.properties = r.resolve_properties(name)
         plugin = r.plugin(row)
         plugin.validate()
     except ApiError as err:
+        r.db.add(row)
         r.event(row, "CREATE", "FAILED", failure_reason(name, err))
         return "FAILED"
-    # The row is inserted IN_PROGRESS (the handler's savepoint flushes it with its event).
     r.event(row, "CREATE", "IN_PROGRESS", "state changed")
-    result = _run_handler(step, row, plugin.handle_create, "CREATE")
+    result = _run_handler(step, row, plugin.handle_create, "CREATE", new=True)
     if result == "IN_PROGRESS":
         step.waiting = True
     return result
