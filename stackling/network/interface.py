@@ -293,20 +293,22 @@ _VERBS = {"network": ("create_network", "update_network", "delete_network"),
           "segment": ("create_segment", "update_segment", "delete_segment")}
 
 
-def create_resource(db: Session, ctx: RequestContext, resource: str, body: Any) -> dict[str, Any]:
+def create_resource(db: Session, ctx: RequestContext, resource: str, body: Any, *,
+                    render: bool = True) -> dict[str, Any]:
     """POST /v2.0/{resource}s for network, subnet, router, floatingip, security_group,
-    segment."""
-    module, attrs, render = _crud(resource)
+    segment: the API's answer, or only `{"id"}` without `render` (a caller that needs no
+    more saves the render's reads)."""
+    module, attrs, renderer = _crud(resource)
     obj = getattr(module, _VERBS[resource][0])(db, ctx, _create_attrs(ctx, body, resource, attrs))
-    return render(db, ctx, [obj])[0]
+    return renderer(db, ctx, [obj])[0] if render else {"id": obj.id}
 
 
-def update_resource(db: Session, ctx: RequestContext, resource: str, obj_id: str, body: Any
-                    ) -> dict[str, Any]:
-    module, attrs, render = _crud(resource)
+def update_resource(db: Session, ctx: RequestContext, resource: str, obj_id: str, body: Any,
+                    *, render: bool = True) -> dict[str, Any]:
+    module, attrs, renderer = _crud(resource)
     obj = getattr(module, _VERBS[resource][1])(db, ctx, obj_id,
                                                 _update_attrs(ctx, body, resource, attrs))
-    return render(db, ctx, [obj])[0]
+    return renderer(db, ctx, [obj])[0] if render else {"id": obj.id}
 
 
 def delete_resource(db: Session, ctx: RequestContext, resource: str, obj_id: str) -> None:

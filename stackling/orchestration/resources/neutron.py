@@ -39,7 +39,10 @@ class NeutronResource(Resource):
     onto its REST attributes; subclasses say how (`body()`)."""
 
     resource: ClassVar[str] = ""
-    created: dict[str, Any] | None = None  # what handle_create's create answered
+    # Whether handle_create keeps the create's rendered answer in `created` (else only
+    # the id is asked for: the render's reads are saved).
+    keeps_created: ClassVar[bool] = False
+    created: dict[str, Any] | None = None
 
     def body(self, props: dict[str, Any], create: bool) -> dict[str, Any]:
         out = {k: v for k, v in props.items() if v is not None and k not in (
@@ -53,7 +56,8 @@ class NeutronResource(Resource):
         body = self.body(self.properties, create=True)
         if "name" in self.properties_schema and not body.get("name"):
             body["name"] = self.physical_resource_name()
-        obj = net().create_resource(self.db, self.ctx, self.resource, body)
+        obj = net().create_resource(self.db, self.ctx, self.resource, body,
+                                    render=self.keeps_created)
         self.set_resource_id(obj["id"])
         self.created = obj
         return None
@@ -64,7 +68,8 @@ class NeutronResource(Resource):
         if "name" in changed and not self.properties.get("name"):
             body["name"] = self.physical_resource_name()
         if body:
-            net().update_resource(self.db, self.ctx, self.resource, self.resource_id, body)
+            net().update_resource(self.db, self.ctx, self.resource, self.resource_id, body,
+                                  render=False)
         return None
 
     def handle_delete(self) -> Any:
@@ -538,6 +543,7 @@ class SecurityGroup(NeutronResource):
     """A security group and its rules."""
 
     resource = "security_group"
+    keeps_created = True  # its rules (the default egress ones) are synced from the answer
     RULE = {
         "direction": Property("string", default="ingress", constraints=[
             Constraint("allowed_values", ["ingress", "egress"])]),

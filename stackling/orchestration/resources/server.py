@@ -266,12 +266,13 @@ class Server(Resource):
         body: dict[str, Any] = {"port_id": port_id}
         if entry.get("fixed_ip"):
             body["fixed_ip_address"] = entry["fixed_ip"]
-        _net().update_resource(self.db, self.ctx, "floatingip", entry["floating_ip"], body)
+        _net().update_resource(self.db, self.ctx, "floatingip", entry["floating_ip"], body,
+                               render=False)
 
     def _disassociate(self, entry: dict[str, Any]) -> None:
         try:
             _net().update_resource(self.db, self.ctx, "floatingip", entry["floating_ip"],
-                                   {"port_id": None})
+                                   {"port_id": None}, render=False)
         except ApiError as err:
             if not not_found(err):
                 raise
