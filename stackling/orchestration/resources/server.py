@@ -319,7 +319,7 @@ class Server(Resource):
             server["user_data"] = base64.b64encode(props["user_data"].encode()).decode()
         if props.get("tags"):
             server["tags"] = props["tags"]
-        created = _nova().create_server(self.db, self.ctx, server)[0]
+        created = _nova().create_server(self.db, self.ctx, server, render=False)[0]
         self.set_resource_id(created["id"])
         if made:
             self.data_set("internal_ports", self._internal() + made)
