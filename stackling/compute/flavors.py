@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -128,6 +128,27 @@ def flavor_snapshot(flavor: Flavor) -> dict[str, Any]:
             "vcpus": flavor.vcpus, "root_gb": flavor.root_gb,
             "ephemeral_gb": flavor.ephemeral_gb, "swap": flavor.swap,
             "extra_specs": dict(flavor.extra_specs or {})}
+
+
+_REF = select(Flavor.flavorid, Flavor.name, Flavor.is_public).where(
+    or_(Flavor.flavorid == bindparam("v"), Flavor.name == bindparam("v")))  # built once
+
+
+def flavor_ref(db: Session, ctx: RequestContext, name_or_id: str) -> str:
+    """The id of the flavor `get_flavor` finds by id, else `get_flavor_by_name` by name
+    (FlavorNotFound as theirs), read in one query."""
+    by_id = by_name = None
+    for flavorid, name, is_public in db.execute(_REF, {"v": str(name_or_id)}):
+        if not is_public and not ctx.is_admin:
+            continue
+        if flavorid == str(name_or_id):
+            by_id = flavorid
+        elif name == name_or_id and by_name is None:
+            by_name = flavorid
+    found = by_id or by_name
+    if found is None:
+        raise FlavorNotFound(flavor_id=name_or_id)
+    return found
 
 
 def get_flavor_by_name(db: Session, ctx: RequestContext, name: str) -> Flavor:

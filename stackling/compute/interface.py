@@ -22,7 +22,8 @@ from stackling.compute.errors import FlavorNotFound
 from stackling.compute.models import Instance
 
 __all__ = ["create_server", "get_server", "delete_server", "update_server",
-           "attach_interface", "detach_interface", "find_flavor", "server_project",
+           "attach_interface", "detach_interface", "find_flavor", "flavor_ref",
+           "server_project",
            "wake_builder"]
 
 
@@ -92,6 +93,11 @@ def find_flavor(db: Session, ctx: RequestContext, name_or_id: str) -> dict[str, 
     except FlavorNotFound:
         flavor = flavors.get_flavor_by_name(db, ctx, name_or_id)
     return views_.flavor_detail(views_.Links(""), flavor, microversions.MAX)
+
+
+def flavor_ref(db: Session, ctx: RequestContext, name_or_id: str) -> str:
+    """`find_flavor(...)["id"]` in one query (a Heat server names its flavor so)."""
+    return flavors.flavor_ref(db, ctx, name_or_id)
 
 
 def server_project(db: Session, server_id: str) -> str | None:

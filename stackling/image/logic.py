@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -49,14 +49,19 @@ def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
     return image
 
 
-def images_named(db: Session, ctx: RequestContext, name: str, limit: int) -> list[Image]:
-    """At most `limit` of the images `list_images` answers for `?name=<name>` (a name
-    look-up, e.g. Heat's, reads no page)."""
-    stmt = select(Image).where(Image.name == name, Image.status != "deleted",
-                               Image.visibility != "community")
-    if not ctx.is_admin:
-        stmt = stmt.where(_visible(ctx))
-    return list(db.scalars(stmt.limit(limit)))
+_NAMED = select(Image.id).where(Image.name == bindparam("name"), Image.status != "deleted",
+                                Image.visibility != "community").limit(bindparam("limit"))
+_NAMED_VISIBLE = _NAMED.where(or_(Image.visibility.in_(("public", "community")),
+                                  Image.owner == bindparam("project")))  # built once
+
+
+def image_ids_named(db: Session, ctx: RequestContext, name: str, limit: int) -> list[str]:
+    """The ids of at most `limit` of the images `list_images` answers for `?name=<name>`
+    (a name look-up, e.g. Heat's, reads no page and loads no image)."""
+    if ctx.is_admin:
+        return list(db.scalars(_NAMED, {"name": name, "limit": limit}))
+    return list(db.scalars(_NAMED_VISIBLE, {"name": name, "limit": limit,
+                                            "project": ctx.project_id}))
 
 
 def list_images(db: Session, ctx: RequestContext, filters: dict[str, str],

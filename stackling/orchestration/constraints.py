@@ -81,25 +81,26 @@ def find_flavor(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
     from stackling.compute import interface
 
     try:
-        return interface.find_flavor(db, ctx, value)
+        return {"id": interface.flavor_ref(db, ctx, value)}
     except ApiError:
         raise ValueError(f"Flavor {value} could not be found.") from None
 
 
-def find_image(db: Session, ctx: RequestContext, value: str) -> Any:
+def find_image(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
+    """`{"id"}` of the image `value` names (by id, else by name, as Glance lists it)."""
     from stackling.image import logic
 
     if is_uuid_like(value):
         try:
-            return logic.get_image(db, ctx, value)
+            return {"id": logic.get_image(db, ctx, value).id}
         except ApiError:
             pass
-    rows = logic.images_named(db, ctx, value, limit=2)
-    if not rows:
+    ids = logic.image_ids_named(db, ctx, value, limit=2)
+    if not ids:
         raise ValueError(f"No image matching {value}.")
-    if len(rows) > 1:
+    if len(ids) > 1:
         raise ValueError(f"Multiple images matching {value}.")
-    return rows[0]
+    return {"id": ids[0]}
 
 
 def _ip(value: Any) -> None:

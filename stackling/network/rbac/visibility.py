@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import exists, or_, select
+from sqlalchemy import bindparam, exists, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -69,9 +69,20 @@ def _is_granted(db: Session, ctx: RequestContext, object_type: str, object_id: s
     key = (object_type, object_id, ctx.project_id, actions)
     found = known.get(key)
     if found is None:
-        found = known[key] = bool(granted_ids(db, object_type, [object_id], ctx.project_id,
-                                              actions))
+        stmt = _GRANTED_ONE.get(actions)
+        if stmt is None:
+            r = RbacPolicy
+            stmt = _GRANTED_ONE[actions] = select(r.id).where(
+                r.object_type == bindparam("t"), r.object_id == bindparam("o"),
+                r.action.in_(list(actions)),
+                r.target_tenant.in_([WILDCARD, bindparam("p")])).limit(1)
+        found = known[key] = db.execute(stmt, {"t": object_type, "o": object_id,
+                                               "p": ctx.project_id or ""}).first() is not None
     return found
+
+
+# The single-object check, built once per set of actions (requests run it often).
+_GRANTED_ONE: dict[tuple[str, ...], Any] = {}
 
 
 def forget_grants(db: Session) -> None:

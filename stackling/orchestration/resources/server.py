@@ -299,7 +299,7 @@ class Server(Resource):
         server: dict[str, Any] = {"name": props.get("name") or self.physical_resource_name(),
                                   "flavorRef": flavor["id"]}
         if props.get("image"):
-            server["imageRef"] = self.find(constraints.find_image, props["image"]).id
+            server["imageRef"] = self.find(constraints.find_image, props["image"])["id"]
         nets = props.get("networks") or []
         # The ports are recorded with the server's id, before it is built on them; a
         # failure before that rolls the savepoint (ports included) back.
@@ -388,7 +388,7 @@ class Server(Resource):
         if "image" in changed or ("user_data" in changed
                                   and p.get("user_data_update_policy") == "REBUILD"):
             values: dict[str, Any] = {"imageRef": self.find(constraints.find_image,
-                                                            p["image"]).id}
+                                                            p["image"])["id"]}
             _nova().rebuild_server(self.db, self.ctx, sid, values)
         if "name" in changed:
             _nova().update_server(self.db, self.ctx, sid,
