@@ -74,10 +74,15 @@ def test_cli_get_me_a_network(cloud):
     assert network.name == net_name
     subnet = next(conn.network.subnets(network_id=network.id, ip_version=4))
     port = conn.network.create_port(network_id=network.id)
-    fixed = str(ipaddress.ip_network(subnet.cidr)[20])
-    vm4 = cli("server", "create", "--flavor", "m1.tiny", "--image", "cirros", "--network",
-              network.id, "--port", port.id, "--nic",
-              f"net-id={network.id},v4-fixed-ip={fixed}", "--wait", "vm4", "-f", "json")
+    # A free address (the others were allocated at random), asked for first so the
+    # request's own random allocation cannot take it.
+    taken = {ip["ip_address"] for p in conn.network.ports(network_id=network.id)
+             for ip in p.fixed_ips}
+    fixed = next(str(a) for a in ipaddress.ip_network(subnet.cidr).hosts()
+                 if a.packed[-1] >= 20 and str(a) not in taken)
+    vm4 = cli("server", "create", "--flavor", "m1.tiny", "--image", "cirros", "--nic",
+              f"net-id={network.id},v4-fixed-ip={fixed}", "--network", network.id,
+              "--port", port.id, "--wait", "vm4", "-f", "json")
     addrs = [a for a in _addresses(vm4)[net_name] if ":" not in a]  # IPv4 (v6 from SLAAC)
     assert len(addrs) == 3 and fixed in addrs and port.fixed_ips[0]["ip_address"] in addrs
     bound = conn.network.get_port(port.id)
