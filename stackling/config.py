@@ -102,6 +102,15 @@ class ComputeSettings:
 
 
 @dataclass
+class OrchestrationSettings:
+    """Heat's engine limits, named and defaulted as upstream's heat.conf options."""
+
+    max_stacks_per_tenant: int = 512
+    max_resources_per_stack: int = 1000
+    max_nested_stack_depth: int = 5
+
+
+@dataclass
 class ObservabilitySettings:
     log_format: str = "text"  # or "json": one object per line
     log_level: str = "warning"  # of everything but the access lines (always logged); --verbose: info
@@ -188,6 +197,7 @@ class Settings:
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     network: NetworkSettings = field(default_factory=NetworkSettings)
     compute: ComputeSettings = field(default_factory=ComputeSettings)
+    orchestration: OrchestrationSettings = field(default_factory=OrchestrationSettings)
     quota: QuotaSettings = field(default_factory=QuotaSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.observability import metrics
-from stackling.orchestration import api, worker
+from stackling.orchestration import api, limits, worker
 from stackling.runtime import CatalogEntry, Component
 
 READER = "rule:context_is_admin or rule:project_reader_api"
@@ -39,6 +39,7 @@ POLICIES = {
 
 
 def _start(runtime: Any) -> None:
+    limits.configure(runtime.settings.orchestration)
     w = worker.StackWorker(runtime, threads=2)
     runtime.state["orchestration.worker"] = w
     w.start()

@@ -107,3 +107,10 @@ class Event(Base):
     status_reason: Mapped[str] = mapped_column(Text, default="")
     properties: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class QuotaLock(Base):
+    """The per-project row that serialises the stack-count check (common/quota_lock.py)."""
+
+    __tablename__ = "heat_quota_lock"
+    project_id: Mapped[str] = mapped_column(String(255), primary_key=True)

@@ -12,6 +12,7 @@ from stackling.orchestration.errors import (
     UnknownUserParameter,
     UserParameterMissing,
 )
+from stackling.orchestration.limits import check_document
 from stackling.orchestration.properties import Constraint, to_bool
 
 TYPES = ("string", "number", "comma_delimited_list", "json", "boolean")
@@ -75,7 +76,11 @@ def coerce(name: str, kind: str, value: Any) -> Any:
             return text.split(",") if text else []
         if kind == "json":
             if isinstance(value, str):
-                value = json.loads(value) if value else {}
+                try:
+                    value = json.loads(value) if value else {}
+                except RecursionError:
+                    raise ValueError("Value must be valid JSON: it nests too deeply") from None
+                check_document(value, "parameter value")
             if not isinstance(value, dict | list):
                 raise ValueError("Value must be valid JSON")
             return value

@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.errors import ApiError
-from stackling.orchestration import engine, environment
+from stackling.common.quota_lock import lock_project
+from stackling.orchestration import engine, environment, limits
 from stackling.orchestration.definition import Definition, Spec, check_name
 from stackling.orchestration.errors import (
     ActionInProgress,
@@ -25,10 +26,11 @@ from stackling.orchestration.errors import (
     StackExists,
     StackValidationFailed,
 )
-from stackling.orchestration.models import Event, Resource, Stack, StackAction
+from stackling.orchestration.models import Event, QuotaLock, Resource, Stack, StackAction
 from stackling.orchestration.parameters import check_immutable
 from stackling.orchestration.properties import UNKNOWN, validate_properties
 from stackling.orchestration.resources.base import StackScope
+from stackling.orchestration.resources.stack_resource import TreeCount
 from stackling.orchestration.template import parse_document
 
 UUID_LEN = 36
@@ -109,7 +111,10 @@ def validate_spec(db: Session, ctx: RequestContext, runtime: Any, spec: Spec, *,
     defn = Definition(spec, stack_name=stack_name, stack_id=stack_id,
                       project_id=ctx.project_id or "", checker=checker, strict=strict)
     defn.tmpl.validate_structure()
+    if len(defn.tmpl.resources) > limits.MAX_RESOURCES_PER_STACK:
+        raise limits.RequestLimitExceeded(message=limits.RESOURCES_EXCEEDED)
     resolver = defn.resolver(lambda n: UNKNOWN, lambda n, a: UNKNOWN)
+    tree = TreeCount(spec.environment, spec.files)
     fake_stack = Stack(id=stack_id, name=stack_name, project_id=ctx.project_id or "",
                        files=spec.files, environment=spec.environment)
     scope = StackScope(db, ctx, runtime, fake_stack, lambda n: None)
@@ -126,6 +131,7 @@ def validate_spec(db: Session, ctx: RequestContext, runtime: Any, spec: Spec, *,
         row = Resource(uuid=str(uuid.uuid4()), name=name, type=defn.types[name], data={},
                        properties=values)
         cls(scope, row, values).validate()
+        tree.add(defn.types[name], values, name)
     for name, output in defn.tmpl.outputs.items():
         try:
             resolver.resolve(output.get("value"))
@@ -185,9 +191,12 @@ def _timeout(value: Any) -> int | None:
     if value in (None, ""):
         return None
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        minutes = int(value)
+    except (TypeError, ValueError, OverflowError):
         raise BadRequest(f"Invalid timeout value {value}") from None
+    if not 0 <= minutes <= 2**31 - 1:  # an INTEGER column on every database
+        raise BadRequest(f"Invalid timeout value {value}")
+    return minutes
 
 
 # ------------------------------------------------------------------ create
@@ -203,6 +212,8 @@ def create_stack(db: Session, ctx: RequestContext, runtime: Any, body: dict[str,
     if db.scalars(select(Stack.id).where(Stack.project_id == ctx.project_id,
                                          Stack.live_name == name)).first():
         raise StackExists(stack_name=name)
+    lock_project(db, QuotaLock, ctx.project_id or "")
+    limits.check_stack_count(db, ctx.project_id or "")
     stack = Stack(id=stack_id, name=name, live_name=name, project_id=ctx.project_id,
                   user_id=ctx.user_id, context=engine.stored_context(ctx),
                   template=spec.template, environment=spec.environment, files=spec.files,

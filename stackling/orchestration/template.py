@@ -25,6 +25,7 @@ from stackling.orchestration.errors import (
     StackValidationFailed,
     UserParameterMissing,
 )
+from stackling.orchestration.limits import Budget, check_document, check_template_size, nodes
 from stackling.orchestration.properties import UNKNOWN, contains_unknown, to_bool
 
 # Every version upstream's clients send, with its release alias.
@@ -104,13 +105,19 @@ _Loader.yaml_implicit_resolvers = {
 def parse_document(text: Any, what: str = "template") -> dict[str, Any]:
     """A template or environment given as a JSON object or YAML/JSON text."""
     if isinstance(text, dict):
+        check_document(text, what)
         return text
     if not isinstance(text, str):
         raise BadRequest(f"The {what} is not a JSON object or YAML mapping.")
+    if what == "template":
+        check_template_size(text)
     try:
         doc = json.loads(text) if text.lstrip().startswith("{") else yaml.load(text, _Loader)  # noqa: S506
     except (ValueError, yaml.YAMLError) as err:
         raise BadRequest(f"Error parsing {what}: {err}") from None
+    except RecursionError:  # the parsers recurse per nesting level
+        raise BadRequest(f"Error parsing {what}: it nests too deeply") from None
+    check_document(doc, what)
     if doc is None and what == "environment":
         return {}
     if not isinstance(doc, dict):
@@ -301,6 +308,7 @@ class Resolver:
         self.get_attr_cb = get_attr
         self.condition_values = conditions
         self.facade = facade
+        self.budget = Budget()
 
     # --- conditions
     def conditions(self) -> dict[str, bool]:
@@ -449,6 +457,9 @@ class Resolver:
             return template
         keys = sorted(mapping, key=len, reverse=True)
         pattern = re.compile("|".join(re.escape(k) for k in keys))
+        grows = {k: len(v) - len(k) for k, v in mapping.items()}
+        self.budget.charge(len(template) + sum(grows[m.group(0)] for m in
+                                               pattern.finditer(template)), fn)
         return pattern.sub(lambda m: mapping[m.group(0)], template)
 
     def _fn_str_replace(self, args: Any) -> Any:
@@ -492,7 +503,15 @@ class Resolver:
                 raise StackValidationFailed(f'Incorrect arguments to "list_join": "{lst}" '
                                             f"is not a list")
             items += lst
-        return args[0].join(self._join_item(i) for i in items)
+        self.budget.charge(len(items), "list_join")
+        parts, size = [], len(args[0]) * max(len(items) - 1, 0)
+        for item in items:
+            part = self._join_item(item)
+            size += len(part)
+            self.budget.charge(len(part), "list_join")
+            parts.append(part)
+        self.budget.charge(size, "list_join")
+        return args[0].join(parts)
 
     def _fn_fn_join(self, args: Any) -> Any:
         return self._fn_list_join(args)
@@ -572,19 +591,27 @@ class Resolver:
                                             f'"repeat" must be lists ({key})')
         keys = list(for_each)
         permutations = to_bool(args.get("permutations", True))
+        combos: Any
         if permutations:
-            combos = list(itertools.product(*(for_each[k] for k in keys)))
+            count = 1
+            for k in keys:
+                count *= len(for_each[k])
+                self.budget.charge(count, "repeat")  # before the product grows further
+            combos = itertools.product(*(for_each[k] for k in keys))
         else:
             lengths = {len(for_each[k]) for k in keys}
             if len(lengths) != 1:
                 raise StackValidationFailed('Loops in "repeat" must have the same length '
                                             "when permutations is false")
-            combos = list(zip(*(for_each[k] for k in keys), strict=True))
+            count = lengths.pop()
+            self.budget.charge(count, "repeat")
+            combos = zip(*(for_each[k] for k in keys), strict=True)
         template = args["template"]
+        self.budget.work(count * nodes(template))  # each item copies it
         out = []
         for combo in combos:
             subs = dict(zip(keys, combo, strict=True))
-            out.append(self.resolve(_substitute(template, subs)))
+            out.append(self.resolve(_substitute(template, subs, self.budget)))
         return out
 
     def _fn_map_merge(self, args: Any) -> Any:
@@ -640,9 +667,28 @@ class Resolver:
             if not isinstance(lst, list):
                 raise StackValidationFailed(f'Incorrect arguments to "list_concat": {lst} '
                                             f"is not a list")
+            self.budget.charge(len(out) + len(lst), "list_concat")
+            if not unique:
+                out += lst
+                continue
+            seen: set[Any] = set()  # hashable items: a set, not a scan of `out`
+            unhashable: list[Any] = []
+            for item in out:
+                try:
+                    seen.add(item)
+                except TypeError:
+                    unhashable.append(item)
             for item in lst:
-                if not unique or item not in out:
-                    out.append(item)
+                try:
+                    if item in seen:
+                        continue
+                    seen.add(item)
+                except TypeError:
+                    self.budget.work(len(unhashable))
+                    if item in unhashable:
+                        continue
+                    unhashable.append(item)
+                out.append(item)
         return out
 
     def _fn_list_concat_unique(self, args: Any) -> Any:
@@ -686,6 +732,7 @@ class Resolver:
         remove, seq = args
         if contains_unknown(args):
             return UNKNOWN
+        self.budget.work(len(seq or []) * max(len(remove or []), 1))
         return [v for v in seq or [] if v not in (remove or [])]
 
     def _fn_make_url(self, args: Any) -> Any:
@@ -711,18 +758,22 @@ class Resolver:
         raise StackValidationFailed('The function "yaql" is not supported by this cloud')
 
 
-def _substitute(value: Any, subs: dict[str, Any]) -> Any:
+def _substitute(value: Any, subs: dict[str, Any], budget: Budget) -> Any:
     if isinstance(value, str):
         for key, replacement in subs.items():
             if value == key:
                 return replacement
-            if isinstance(replacement, str | int | float):
-                value = value.replace(key, str(replacement))
+            if isinstance(replacement, str | int | float) and key in value:
+                text = str(replacement)
+                budget.charge(len(value) + value.count(key) * (len(text) - len(key)),
+                              "repeat")
+                value = value.replace(key, text)
         return value
     if isinstance(value, dict):
-        return {_substitute(k, subs): _substitute(v, subs) for k, v in value.items()}
+        return {_substitute(k, subs, budget): _substitute(v, subs, budget)
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [_substitute(v, subs) for v in value]
+        return [_substitute(v, subs, budget) for v in value]
     return value
 
 

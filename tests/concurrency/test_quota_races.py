@@ -83,3 +83,26 @@ def test_parallel_network_creates_stop_at_the_network_quota(cloud_factory, backe
         nets = http.get(f"/networking/v2.0/networks?project_id={project_id}").json()["networks"]
     # a single create is refused only once all n are taken: so exactly n, never more
     assert len(nets) == made == n
+
+
+@pytest.mark.concurrency
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parallel_stack_creates_stop_at_the_stack_limit(cloud_factory, backend):
+    n = 3
+    server = cloud_factory(backend, workers=1 if backend == "sqlite" else 3,
+                           extra_env={"STACKLING_ORCHESTRATION__MAX_STACKS_PER_TENANT": str(n)})
+    member = server.new_project_member()
+    project_id = member["project"].id
+    token = member["sdk"].session.get_token()
+    template = {"heat_template_version": "2018-08-31", "resources": {}}
+    creates = [("POST", f"/orchestration/v1/{project_id}/stacks",
+                {"stack_name": f"s{i}", "template": template}) for i in range(3 * n)]
+    responses = parallel(server, token, creates)
+    assert sorted(r.status_code for r in responses) == [201] * n + [400] * (2 * n), \
+        [r.text for r in responses]
+    for r in responses:
+        if r.status_code == 400:
+            assert r.json()["error"]["type"] == "RequestLimitExceeded"
+    with server.http(token) as http:
+        stacks = http.get(f"/orchestration/v1/{project_id}/stacks").json()["stacks"]
+    assert len(stacks) == n

@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 from sqlalchemy import select
 
 from stackling.common.db import utcnow
+from stackling.common.errors import ApiError
+from stackling.orchestration import limits
 from stackling.orchestration.errors import ResourceFailure, StackValidationFailed
 from stackling.orchestration.properties import UNKNOWN, Constraint, Property, contains_unknown
 from stackling.orchestration.resources.base import Resource, register
@@ -57,6 +59,22 @@ class StackResource(Resource):
         child = self.child()
         return _engine().Runner(self.db, self.runtime, child) if child is not None else None
 
+    def check_size(self) -> None:
+        """Refuses, before the child template is built, what cannot fit the limits."""
+
+    def _check_limits(self, template: dict[str, Any], child: Any = None) -> None:
+        """Upstream's checks when a nested stack is made or updated: the parent's depth,
+        and the tree's resources with the child's new ones (its old ones replaced)."""
+        parent = self.scope.stack
+        if limits.tree_depth(self.db, parent) >= limits.MAX_NESTED_STACK_DEPTH:
+            raise ResourceFailure(f"Request limit exceeded: {limits.depth_message()}")
+        added = len(template.get("resources") or {})
+        if child is not None:
+            added -= len([r for r in self.child_runner().rows if r.role == "current"])
+        if added > 0 and limits.tree_resources(self.db, parent) + added > \
+                limits.MAX_RESOURCES_PER_STACK:
+            raise ResourceFailure(f"Request limit exceeded: {limits.RESOURCES_EXCEEDED}")
+
     def _run(self, child: Any) -> None:
         engine = _engine()
         engine.run_inline(self.db, self.runtime, child.id)
@@ -68,11 +86,14 @@ class StackResource(Resource):
         from stackling.orchestration.models import Stack
 
         parent = self.scope.stack
+        self.check_size()
+        template = self.child_template()
+        self._check_limits(template)
         short = hashlib.sha256(self.row.uuid.encode()).hexdigest()[:12]
         child = Stack(id=str(uuid.uuid4()), name=f"{parent.name}-{self.name}-{short}",
                       live_name=None, project_id=parent.project_id, user_id=parent.user_id,
                       context=dict(parent.context or {}), parent_id=parent.id,
-                      owner_resource=self.name, template=self.child_template(),
+                      owner_resource=self.name, template=template,
                       environment=self.child_environment(), files=self.child_files(),
                       parameters=self.child_parameters(), tags=[], disable_rollback=True,
                       timeout_mins=None, generation=0, action="CREATE",
@@ -89,7 +110,10 @@ class StackResource(Resource):
             return self.handle_create()
         engine = _engine()
         previous = engine.spec_of(child).to_dict()
-        child.template = self.child_template()
+        self.check_size()
+        template = self.child_template()
+        self._check_limits(template, child)
+        child.template = template
         child.parameters = self.child_parameters()
         child.files = self.child_files()
         engine.begin(self.db, child, "UPDATE", {"previous": previous})
@@ -159,6 +183,10 @@ class ResourceGroup(StackResource):
         "removed_rsrc_list": "A list of removed resource names.",
     }
     dynamic_attributes = True  # resource.<n>[.<attr>]
+
+    def check_size(self) -> None:
+        if (self.properties.get("count") or 0) > limits.MAX_RESOURCES_PER_STACK:
+            raise ResourceFailure(f"Request limit exceeded: {limits.RESOURCES_EXCEEDED}")
 
     def validate(self) -> None:
         rdef = self.properties.get("resource_def")
@@ -303,3 +331,85 @@ def nested_stacks_of(db: Any, stack_id: str) -> list[Any]:
     from stackling.orchestration.models import Stack
 
     return list(db.scalars(select(Stack).where(Stack.parent_id == stack_id)))
+
+
+# ------------------------------------------------------------------ limits
+class TreeCount:
+    """The resources a new stack's tree will hold, counted from its template before
+    anything is made: nested templates from `files`, groups by their count. More than
+    upstream's limit (or nested deeper) is a 400 at create or update (upstream checks
+    each nested stack alone and fails the stack midway; here a tree over the limit is
+    refused up front: stricter). A count known only at run time is checked then."""
+
+    def __init__(self, env: dict[str, Any], files: dict[str, Any]) -> None:
+        self.env, self.files = env or {}, files or {}
+        self.total = 0
+        self._below: dict[tuple[str, int], int] = {}
+
+    def add(self, type_name: Any, props: Any, name: str | None = None) -> None:
+        self.total += 1 + self.below(type_name, props, 0, name)
+        self._check(self.total)
+
+    @staticmethod
+    def _check(total: int) -> None:
+        if total > limits.MAX_RESOURCES_PER_STACK:
+            raise limits.RequestLimitExceeded(message=limits.RESOURCES_EXCEEDED)
+
+    def below(self, type_name: Any, props: Any, depth: int, name: str | None = None) -> int:
+        """Resources in the nested stack (at depth + 1) a resource of this type makes."""
+        from stackling.orchestration.environment import resolve_type
+
+        if not isinstance(type_name, str):
+            return 0
+        try:
+            resolved = resolve_type(self.env, type_name, name)
+        except ApiError:
+            return 0  # reported by the type's own validation
+        if resolved == "OS::Heat::ResourceGroup":
+            props = props if isinstance(props, dict) else {}
+            count = _count(props.get("count", 1))
+            if count == 0:
+                return 0
+            _check_depth(depth + 1)
+            self._check(count)
+            rdef = props.get("resource_def")
+            rdef = rdef if isinstance(rdef, dict) else {}
+            each = 1 + self.below(rdef.get("type"), rdef.get("properties"), depth + 1)
+            self._check(count * each)
+            return count * each
+        if resolved not in self.files:
+            return 0
+        key = (resolved, depth)
+        if key not in self._below:
+            _check_depth(depth + 1)
+            from stackling.orchestration.template import parse_document
+
+            try:
+                child = parse_document(self.files[resolved])
+            except ApiError:
+                child = {}
+            resources = child.get("resources")
+            total = 0
+            for rname, snippet in (resources if isinstance(resources, dict) else {}).items():
+                if isinstance(snippet, dict):
+                    total += 1 + self.below(snippet.get("type"), snippet.get("properties"),
+                                            depth + 1, rname)
+                    self._check(total)
+            self._below[key] = total
+        return self._below[key]
+
+
+def _count(value: Any) -> int:
+    """A group's count as far as it is known before the run (else 0: checked then)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(value, 0)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return 0
+
+
+def _check_depth(depth: int) -> None:
+    if depth > limits.MAX_NESTED_STACK_DEPTH:
+        raise limits.RequestLimitExceeded(message=limits.depth_message())

@@ -1,0 +1,171 @@
+"""Heat's engine limits, with upstream's defaults, and the bounds on template evaluation.
+
+Upstream's `heat.conf` options and their defaults: `max_template_size` 524288 bytes,
+`max_resources_per_stack` 1000 (all resources of a stack's tree), `max_nested_stack_depth`
+5, `max_stacks_per_tenant` 512. Exceeding one is Heat's `RequestLimitExceeded`, a 400.
+The last three are settings here (`orchestration:` in the configuration file,
+`STACKLING_ORCHESTRATION__*` in the environment).
+
+Upstream has no bound on what a template's functions may produce (`repeat` over three
+lists of 300 is 27 million items) or on a YAML document's aliases; here both are bounded
+(deviation: stricter), so that no request or stack action can exhaust memory or time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from stackling.orchestration.errors import HeatError
+
+MAX_TEMPLATE_SIZE = 524288
+MAX_RESOURCES_PER_STACK = 1000
+MAX_NESTED_STACK_DEPTH = 5
+MAX_STACKS_PER_TENANT = 512
+
+# A parsed template or environment: nesting depth (as HttpSettings.max_json_depth for
+# bodies) and nodes counted with repetition, so YAML aliases cannot multiply the work
+# of every later walk ("billion laughs").
+MAX_DOCUMENT_DEPTH = 64
+MAX_DOCUMENT_NODES = 1_000_000
+# One function's result (characters of a string, items of a list) and everything one
+# resolution produces, counted the same way.
+MAX_VALUE_SIZE = 1 << 20
+MAX_RESOLUTION_WORK = 1 << 24
+
+RESOURCES_EXCEEDED = "Maximum resources per stack exceeded."
+
+
+def configure(settings: Any) -> None:
+    """The process's limits from its settings (`orchestration:` in the configuration)."""
+    global MAX_STACKS_PER_TENANT, MAX_RESOURCES_PER_STACK, MAX_NESTED_STACK_DEPTH
+    MAX_STACKS_PER_TENANT = settings.max_stacks_per_tenant
+    MAX_RESOURCES_PER_STACK = settings.max_resources_per_stack
+    MAX_NESTED_STACK_DEPTH = settings.max_nested_stack_depth
+
+
+class RequestLimitExceeded(HeatError):
+    status = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"Request limit exceeded: {message}")
+
+
+def depth_message() -> str:
+    return f"Recursion depth exceeds {MAX_NESTED_STACK_DEPTH}."
+
+
+def check_template_size(text: str) -> None:
+    size = len(text.encode())
+    if size > MAX_TEMPLATE_SIZE:
+        raise RequestLimitExceeded(message=f"Template size ({size} bytes) exceeds maximum "
+                                           f"allowed size ({MAX_TEMPLATE_SIZE} bytes).")
+
+
+def check_document(doc: Any, what: str) -> None:
+    """A parsed document nests at most MAX_DOCUMENT_DEPTH deep and has at most
+    MAX_DOCUMENT_NODES nodes, an alias counted at every use (iterative: no recursion)."""
+    nodes = 0
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_DOCUMENT_NODES:
+            raise RequestLimitExceeded(message=f"The {what} has more than "
+                                               f"{MAX_DOCUMENT_NODES} values.")
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth >= MAX_DOCUMENT_DEPTH and children:
+            raise RequestLimitExceeded(message=f"The {what} nests deeper than "
+                                               f"{MAX_DOCUMENT_DEPTH} levels.")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def check_stack_count(db: Session, project_id: str) -> None:
+    """Upstream's max_stacks_per_tenant: top-level stacks not deleted. The caller holds
+    the project's lock row, so concurrent creates count one after another."""
+    from stackling.orchestration.models import Stack
+
+    count = db.scalar(select(func.count()).select_from(Stack).where(
+        Stack.project_id == project_id, Stack.parent_id.is_(None),
+        Stack.deleted_at.is_(None)))
+    if (count or 0) >= MAX_STACKS_PER_TENANT:
+        raise RequestLimitExceeded(message=f"You have reached the maximum stacks per "
+                                           f"tenant, {MAX_STACKS_PER_TENANT}. Please delete "
+                                           f"some stacks.")
+
+
+class Budget:
+    """What one resolution may produce; functions charge it before they build."""
+
+    __slots__ = ("spent",)
+
+    def __init__(self) -> None:
+        self.spent = 0
+
+    def charge(self, size: int, fn: str) -> None:
+        if size > MAX_VALUE_SIZE:
+            from stackling.orchestration.errors import StackValidationFailed
+
+            raise StackValidationFailed(f'The result of "{fn}" would have {size} '
+                                        f"characters or items: the limit is "
+                                        f"{MAX_VALUE_SIZE}.")
+        self.work(size)
+
+    def work(self, size: int) -> None:
+        """Work without a single large result (comparisons, copies of a template)."""
+        self.spent += size
+        if self.spent > MAX_RESOLUTION_WORK:
+            from stackling.orchestration.errors import StackValidationFailed
+
+            raise StackValidationFailed(f"The template's functions would produce more than "
+                                        f"{MAX_RESOLUTION_WORK} characters or items.")
+
+
+def nodes(value: Any) -> int:
+    """Values in a snippet (every list item and map value, the snippet itself)."""
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
+# ------------------------------------------------------------------ stack trees
+def tree_depth(db: Session, stack: Any) -> int:
+    """How deep `stack` is nested: 0 for a top-level stack (at most the limit's steps)."""
+    from stackling.orchestration.models import Stack
+
+    depth, parent_id = 0, stack.parent_id
+    while parent_id is not None and depth <= MAX_NESTED_STACK_DEPTH:
+        depth += 1
+        parent_id = db.scalar(select(Stack.parent_id).where(Stack.id == parent_id))
+    return depth
+
+
+def tree_resources(db: Session, stack: Any) -> int:
+    """Current resources in the whole tree `stack` belongs to (from its root down)."""
+    from stackling.orchestration.models import Resource, Stack
+
+    root = stack
+    while root.parent_id is not None:
+        root = db.get(Stack, root.parent_id)
+    ids, level = [root.id], [root.id]
+    for _ in range(MAX_NESTED_STACK_DEPTH + 1):
+        level = list(db.scalars(select(Stack.id).where(Stack.parent_id.in_(level),
+                                                       Stack.deleted_at.is_(None))))
+        if not level:
+            break
+        ids += level
+    return db.scalar(select(func.count()).select_from(Resource).where(
+        Resource.stack_id.in_(ids), Resource.role == "current")) or 0
