@@ -17,6 +17,7 @@ from stackling.common.context import RequestContext
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError, BadRequest, Forbidden
 from stackling.common.listing import to_bool
+from stackling.common.patterns import PatternError, PatternTooCostly, UserPattern
 from stackling.compute import actions, hosts, network_api, scheduler
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
@@ -343,7 +344,8 @@ def list_instances(db: Session, q: ListQuery) -> list[Instance]:
         stmt = stmt.limit(q.limit)
     rows = list(db.scalars(stmt))
     if needs_python:
-        rows = [i for i in rows if _matches(i, q)]
+        name, ip = _pattern(q.name), _pattern(q.ip)
+        rows = [i for i in rows if _matches(i, q, name, ip)]
         if q.limit is not None:
             rows = rows[: q.limit]
     return rows
@@ -365,7 +367,27 @@ def _after(order: list[tuple[Any, bool]], marker: Instance) -> Any:
     return or_(*clauses)
 
 
-def _matches(inst: Instance, q: ListQuery) -> bool:
+def _pattern(value: str | None) -> UserPattern | str | None:
+    """A filter's regular expression (one time budget for all rows); not one: itself,
+    matched as a substring (name) or not at all (ip). Too costly a pattern is a 400."""
+    if not value:
+        return None
+    try:
+        return UserPattern(value)
+    except PatternTooCostly as err:
+        raise BadRequest(f"Invalid filter {value!r}: {err}") from None
+    except PatternError:
+        return value
+
+
+def _search(pattern: UserPattern | str, text: str) -> bool:
+    try:
+        return pattern.search(text) if isinstance(pattern, UserPattern) else pattern in text
+    except PatternTooCostly as err:
+        raise BadRequest(f"Invalid filter {pattern.rx.pattern!r}: {err}") from None
+
+
+def _matches(inst: Instance, q: ListQuery, name: Any, ip: Any) -> bool:
     tags = set(inst.tags or [])
     if q.tags and not set(q.tags) <= tags:
         return False
@@ -375,20 +397,15 @@ def _matches(inst: Instance, q: ListQuery) -> bool:
         return False
     if q.not_tags_any and set(q.not_tags_any) & tags:
         return False
-    if q.name:
-        try:
-            if not re.search(q.name, inst.display_name):
-                return False
-        except re.error:
-            return q.name in inst.display_name
+    if name is not None and not _search(name, inst.display_name or ""):
+        return False
     if q.flavor and inst.flavor.get("flavorid") != _href_id(q.flavor):
         return False
-    if q.ip:
-        addrs = [ip["address"] for vif in inst.network_info or [] for ip in vif["ips"]]
-        try:
-            if not any(re.search(q.ip, a) for a in addrs):
-                return False
-        except re.error:
+    if ip is not None:
+        if not isinstance(ip, UserPattern):
+            return False  # not a regular expression: matches no address
+        addrs = [a["address"] for vif in inst.network_info or [] for a in vif["ips"]]
+        if not any(_search(ip, a) for a in addrs):
             return False
     return True
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from stackling.common.patterns import PatternError, UserPattern
 from stackling.orchestration.errors import StackValidationFailed
 
 
@@ -93,7 +94,11 @@ class Constraint:
                 raise ValueError(f"{value} is not a multiple of {step} with an offset of "
                                  f"{offset})")
         elif kind == "allowed_pattern":
-            if not isinstance(value, str) or re.fullmatch(spec, value) is None:
+            try:
+                matches = isinstance(value, str) and UserPattern(spec).fullmatch(value)
+            except PatternError as err:  # a bad or too costly pattern: a 400, not a hang
+                raise ValueError(f'Invalid pattern "{spec}": {err}') from None
+            if not matches:
                 raise ValueError(f'"{value}" does not match pattern "{spec}"')
         elif kind == "custom_constraint":
             if checker is not None:

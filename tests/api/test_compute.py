@@ -238,6 +238,17 @@ def test_server_list_filters_and_paging(api):
     active = api.get("/compute/v2.1/servers?status=ACTIVE&name=^page-", user="demo").json()
     assert {s["id"] for s in active["servers"]} == set(ids)
     assert api.get("/compute/v2.1/servers?marker=nope", user="demo").status_code == 400
+    # a pattern that backtracks for hours is a 400 within the match budget, not a stall
+    slow = boot(api, name="a" * 100 + "!", networks="none").json()["server"]["id"]
+    ids.append(slow)
+    r = api.get("/compute/v2.1/servers", params={"name": "(a|aa)+c"}, user="demo")
+    assert r.status_code == 400 and "takes too long" in r.json()["badRequest"]["message"]
+    r = api.get("/compute/v2.1/servers", params={"name": "((a{1000}){1000}){1000}"},
+                user="demo")
+    assert r.status_code == 400 and "repeats too much" in r.json()["badRequest"]["message"]
+    # not a regular expression: a substring, as before
+    assert api.get("/compute/v2.1/servers", params={"name": "page-1("}, user="demo"
+                   ).json()["servers"] == []
     for sid in ids:
         api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
 

@@ -140,3 +140,21 @@ def test_stacks_per_project(api, heat, monkeypatch):
     assert message == ("Request limit exceeded: You have reached the maximum stacks per "
                        f"tenant, {limits.MAX_STACKS_PER_TENANT}. Please delete some stacks.")
     assert member.create(unique(), tmpl()).status_code == 201
+
+
+def test_allowed_pattern_is_matched_within_a_time_budget(heat):
+    t = tmpl(parameters={"p": {"type": "string", "constraints": [
+        {"allowed_pattern": "(a|aa)+c"}]}})
+    message = heat_error(heat.create(unique(), t, parameters={"p": "a" * 100}), 400,
+                         "StackValidationFailed")
+    assert "takes too long to match" in message
+    password = tmpl(parameters={"p": {"type": "string", "constraints": [
+        {"allowed_pattern": "(?=.*[A-Z])(?=.*[0-9]).{8,}"}]}})  # lookaheads keep working
+    assert heat.make(unique(), password, parameters={"p": "Secret123"})[
+        "stack_status"] == "CREATE_COMPLETE"
+    message = heat_error(heat.create(unique(), password, parameters={"p": "secret"}), 400)
+    assert 'does not match pattern' in message
+    r = heat.req("GET", "/resource_types", params={"name": "^OS::Heat::(Value|None)$"})
+    assert r.json()["resource_types"] == ["OS::Heat::None", "OS::Heat::Value"]
+    r = heat.req("GET", "/resource_types", params={"name": "((a{1000}){1000}){1000}"})
+    heat_error(r, 400)

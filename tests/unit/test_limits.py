@@ -77,3 +77,24 @@ def test_insert_absent_skips_rows_already_there():
 def test_in_int_range():
     assert in_int_range(2**63 - 1) and in_int_range(-(2**63))
     assert not in_int_range(2**63) and not in_int_range(10**25)
+
+
+def test_user_patterns_are_bounded():
+    import time
+
+    from stackling.common.patterns import PatternError, PatternTooCostly, UserPattern
+
+    assert UserPattern("^web").search("webserver")
+    assert UserPattern("(?=.*[A-Z])(?=.*[0-9]).{8,}").fullmatch("Abcdefg1")
+    assert not UserPattern("a|ab").fullmatch("abc")
+    started = time.monotonic()
+    with pytest.raises(PatternTooCostly, match="takes too long"):
+        UserPattern("(a|aa)+c", budget=0.1).search("a" * 100)  # 2^50 paths
+    with pytest.raises(PatternTooCostly, match="takes too long"):
+        UserPattern("(a|aa)+c", budget=0.1).fullmatch("a" * 100)
+    assert time.monotonic() - started < 5  # bounded, not centuries
+    for costly in ("((a{1000}){1000}){1000}", "(" * 5000 + ")" * 5000):
+        with pytest.raises(PatternTooCostly):
+            UserPattern(costly)
+    with pytest.raises(PatternError):
+        UserPattern("(")

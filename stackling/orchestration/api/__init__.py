@@ -440,9 +440,13 @@ def list_resource_types(rq: ApiRequest) -> Any:
     names = sorted(load_all())
     name_filter = rq.query.get("name")
     if name_filter:
-        import re
+        from stackling.common.patterns import PatternError, UserPattern
 
-        names = [n for n in names if re.search(name_filter, n)]
+        try:
+            pattern = UserPattern(name_filter)
+            names = [n for n in names if pattern.search(n)]
+        except PatternError as err:
+            raise BadRequest(f"Invalid name filter {name_filter!r}: {err}") from None
     if _flag(rq.query.get("with_description")):
         return {"resource_types": [{"resource_type": n, "description": (
             load_all()[n].__doc__ or "").strip()} for n in names]}
