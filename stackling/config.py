@@ -108,6 +108,7 @@ class OrchestrationSettings:
     max_stacks_per_tenant: int = 512
     max_resources_per_stack: int = 1000
     max_nested_stack_depth: int = 5
+    max_events_per_stack: int = 1000
 
 
 @dataclass

@@ -26,6 +26,7 @@ from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.errors import ApiError
 from stackling.observability import logs
+from stackling.orchestration import limits
 from stackling.orchestration.definition import Definition, Spec
 from stackling.orchestration.errors import ResourceFailure, ResourceFailureKeep
 from stackling.orchestration.models import Event, Resource, Stack, StackAction
@@ -174,6 +175,8 @@ class Runner:
     def flush_events(self) -> None:
         if self.events:
             self.db.execute(insert(Event.__table__), self.events)  # Core: one executemany
+            for stack_id in {e["stack_id"] for e in self.events}:
+                limits.purge_events(self.db, stack_id)
             self.events = []
 
 

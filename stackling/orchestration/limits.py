@@ -3,8 +3,9 @@
 Upstream's `heat.conf` options and their defaults: `max_template_size` 524288 bytes,
 `max_resources_per_stack` 1000 (all resources of a stack's tree), `max_nested_stack_depth`
 5, `max_stacks_per_tenant` 512. Exceeding one is Heat's `RequestLimitExceeded`, a 400.
-The last three are settings here (`orchestration:` in the configuration file,
-`STACKLING_ORCHESTRATION__*` in the environment).
+`max_events_per_stack` 1000: older events are purged. All but the first are settings
+here (`orchestration:` in the configuration file, `STACKLING_ORCHESTRATION__*` in the
+environment).
 
 Upstream has no bound on what a template's functions may produce (`repeat` over three
 lists of 300 is 27 million items) or on a YAML document's aliases; here both are bounded
@@ -24,6 +25,7 @@ MAX_TEMPLATE_SIZE = 524288
 MAX_RESOURCES_PER_STACK = 1000
 MAX_NESTED_STACK_DEPTH = 5
 MAX_STACKS_PER_TENANT = 512
+MAX_EVENTS_PER_STACK = 1000
 
 # A parsed template or environment: nesting depth (as HttpSettings.max_json_depth for
 # bodies) and nodes counted with repetition, so YAML aliases cannot multiply the work
@@ -41,7 +43,9 @@ RESOURCES_EXCEEDED = "Maximum resources per stack exceeded."
 def configure(settings: Any) -> None:
     """The process's limits from its settings (`orchestration:` in the configuration)."""
     global MAX_STACKS_PER_TENANT, MAX_RESOURCES_PER_STACK, MAX_NESTED_STACK_DEPTH
+    global MAX_EVENTS_PER_STACK
     MAX_STACKS_PER_TENANT = settings.max_stacks_per_tenant
+    MAX_EVENTS_PER_STACK = settings.max_events_per_stack
     MAX_RESOURCES_PER_STACK = settings.max_resources_per_stack
     MAX_NESTED_STACK_DEPTH = settings.max_nested_stack_depth
 
@@ -85,6 +89,31 @@ def check_document(doc: Any, what: str) -> None:
             raise RequestLimitExceeded(message=f"The {what} nests deeper than "
                                                f"{MAX_DOCUMENT_DEPTH} levels.")
         stack.extend((child, depth + 1) for child in children)
+
+
+_EVENT_COUNT: Any = None
+_NTH_NEWEST: Any = None
+
+
+def purge_events(db: Session, stack_id: str) -> None:
+    """Keeps a stack's newest MAX_EVENTS_PER_STACK events, as upstream's event purge."""
+    global _EVENT_COUNT, _NTH_NEWEST
+    from sqlalchemy import bindparam, delete
+
+    from stackling.orchestration.models import Event
+
+    if MAX_EVENTS_PER_STACK <= 0:
+        return
+    if _EVENT_COUNT is None:  # every step asks: built once
+        _EVENT_COUNT = select(func.count()).select_from(Event).where(
+            Event.stack_id == bindparam("stack"))
+        _NTH_NEWEST = select(Event.seq).where(Event.stack_id == bindparam("stack")).order_by(
+            Event.seq.desc()).offset(bindparam("keep")).limit(1)
+    if (db.scalar(_EVENT_COUNT, {"stack": stack_id}) or 0) <= MAX_EVENTS_PER_STACK:
+        return
+    oldest_kept = db.scalar(_NTH_NEWEST, {"stack": stack_id, "keep": MAX_EVENTS_PER_STACK - 1})
+    db.execute(delete(Event).where(Event.stack_id == stack_id, Event.seq < oldest_kept)
+               .execution_options(synchronize_session=False))
 
 
 def check_stack_count(db: Session, project_id: str) -> None:

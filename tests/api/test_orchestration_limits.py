@@ -158,3 +158,16 @@ def test_allowed_pattern_is_matched_within_a_time_budget(heat):
     assert r.json()["resource_types"] == ["OS::Heat::None", "OS::Heat::Value"]
     r = heat.req("GET", "/resource_types", params={"name": "((a{1000}){1000}){1000}"})
     heat_error(r, 400)
+
+
+def test_a_stack_keeps_its_newest_events(heat, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_EVENTS_PER_STACK", 10)
+    name = unique()
+    heat.make(name, tmpl({f"r{i}": {"type": "OS::Heat::None"} for i in range(8)}))
+    events = heat.events(name)  # 18 written; as upstream, "a bit higher" than the limit:
+    assert len(events) == 11  # the final stack event comes after the step's purge
+    assert (name, "CREATE_IN_PROGRESS") not in {  # the oldest went: the stack's first
+        (e["resource_name"], e["resource_status"]) for e in events}
+    # the newest are kept: the stack's own CREATE_COMPLETE is last
+    assert events[-1]["resource_name"] == name
+    assert events[-1]["resource_status"] == "CREATE_COMPLETE"
