@@ -20,6 +20,7 @@ import uuid
 from typing import Any
 
 from sqlalchemy import delete, insert, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -579,9 +580,18 @@ def begin(db: Session, stack: Stack, kind: str, work: dict[str, Any] | None = No
     request_id = logs.current_request_id()
     if request_id:  # the worker tags the action's log lines with the requester's id
         work["request_id"] = request_id
-    db.add(StackAction(stack_id=stack.id, action=kind, work=work, owner=None,
-                       lease_until=None, started_at=utcnow()))
-    db.flush()
+    try:
+        with db.begin_nested():
+            db.add(StackAction(stack_id=stack.id, action=kind, work=work, owner=None,
+                               lease_until=None, started_at=utcnow()))
+            db.flush()
+    except IntegrityError:
+        # Another process began an action on this stack after our check (one action row
+        # per stack): that request won, this one is Heat's 409.
+        from stackling.orchestration.errors import ActionInProgress
+
+        running = db.scalar(select(StackAction.action).where(StackAction.stack_id == stack.id))
+        raise ActionInProgress(stack_name=stack.name, action=running or kind) from None
 
 
 def run_inline(db: Session, runtime: Any, stack_id: str) -> None:
