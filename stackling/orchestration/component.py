@@ -35,6 +35,15 @@ POLICIES = {
     "resource_types:index": READER,
     "resource_types:show": READER,
     "build_info:build_info": READER,
+    "resource_types:template": READER,
+    "service:index": ADMIN,  # heat/policies/service.py: context_is_admin
+    "stacks:export": MEMBER,
+    "stacks:abandon": MEMBER,
+    "stacks:snapshot": MEMBER,
+    "stacks:restore_snapshot": MEMBER,
+    "stacks:delete_snapshot": MEMBER,
+    "stacks:show_snapshot": READER,
+    "stacks:list_snapshots": READER,
 }
 
 

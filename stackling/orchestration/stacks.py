@@ -7,6 +7,7 @@ workers after the request commits.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -23,6 +24,7 @@ from stackling.orchestration.errors import (
     ActionInProgress,
     BadRequest,
     EntityNotFound,
+    NotSupported,
     StackExists,
     StackValidationFailed,
 )
@@ -206,6 +208,8 @@ def create_stack(db: Session, ctx: RequestContext, runtime: Any, body: dict[str,
     if name is None:
         raise BadRequest("No stack name specified")
     check_name(name)
+    if body.get("adopt_stack_data") is not None:  # upstream's enable_stack_adopt is off
+        raise NotSupported(feature="Stack Adopt")
     spec, _ = spec_from_body(body)
     stack_id = str(uuid.uuid4())
     validate_spec(db, ctx, runtime, spec, stack_name=name, stack_id=stack_id)
@@ -506,6 +510,29 @@ def output_list(stack: Stack) -> list[dict[str, Any]]:
 def resources_of(db: Session, stack: Stack) -> list[Resource]:
     return list(db.scalars(select(Resource).where(
         Resource.stack_id == stack.id, Resource.role == "current").order_by(Resource.id)))
+
+
+def export_stack(db: Session, stack: Stack) -> dict[str, Any]:
+    """Upstream's abandon data, without abandoning: the stack, its definition and each
+    resource's id, state and data (a nested stack's resources inside its owner's)."""
+    if stack.status == "IN_PROGRESS":
+        raise ActionInProgress(stack_name=stack.name, action=stack.action)
+    children = {c.owner_resource: c for c in nested_stacks(db, stack) if c.deleted_at is None}
+    resources: dict[str, Any] = {}
+    for row in resources_of(db, stack):
+        item: dict[str, Any] = {
+            "name": row.name, "resource_id": row.physical_resource_id, "type": row.type,
+            "action": row.action, "status": row.status, "metadata": row.rsrc_metadata or {},
+            "resource_data": {k: v if isinstance(v, str) else json.dumps(v)
+                              for k, v in (row.data or {}).items()}}
+        if row.name in children:
+            item["resources"] = export_stack(db, children[row.name])["resources"]
+        resources[row.name] = item
+    return {"id": stack.id, "name": stack.name, "action": stack.action,
+            "status": stack.status, "template": stack.template,
+            "environment": stack.environment or {}, "files": stack.files or {},
+            "resources": resources, "project_id": stack.project_id,
+            "stack_user_project_id": stack.project_id, "tags": stack.tags or []}
 
 
 def nested_stacks(db: Session, stack: Stack) -> list[Stack]:

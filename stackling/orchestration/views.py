@@ -50,14 +50,13 @@ def stack_detail(base: str, stack: Stack, parameters: dict[str, str],
 
 
 def resource_view(base: str, stack: Stack, row: Resource, required_by: list[str],
-                  nested_id: str | None = None, parent_resource: str | None = None
+                  nested: Stack | None = None, parent_resource: str | None = None
                   ) -> dict[str, Any]:
     url = stack_url(base, stack)
     links = [{"href": f"{url}/resources/{row.name}", "rel": "self"},
              {"href": url, "rel": "stack"}]
-    if nested_id:
-        links.append({"href": f"{base}/v1/{stack.project_id}/stacks/{nested_id}",
-                      "rel": "nested"})
+    if nested is not None:  # clients take the nested stack's name and id from it
+        links.append({"href": stack_url(base, nested), "rel": "nested"})
     view = {
         "resource_name": row.name,
         "logical_resource_id": row.name,

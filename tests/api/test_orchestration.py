@@ -731,3 +731,58 @@ def test_cancel_update_rolls_back(heat):
     assert stack["stack_status"] == "ROLLBACK_COMPLETE", stack["stack_status_reason"]
     a = heat.req("GET", url + "/resources/a").json()["resource"]
     assert a["attributes"]["output"] == "one"
+
+
+def test_export_abandon_adopt_snapshots_and_nested_links(heat, api):
+    name = unique("exp")
+    group = {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": 2, "resource_def": {"type": "OS::Heat::RandomString"}}}
+    heat.make(name, tmpl({"g": group, "v": {"type": "OS::Heat::Value",
+                                            "properties": {"value": 1}}}), tags="t1")
+    url = heat.url(name)
+    data = heat.req("GET", url + "/export").json()
+    assert data["name"] == name and data["status"] == "COMPLETE" and data["tags"] == ["t1"]
+    assert data["template"]["resources"]["g"] == group
+    assert set(data["resources"]) == {"g", "v"}
+    assert set(data["resources"]["g"]["resources"]) == {"0", "1"}
+    assert data["resources"]["g"]["resources"]["0"]["type"] == "OS::Heat::RandomString"
+    # the lookup by name reaches export too; an unknown path below the id is a 404
+    r = heat.req("GET", f"/stacks/{name}/export", follow_redirects=False)
+    assert r.status_code == 302 and r.headers["location"].endswith(url + "/export")
+    heat_error(heat.req("GET", url + "/bogus"), 404, "NotFound")
+    # upstream's defaults: abandon and adopt are off; snapshots are not offered
+    assert heat_error(heat.req("DELETE", url + "/abandon"), 400, "NotSupported") == \
+        "Stack Abandon is not supported."
+    message = heat_error(heat.create(unique(), tmpl(), adopt_stack_data="{}"), 400,
+                         "NotSupported")
+    assert message == "Stack Adopt is not supported."
+    assert heat.req("GET", url + "/snapshots").json() == {"snapshots": []}
+    heat_error(heat.req("POST", url + "/snapshots", json={}), 400, "NotSupported")
+    heat_error(heat.req("GET", url + "/snapshots/nope"), 404, "EntityNotFound")
+    # a nested stack's link carries its name and id (clients follow it)
+    g = heat.resources(name)["g"]
+    nested = next(link["href"] for link in g["links"] if link["rel"] == "nested")
+    path = nested.split(f"/orchestration/v1/{heat.project}")[1]
+    assert heat.req("GET", path).json()["stack"]["parent"] == url.split("/")[-1]
+    shown = heat.req("GET", url + "/resources/g").json()["resource"]
+    assert [link["href"] for link in shown["links"] if link["rel"] == "nested"] == [nested]
+
+
+def test_resource_type_template_and_services(heat, api):
+    hot = heat.req("GET", "/resource_types/OS::Heat::RandomString/template",
+                   params={"template_type": "hot"}).json()
+    assert hot["heat_template_version"] == "2016-10-14"
+    assert hot["parameters"]["length"] == {
+        "type": "number", "description": hot["parameters"]["length"]["description"],
+        "default": 32}
+    assert hot["resources"]["RandomString"]["properties"]["length"] == {"get_param": "length"}
+    assert hot["outputs"]["value"]["value"] == {"get_attr": ["RandomString", "value"]}
+    cfn = heat.req("GET", "/resource_types/OS::Heat::RandomString/template").json()
+    assert cfn["HeatTemplateFormatVersion"] == "2012-12-12"
+    assert cfn["Parameters"]["length"]["Type"] == "Number"
+    heat_error(heat.req("GET", "/resource_types/OS::Heat::RandomString/template",
+                        params={"template_type": "xml"}), 400)
+    heat_error(heat.req("GET", "/services"), 403, "Forbidden")
+    admin = Heat(api, token=api.token("admin"))
+    (service,) = admin.req("GET", "/services").json()["services"]
+    assert service["binary"] == "heat-engine" and service["status"] == "up"

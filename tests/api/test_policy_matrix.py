@@ -392,6 +392,15 @@ orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{r
 orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/signal fake-ids reader=403
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/events fake-ids
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/events/{event_id} fake-ids
+orchestration GET    /v1/{tenant_id}/services admin-only
+orchestration GET    /v1/{tenant_id}/resource_types/{type_name}/template any-read
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/export member-write admin=404
+orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/abandon member-write admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots reader-read admin=404
+orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots member-write admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id} fake-ids
+orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id} fake-ids reader=403
+orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id}/restore fake-ids reader=403
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{rest:path} fake-ids
 orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{rest:path} fake-ids
 orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{rest:path} fake-ids reader=403

@@ -130,8 +130,15 @@ def lookup(rq: ApiRequest) -> Any:
 
 
 def lookup_path(rq: ApiRequest) -> Any:
+    """`/stacks/{name}/{sub-path}`: a 302 to the stack's own URL; anything else (e.g. an
+    unknown path below `/stacks/{name}/{id}`) is not a route."""
+    rest = rq.path_params["rest"]
+    if rest.split("/", 1)[0] not in LOOKUP_WORDS:
+        from stackling.orchestration.errors import NotFound
+
+        raise NotFound("The resource could not be found.")
     authorize(rq, "stacks:lookup")
-    return _redirect(rq, rq.path_params["rest"])
+    return _redirect(rq, rest)
 
 
 def show_stack(rq: ApiRequest) -> Any:
@@ -305,8 +312,7 @@ def _resources_into(rq: ApiRequest, stack: Any, depth: int, parent_resource: str
                 if c.deleted_at is None}
     for row in rows:
         child = children.get(row.name)
-        view = views.resource_view(base(rq), stack, row, required[row.name],
-                                   nested_id=child.id if child is not None else None,
+        view = views.resource_view(base(rq), stack, row, required[row.name], nested=child,
                                    parent_resource=parent_resource)
         if parent_resource is not None:
             view["stack_name"] = stack.name
@@ -334,7 +340,10 @@ def show_resource(rq: ApiRequest) -> Any:
     stack = _stack(rq)
     row = logic.get_resource(rq.db, stack, rq.path_params["resource_name"])
     rows = logic.resources_of(rq.db, stack)
-    view = views.resource_view(base(rq), stack, row, _required_by(rows).get(row.name, []))
+    nested = next((c for c in logic.nested_stacks(rq.db, stack)
+                   if c.owner_resource == row.name and c.deleted_at is None), None)
+    view = views.resource_view(base(rq), stack, row, _required_by(rows).get(row.name, []),
+                               nested=nested)
     from stackling.orchestration import engine
 
     runner = engine.Runner(rq.db, rq.runtime, stack)
@@ -536,6 +545,16 @@ def build(runtime: Any) -> Service:
     svc.add(S + "/resources/{resource_name}/signal", post=signal)
     svc.add(S + "/resources/{resource_name}/events", get=list_resource_events)
     svc.add(S + "/resources/{resource_name}/events/{event_id}", get=show_event)
+    from stackling.orchestration.api import introspection, stack_data
+
+    svc.add(T + "/services", get=introspection.services)
+    svc.add(T + "/resource_types/{type_name}/template", get=introspection.type_template)
+    svc.add(S + "/export", get=stack_data.export)
+    svc.add(S + "/abandon", delete=stack_data.abandon)
+    svc.add(S + "/snapshots", get=stack_data.list_snapshots, post=stack_data.snapshot)
+    svc.add(S + "/snapshots/{snapshot_id}", get=stack_data.show_snapshot,
+            delete=stack_data.delete_snapshot)
+    svc.add(S + "/snapshots/{snapshot_id}/restore", post=stack_data.restore_snapshot)
     svc.add(T + "/stacks/{stack_name}/{rest:path}", get=lookup_path, post=lookup_path,
             put=lookup_path, patch=lookup_path, delete=lookup_path)
     return svc
