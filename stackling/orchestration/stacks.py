@@ -273,6 +273,17 @@ def _display_params(defn: Definition) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ update
+def lock_stack(db: Session, stack: Stack) -> None:
+    """Hold the stack's row until the request ends, re-read: requests that begin actions
+    on one stack run one after another, each seeing the last one's outcome (an action
+    finished inside its own request leaves no action row for the next one to trip on).
+    SQLite's write transactions are exclusive already."""
+    db.scalars(select(Stack).where(Stack.id == stack.id).with_for_update()
+               .execution_options(populate_existing=True)).one()  # rows refresh as read
+    if stack.deleted_at is not None:
+        raise EntityNotFound(entity="Stack", name=stack.name)
+
+
 def _check_idle(db: Session, stack: Stack) -> None:
     if db.get(StackAction, stack.id) is not None or stack.status == "IN_PROGRESS":
         raise ActionInProgress(stack_name=stack.name, action=stack.action)
@@ -294,6 +305,7 @@ def _update_target(db: Session, ctx: RequestContext, runtime: Any, stack: Stack,
 
 def update_stack(db: Session, ctx: RequestContext, runtime: Any, stack: Stack,
                  body: dict[str, Any], patch: bool) -> None:
+    lock_stack(db, stack)
     spec, _ = _update_target(db, ctx, runtime, stack, body, patch)
     _check_idle(db, stack)
     previous = engine.spec_of(stack).to_dict()
@@ -358,6 +370,7 @@ def _change(stack: Stack, name: str, rtype: str, row: Resource | None = None) ->
 
 # ------------------------------------------------------------------ delete and actions
 def delete_stack(db: Session, ctx: RequestContext, stack: Stack) -> None:
+    lock_stack(db, stack)
     if stack.deleted_at is not None:
         raise EntityNotFound(entity="Stack", name=stack.name)
     running = db.get(StackAction, stack.id)
@@ -377,6 +390,7 @@ def stack_action(db: Session, ctx: RequestContext, stack: Stack, body: Any) -> N
         raise BadRequest("Multiple actions specified" if isinstance(body, dict) and body
                          else "No action specified")
     action = next(iter(body))
+    lock_stack(db, stack)
     if action in ("cancel_update", "cancel_without_rollback"):
         running = db.get(StackAction, stack.id)
         if running is None or running.action != "UPDATE":
@@ -533,6 +547,22 @@ def export_stack(db: Session, stack: Stack) -> dict[str, Any]:
             "environment": stack.environment or {}, "files": stack.files or {},
             "resources": resources, "project_id": stack.project_id,
             "stack_user_project_id": stack.project_id, "tags": stack.tags or []}
+
+
+def has_nested(stack: Stack) -> bool:
+    """Whether the stack's template makes nested stacks (groups, template resources)."""
+    env, files = stack.environment or {}, stack.files or {}
+    for name, snippet in (stack.template.get("resources") or {}).items():
+        rtype = snippet.get("type") if isinstance(snippet, dict) else None
+        if not isinstance(rtype, str):
+            continue
+        try:
+            resolved = environment.resolve_type(env, rtype, name)
+        except ApiError:
+            return True  # unknown here: the careful answer
+        if resolved == "OS::Heat::ResourceGroup" or resolved in files:
+            return True
+    return False
 
 
 def nested_stacks(db: Session, stack: Stack) -> list[Stack]:

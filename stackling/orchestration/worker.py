@@ -93,6 +93,24 @@ def _step(db: Any, runtime: Any, stack_id: str) -> Stepped:
     return Stepped(finished, waiting, (stack.action, stack.status))
 
 
+def step_in_request(db: Any, runtime: Any, stack_id: str) -> Stepped | None:
+    """Run a new action's first step in the request's own transaction, so that a small
+    stack is COMPLETE when the API answers: clients look once at once, then every few
+    seconds (openstacksdk and heatclient's `--wait` poll every 5 s), so a stack finished
+    a moment after the answer would cost them 5 s. Same step, same transaction rules as a
+    worker's first step; an action another process owns, or any error, is left to the
+    workers (the savepoint undoes the attempt). None when not run."""
+    action = db.get(StackAction, stack_id)
+    if action is None or action.owner is not None:
+        return None
+    try:
+        with db.begin_nested():
+            return _step(db, runtime, stack_id)
+    except Exception:  # noqa: BLE001 - logged; a worker runs the action from its start
+        LOG.exception("stack action %s: first step in the request failed", stack_id)
+        return None
+
+
 def claim_one(runtime: Any) -> Claimed | None:
     """Claim one claimable stack action and run its first step in the same transaction
     (a failed step rolls the claim back with it); None when there is nothing to claim."""
@@ -148,7 +166,7 @@ def pending_count(runtime: Any) -> int:
         return db.scalar(select(func.count()).select_from(StackAction)) or 0
 
 
-def _observe_finished(stack_id: str, stepped: Stepped) -> None:
+def observe_finished(stack_id: str, stepped: Stepped) -> None:
     """After an action ended (committed): one log line and the stack-actions metric."""
     if stepped.outcome is None:
         return  # another process finished or took it over
@@ -161,7 +179,7 @@ def run_claimed(runtime: Any, claimed: Claimed, stopping: threading.Event) -> No
     """The rest of a claimed action, step by step, after its first step."""
     with logs.bound(claimed.request_id):
         if claimed.finished:
-            _observe_finished(claimed.stack_id, claimed)
+            observe_finished(claimed.stack_id, claimed)
         else:
             _run_claimed(runtime, claimed.stack_id, stopping, claimed.waiting)
 
@@ -178,7 +196,7 @@ def _run_claimed(runtime: Any, stack_id: str, stopping: threading.Event,
             _release(runtime, stack_id)
             return
         if stepped.finished:
-            _observe_finished(stack_id, stepped)
+            observe_finished(stack_id, stepped)
             return
         waiting = stepped.waiting
     _release(runtime, stack_id)

@@ -80,7 +80,10 @@ def test_parallel_actions_on_one_stack(cloud_factory, backend):
                 break
             time.sleep(0.05)
         if r.status_code != 404 and r.json()["stack"]["stack_status"] == "SUSPEND_COMPLETE":
-            assert http.delete(base + url).status_code == 204
+            d = http.delete(base + url)
+            assert d.status_code == 204, (d.text, [(m.status_code, m.text[:80]) for m in mixed],
+                                          [(e["resource_name"], e["resource_status"]) for e in
+                                           http.get(base + url + "/events").json()["events"]])
         _wait_gone(http, base + url)
 
 

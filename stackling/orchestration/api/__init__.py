@@ -113,7 +113,7 @@ def _flag(value: Any) -> bool:
 def create_stack(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:create")
     stack = logic.create_stack(rq.db, rq.ctx, rq.runtime, body(rq))
-    _wake(rq)
+    _start(rq, stack)
     url = views.stack_url(base(rq), stack)
     return 201, {"stack": {"id": stack.id, "links": [{"href": url, "rel": "self"}]}}, {
         "Location": url}
@@ -178,8 +178,9 @@ def patch_stack(rq: ApiRequest) -> Any:
 
 def _update(rq: ApiRequest, patch: bool) -> Any:
     authorize(rq, "stacks:update_patch" if patch else "stacks:update")
-    logic.update_stack(rq.db, rq.ctx, rq.runtime, _stack(rq), body(rq), patch)
-    _wake(rq)
+    stack = _stack(rq)
+    logic.update_stack(rq.db, rq.ctx, rq.runtime, stack, body(rq), patch)
+    _start(rq, stack)
     return json_response({"code": "202 Accepted", "title": "Accepted", "message":
                           "The request is accepted for processing."}, 202)
 
@@ -187,8 +188,9 @@ def _update(rq: ApiRequest, patch: bool) -> Any:
 def delete_stack(rq: ApiRequest) -> Any:
     def run(rq: ApiRequest) -> Any:
         authorize(rq, "stacks:delete")
-        logic.delete_stack(rq.db, rq.ctx, _stack(rq))
-        _wake(rq)
+        stack = _stack(rq)
+        logic.delete_stack(rq.db, rq.ctx, stack)
+        _start(rq, stack)
         return Response(status_code=204)
 
     return _redirect_or(rq, run)
@@ -246,8 +248,9 @@ def action(rq: ApiRequest) -> Any:
     name = next(iter(data), "") if isinstance(data, dict) else ""
     known = ("suspend", "resume", "check", "cancel_update", "cancel_without_rollback")
     authorize(rq, f"actions:{name}" if name in known else "actions:action")
-    logic.stack_action(rq.db, rq.ctx, _stack(rq), data)
-    _wake(rq)
+    stack = _stack(rq)
+    logic.stack_action(rq.db, rq.ctx, stack, data)
+    _start(rq, stack)
     return Response(status_code=200)
 
 
@@ -513,6 +516,21 @@ def _wake(rq: ApiRequest) -> None:
     worker = rq.runtime.state.get("orchestration.worker")
     if worker is not None:
         rq.after_commit(worker.wake)
+
+
+def _start(rq: ApiRequest, stack: Any) -> None:
+    """A new stack action: its first step now, in this request (a small stack answers
+    COMPLETE), unless the stack holds nested stacks (a large tree would hold the answer
+    back); what is left, the workers run."""
+    from stackling.orchestration import worker
+
+    if rq.runtime.state.get("orchestration.worker") is not None and \
+            not logic.has_nested(stack):
+        stepped = worker.step_in_request(rq.db, rq.runtime, stack.id)
+        if stepped is not None and stepped.finished:
+            rq.after_commit(lambda: worker.observe_finished(stack.id, stepped))
+            return
+    _wake(rq)
 
 
 def build(runtime: Any) -> Service:
