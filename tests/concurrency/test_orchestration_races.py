@@ -31,14 +31,19 @@ def _wait(http, url: str, timeout: float = 60) -> dict:
     raise AssertionError(f"{url} still {stack['stack_status']}")
 
 
-@pytest.mark.concurrency
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_parallel_actions_on_one_stack(cloud_factory, backend):
+def _cloud(cloud_factory, backend: str) -> tuple:
+    """A served cloud (3 processes on the servers), a new project's member token, and the
+    project's orchestration URL."""
     server = cloud_factory(backend, workers=1 if backend == "sqlite" else 3)
     member = server.new_project_member()
     project = member["project"].id
-    token = member["sdk"].session.get_token()
-    base = f"/orchestration/v1/{project}"
+    return server, project, member["sdk"].session.get_token(), f"/orchestration/v1/{project}"
+
+
+@pytest.mark.concurrency
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parallel_actions_on_one_stack(cloud_factory, backend):
+    server, project, token, base = _cloud(cloud_factory, backend)
     # the same name created 6 times at once: one stack
     creates = parallel(server, token, [("POST", f"{base}/stacks", {
         "stack_name": "race", "template": _template("a")})] * 6)
@@ -111,11 +116,7 @@ def _net_template(value: str, wait: float) -> dict:
 @pytest.mark.concurrency
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_delete_during_an_update_leaves_nothing(cloud_factory, backend):
-    server = cloud_factory(backend, workers=1 if backend == "sqlite" else 3)
-    member = server.new_project_member()
-    project = member["project"].id
-    token = member["sdk"].session.get_token()
-    base = f"/orchestration/v1/{project}"
+    server, project, token, base = _cloud(cloud_factory, backend)
     with server.http(token) as http:
         r = http.post(f"{base}/stacks", json={"stack_name": "busy",
                                               "template": _net_template("a", 1.0)})

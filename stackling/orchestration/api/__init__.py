@@ -465,8 +465,8 @@ def list_resource_types(rq: ApiRequest) -> Any:
     return {"resource_types": names}
 
 
-def show_resource_type(rq: ApiRequest) -> Any:
-    authorize(rq, "resource_types:show")
+def resource_class(rq: ApiRequest) -> Any:
+    """The plugin class of the path's `type_name`, or Heat's 404."""
     from stackling.orchestration.errors import EntityNotFound
     from stackling.orchestration.resources import load_all
 
@@ -474,6 +474,13 @@ def show_resource_type(rq: ApiRequest) -> Any:
     cls = load_all().get(name)
     if cls is None:
         raise EntityNotFound(entity="Resource Type", name=name)
+    return cls
+
+
+def show_resource_type(rq: ApiRequest) -> Any:
+    authorize(rq, "resource_types:show")
+    name = rq.path_params["type_name"]
+    cls = resource_class(rq)
     attrs = {k: {"description": v} for k, v in cls.attributes_schema.items()}
     attrs["show"] = {"description": "Detailed information about resource.", "type": "map"}
     return {"resource_type": name,

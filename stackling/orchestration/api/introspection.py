@@ -10,8 +10,8 @@ from typing import Any
 
 from stackling.common.db import utcnow
 from stackling.common.http import ApiRequest
-from stackling.orchestration.api import authorize
-from stackling.orchestration.errors import BadRequest, EntityNotFound
+from stackling.orchestration.api import authorize, resource_class
+from stackling.orchestration.errors import BadRequest
 from stackling.orchestration.views import ts
 
 # a property's type -> the parameter type a generated template declares for it
@@ -35,16 +35,11 @@ def services(rq: ApiRequest) -> Any:
 
 def type_template(rq: ApiRequest) -> Any:
     authorize(rq, "resource_types:template")
-    from stackling.orchestration.resources import load_all
-
-    name = rq.path_params["type_name"]
-    cls = load_all().get(name)
-    if cls is None:
-        raise EntityNotFound(entity="Resource Type", name=name)
+    cls = resource_class(rq)
     kind = rq.query.get("template_type") or "cfn"
     if kind not in ("cfn", "hot"):
         raise BadRequest(f"Template type is not supported: {kind}")
-    return resource_template(name, cls, kind)
+    return resource_template(rq.path_params["type_name"], cls, kind)
 
 
 def resource_template(type_name: str, cls: Any, kind: str) -> dict[str, Any]:
