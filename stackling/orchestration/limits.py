@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.orm import Session
 
-from stackling.orchestration.errors import HeatError
+from stackling.orchestration.errors import HeatError, StackValidationFailed
+from stackling.orchestration.models import Event, Resource, Stack
 
 MAX_TEMPLATE_SIZE = 524288
 MAX_RESOURCES_PER_STACK = 1000
@@ -98,10 +99,6 @@ _NTH_NEWEST: Any = None
 def purge_events(db: Session, stack_id: str) -> None:
     """Keeps a stack's newest MAX_EVENTS_PER_STACK events, as upstream's event purge."""
     global _EVENT_COUNT, _NTH_NEWEST
-    from sqlalchemy import bindparam, delete
-
-    from stackling.orchestration.models import Event
-
     if MAX_EVENTS_PER_STACK <= 0:
         return
     if _EVENT_COUNT is None:  # every step asks: built once
@@ -119,8 +116,6 @@ def purge_events(db: Session, stack_id: str) -> None:
 def check_stack_count(db: Session, project_id: str) -> None:
     """Upstream's max_stacks_per_tenant: top-level stacks not deleted. The caller holds
     the project's lock row, so concurrent creates count one after another."""
-    from stackling.orchestration.models import Stack
-
     count = db.scalar(select(func.count()).select_from(Stack).where(
         Stack.project_id == project_id, Stack.parent_id.is_(None),
         Stack.deleted_at.is_(None)))
@@ -140,8 +135,6 @@ class Budget:
 
     def charge(self, size: int, fn: str) -> None:
         if size > MAX_VALUE_SIZE:
-            from stackling.orchestration.errors import StackValidationFailed
-
             raise StackValidationFailed(f'The result of "{fn}" would have {size} '
                                         f"characters or items: the limit is "
                                         f"{MAX_VALUE_SIZE}.")
@@ -151,8 +144,6 @@ class Budget:
         """Work without a single large result (comparisons, copies of a template)."""
         self.spent += size
         if self.spent > MAX_RESOLUTION_WORK:
-            from stackling.orchestration.errors import StackValidationFailed
-
             raise StackValidationFailed(f"The template's functions would produce more than "
                                         f"{MAX_RESOLUTION_WORK} characters or items.")
 
@@ -171,24 +162,22 @@ def nodes(value: Any) -> int:
 
 
 # ------------------------------------------------------------------ stack trees
-def tree_depth(db: Session, stack: Any) -> int:
-    """How deep `stack` is nested: 0 for a top-level stack (at most the limit's steps)."""
-    from stackling.orchestration.models import Stack
-
-    depth, parent_id = 0, stack.parent_id
-    while parent_id is not None and depth <= MAX_NESTED_STACK_DEPTH:
-        depth += 1
-        parent_id = db.scalar(select(Stack.parent_id).where(Stack.id == parent_id))
-    return depth
-
-
-def tree_resources(db: Session, stack: Any) -> int:
-    """Current resources in the whole tree `stack` belongs to (from its root down)."""
-    from stackling.orchestration.models import Resource, Stack
-
-    root = stack
+def ancestry(db: Session, stack: Stack) -> tuple[Stack, int]:
+    """The root of `stack`'s tree and how deep `stack` is below it (0: top-level)."""
+    root, depth = stack, 0
     while root.parent_id is not None:
-        root = db.get(Stack, root.parent_id)
+        root, depth = db.get(Stack, root.parent_id), depth + 1
+    return root, depth
+
+
+def resource_count(db: Session, stack_ids: list[str]) -> int:
+    """Current resources of these stacks."""
+    return db.scalar(select(func.count()).select_from(Resource).where(
+        Resource.stack_id.in_(stack_ids), Resource.role == "current")) or 0
+
+
+def tree_resources(db: Session, root: Stack) -> int:
+    """Current resources in the tree below `root`, `root`'s own included."""
     ids, level = [root.id], [root.id]
     for _ in range(MAX_NESTED_STACK_DEPTH + 1):
         level = list(db.scalars(select(Stack.id).where(Stack.parent_id.in_(level),
@@ -196,5 +185,4 @@ def tree_resources(db: Session, stack: Any) -> int:
         if not level:
             break
         ids += level
-    return db.scalar(select(func.count()).select_from(Resource).where(
-        Resource.stack_id.in_(ids), Resource.role == "current")) or 0
+    return resource_count(db, ids)

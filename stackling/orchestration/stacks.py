@@ -32,7 +32,7 @@ from stackling.orchestration.models import Event, QuotaLock, Resource, Stack, St
 from stackling.orchestration.parameters import check_immutable
 from stackling.orchestration.properties import UNKNOWN, validate_properties
 from stackling.orchestration.resources.base import StackScope
-from stackling.orchestration.resources.stack_resource import TreeCount
+from stackling.orchestration.resources.stack_resource import TreeCount, nested_type
 from stackling.orchestration.template import parse_document
 
 UUID_LEN = 36
@@ -371,8 +371,6 @@ def _change(stack: Stack, name: str, rtype: str, row: Resource | None = None) ->
 # ------------------------------------------------------------------ delete and actions
 def delete_stack(db: Session, ctx: RequestContext, stack: Stack) -> None:
     lock_stack(db, stack)
-    if stack.deleted_at is not None:
-        raise EntityNotFound(entity="Stack", name=stack.name)
     running = db.get(StackAction, stack.id)
     if running is not None:
         if running.action == "DELETE":
@@ -407,8 +405,6 @@ def stack_action(db: Session, ctx: RequestContext, stack: Stack, body: Any) -> N
     kinds = {"suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
     if action not in kinds:
         raise BadRequest(f"Invalid action {action} specified")
-    if stack.deleted_at is not None:
-        raise EntityNotFound(entity="Stack", name=stack.name)
     _check_idle(db, stack)
     engine.begin(db, stack, kinds[action])
 
@@ -553,15 +549,12 @@ def has_nested(stack: Stack) -> bool:
     """Whether the stack's template makes nested stacks (groups, template resources)."""
     env, files = stack.environment or {}, stack.files or {}
     for name, snippet in (stack.template.get("resources") or {}).items():
-        rtype = snippet.get("type") if isinstance(snippet, dict) else None
-        if not isinstance(rtype, str):
-            continue
         try:
-            resolved = environment.resolve_type(env, rtype, name)
+            if nested_type(env, files, snippet.get("type") if isinstance(snippet, dict)
+                           else None, name):
+                return True
         except ApiError:
             return True  # unknown here: the careful answer
-        if resolved == "OS::Heat::ResourceGroup" or resolved in files:
-            return True
     return False
 
 

@@ -4,12 +4,11 @@ starting template for a resource type (`GET /resource_types/{type}/template`).""
 from __future__ import annotations
 
 import json
-import os
-import socket
 from typing import Any
 
 from stackling.common.db import utcnow
 from stackling.common.http import ApiRequest
+from stackling.orchestration import worker
 from stackling.orchestration.api import authorize, resource_class
 from stackling.orchestration.errors import BadRequest
 from stackling.orchestration.views import ts
@@ -23,13 +22,12 @@ PARAM_TYPES = {"string": "string", "integer": "number", "number": "number",
 def services(rq: ApiRequest) -> Any:
     """Heat's engine services: here, this process's engine (admin only, as upstream)."""
     authorize(rq, "service:index")
-    host = socket.gethostname()
     now = ts(utcnow())
-    worker = rq.runtime.state.get("orchestration.worker")
+    running = rq.runtime.state.get("orchestration.worker") is not None
     return {"services": [{
-        "id": f"{host}-{os.getpid()}", "host": host, "hostname": host,
-        "binary": "heat-engine", "engine_id": f"{host}-{os.getpid()}", "topic": "engine",
-        "report_interval": 60, "status": "up" if worker is not None else "down",
+        "id": worker.OWNER, "host": worker.HOST, "hostname": worker.HOST,
+        "binary": "heat-engine", "engine_id": worker.OWNER, "topic": "engine",
+        "report_interval": 60, "status": "up" if running else "down",
         "created_at": now, "updated_at": now, "deleted_at": None}]}
 
 

@@ -65,13 +65,13 @@ class StackResource(Resource):
     def _check_limits(self, template: dict[str, Any], child: Any = None) -> None:
         """Upstream's checks when a nested stack is made or updated: the parent's depth,
         and the tree's resources with the child's new ones (its old ones replaced)."""
-        parent = self.scope.stack
-        if limits.tree_depth(self.db, parent) >= limits.MAX_NESTED_STACK_DEPTH:
+        root, depth = limits.ancestry(self.db, self.scope.stack)
+        if depth >= limits.MAX_NESTED_STACK_DEPTH:
             raise ResourceFailure(f"Request limit exceeded: {limits.depth_message()}")
         added = len(template.get("resources") or {})
         if child is not None:
-            added -= len([r for r in self.child_runner().rows if r.role == "current"])
-        if added > 0 and limits.tree_resources(self.db, parent) + added > \
+            added -= limits.resource_count(self.db, [child.id])
+        if added > 0 and limits.tree_resources(self.db, root) + added > \
                 limits.MAX_RESOURCES_PER_STACK:
             raise ResourceFailure(f"Request limit exceeded: {limits.RESOURCES_EXCEEDED}")
 
@@ -357,15 +357,13 @@ class TreeCount:
 
     def below(self, type_name: Any, props: Any, depth: int, name: str | None = None) -> int:
         """Resources in the nested stack (at depth + 1) a resource of this type makes."""
-        from stackling.orchestration.environment import resolve_type
-
-        if not isinstance(type_name, str):
-            return 0
         try:
-            resolved = resolve_type(self.env, type_name, name)
+            resolved = nested_type(self.env, self.files, type_name, name)
         except ApiError:
             return 0  # reported by the type's own validation
-        if resolved == "OS::Heat::ResourceGroup":
+        if resolved is None:
+            return 0
+        if resolved == GROUP:
             props = props if isinstance(props, dict) else {}
             count = _count(props.get("count", 1))
             if count == 0:
@@ -377,8 +375,6 @@ class TreeCount:
             each = 1 + self.below(rdef.get("type"), rdef.get("properties"), depth + 1)
             self._check(count * each)
             return count * each
-        if resolved not in self.files:
-            return 0
         key = (resolved, depth)
         if key not in self._below:
             _check_depth(depth + 1)
@@ -397,6 +393,21 @@ class TreeCount:
                     self._check(total)
             self._below[key] = total
         return self._below[key]
+
+
+GROUP = "OS::Heat::ResourceGroup"
+
+
+def nested_type(env: dict[str, Any], files: dict[str, Any], type_name: Any,
+                name: str | None = None) -> str | None:
+    """The resolved type when a resource of `type_name` makes a nested stack (a group,
+    or a template from `files`), else None; a type the registry cannot resolve raises."""
+    from stackling.orchestration.environment import resolve_type
+
+    if not isinstance(type_name, str):
+        return None
+    resolved = resolve_type(env, type_name, name)
+    return resolved if resolved == GROUP or resolved in files else None
 
 
 def _count(value: Any) -> int:
