@@ -166,9 +166,18 @@ def allocate_specific(db: Session, subnet: Subnet, ip: str, port_id: str,
     """Take exactly `ip` (inside the CIDR, not necessarily in a pool)."""
     check_in_subnet(subnet, ip)
     value = int(netaddr.IPAddress(ip))
-    if not _insert(db, subnet, value, port_id, ordinal):
+    if not _insert(db, subnet, value, port_id, ordinal) and _holder(db, subnet, value) != port_id:
         raise errors.IpAddressAlreadyAllocated(ip=ip, subnet_id=subnet.id)
     return str(netaddr.IPAddress(value, subnet.ip_version))
+
+
+def _holder(db: Session, subnet: Subnet, value: int) -> str | None:
+    """The port holding the address now. A concurrent identical update of the same port
+    may have committed it after this request read the port's addresses: the address is
+    then this port's own, which is what was asked (read committed sees that commit)."""
+    return db.scalar(select(IPAllocation.port_id).where(
+        IPAllocation.subnet_id == subnet.id,
+        IPAllocation.ip_address == str(netaddr.IPAddress(value, subnet.ip_version))))
 
 
 def check_in_subnet(subnet: Subnet, ip: str) -> None:
