@@ -1,98 +1,213 @@
-"""Startup: exec of `stackling serve` to the first successful authenticated request, on an
-existing data dir, beside `python -c pass` measured in the same run.
+"""Start-up as a user meets it: `stackling serve` exec'd, then a password token, then an
+authenticated network list; then a 200 from every service. Cold (a fresh data dir: schema,
+bootstrap, clouds.yaml) and warm (the same dir again), and warm on a database holding
+10,000 servers, 50,000 ports and 1,000 stacks beside the empty one. Everything as ratios
+to `python -c pass` measured in the same rounds (interleaved, so load hits all alike).
 
-    python -m bench.startup [runs]
+    python -m bench.startup [rounds]
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from bench.common import BIN, Server, free_port, report, table
+from bench.common import ADMIN_PASSWORD, BIN, ROOT, SERVER_ENV, Server, free_port, report, table
+
+# A user's start: the default bcrypt cost (the other benchmarks lower it), dataplane off.
+ENV = {k: v for k, v in SERVER_ENV.items() if k != "STACKLING_IDENTITY__PASSWORD_HASH_ROUNDS"}
+SERVERS, PORTS, STACKS = 10_000, 50_000, 1_000
+STACK_TEMPLATE = {"heat_template_version": "2018-08-31",
+                  "resources": {"r": {"type": "OS::Heat::RandomString"}}}
 
 
-def python_floor(runs: int) -> float:
-    samples = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
+def python_pass() -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - t0
 
 
-# One authenticated read per service: with the progressive start, identity answers first
-# and the others once they are loaded (their requests wait, never fail).
-EVERY_SERVICE = ("/networking/v2.0/networks", "/compute/v2.1/flavors",
-                 "/placement/resource_providers", "/image/v2/images")
+def password_token(client: httpx.Client, url: str) -> tuple[str, str]:
+    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+        "name": "admin", "domain": {"id": "default"}, "password": ADMIN_PASSWORD}}},
+        "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}}
+    r = client.post(f"{url}/identity/v3/auth/tokens", json=body)
+    r.raise_for_status()
+    return r.headers["X-Subject-Token"], r.json()["token"]["project"]["id"]
 
 
-def first_authenticated(srv: Server, token: str, timeout: float = 30) -> tuple[float, float]:
-    """Seconds from exec to the first 200 on an authenticated GET with a token from before,
-    and to a 200 from every service."""
+def user_start(data_dir: Path, timeout: float = 60) -> dict[str, float]:
+    """Seconds from exec to: the port answering anything, the authenticated network list
+    (password token first), a 200 from every other service. The server is stopped after."""
+    srv = Server(data_dir, free_port(), env=ENV)
     t0 = time.perf_counter()
     srv.proc = subprocess.Popen(srv.command(), env=srv.env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-    headers = {"X-Auth-Token": token, "OpenStack-API-Version": "placement 1.10"}
-    with httpx.Client(headers=headers, timeout=10) as client:
-        while time.perf_counter() - t0 < timeout:
-            try:
-                if client.get(f"{srv.url}/identity/v3/domains/default").status_code == 200:
+    out: dict[str, float] = {}
+    try:
+        with httpx.Client(timeout=30) as client:
+            while True:
+                if time.perf_counter() - t0 > timeout or srv.proc.poll() is not None:
+                    raise RuntimeError("no answer")
+                try:
+                    client.get(f"{srv.url}/identity/v3")
                     break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.001)
-        else:
-            raise RuntimeError("no answer")
-        first = time.perf_counter() - t0
-        for path in EVERY_SERVICE:
-            r = client.get(f"{srv.url}{path}")
-            r.raise_for_status()
-        return first, time.perf_counter() - t0
+                except httpx.HTTPError:
+                    time.sleep(0.001)
+            out["port"] = time.perf_counter() - t0
+            token, project = password_token(client, srv.url)
+            headers = {"X-Auth-Token": token, "OpenStack-API-Version": "placement 1.10"}
+            client.get(f"{srv.url}/networking/v2.0/networks", headers=headers).raise_for_status()
+            out["first"] = time.perf_counter() - t0
+            for path in ("/compute/v2.1/flavors", "/placement/resource_providers",
+                         "/image/v2/images", f"/orchestration/v1/{project}/stacks"):
+                client.get(f"{srv.url}{path}", headers=headers).raise_for_status()
+            out["every"] = time.perf_counter() - t0
+    finally:
+        srv.stop()
+    return out
+
+
+def populate(data_dir: Path) -> None:
+    """A cloud holding SERVERS servers, PORTS ports (one address each) and STACKS stacks:
+    one of each made through the API, then copied with bulk inserts."""
+    from sqlalchemy import MetaData, create_engine, insert, select
+
+    from stackling.network.core.ipam import key
+
+    srv = Server(data_dir, free_port(), env=ENV)
+    srv.start()
+    try:
+        with srv.client() as c:
+            c.headers["OpenStack-API-Version"] = "compute 2.62"
+            net = c.post("/networking/v2.0/networks", json={"network": {"name": "big"}}).json()
+            subnet = c.post("/networking/v2.0/subnets", json={"subnet": {
+                "network_id": net["network"]["id"], "ip_version": 4,
+                "cidr": "10.128.0.0/16"}}).json()["subnet"]
+            flavor = c.get("/compute/v2.1/flavors").json()["flavors"][0]["id"]
+            image = c.get("/image/v2/images").json()["images"][0]["id"]
+            server = c.post("/compute/v2.1/servers", json={"server": {
+                "name": "big", "flavorRef": flavor, "imageRef": image,
+                "networks": [{"uuid": net["network"]["id"]}]}}).json()["server"]["id"]
+            project = c.get("/identity/v3/auth/tokens", headers={
+                "X-Subject-Token": c.headers["X-Auth-Token"]}).json()["token"]["project"]["id"]
+            c.post(f"/orchestration/v1/{project}/stacks", json={
+                "stack_name": "big", "template": STACK_TEMPLATE}).raise_for_status()
+            deadline = time.perf_counter() + 60
+            while c.get(f"/compute/v2.1/servers/{server}").json()["server"]["status"] != "ACTIVE":
+                if time.perf_counter() > deadline:
+                    raise RuntimeError("populate: the server never became ACTIVE")
+                time.sleep(0.05)
+    finally:
+        srv.stop()
+    engine = create_engine(f"sqlite:///{data_dir / 'stackling.db'}")
+    meta = MetaData()
+    meta.reflect(engine, only=["compute_instance", "network_port", "network_ip_allocation",
+                               "heat_stack", "heat_resource"])
+    t = meta.tables
+    with engine.begin() as db:
+        instance = dict(db.execute(select(t["compute_instance"])).mappings().one())
+        port = dict(db.execute(select(t["network_port"]).where(
+            t["network_port"].c.device_id == server)).mappings().one())
+        stack = dict(db.execute(select(t["heat_stack"])).mappings().one())
+        resource = dict(db.execute(select(t["heat_resource"]).where(
+            t["heat_resource"].c.stack_id == stack["id"])).mappings().one())
+        uuids = [str(uuid.uuid4()) for _ in range(SERVERS - 1)]
+        db.execute(insert(t["compute_instance"]), [
+            {**instance, "id": None, "uuid": u, "display_name": f"big-{i}"}
+            for i, u in enumerate(uuids)])
+        taken = {int.from_bytes(bytes(int(b) for b in ip.split(".")), "big") for ip in db.scalars(
+            select(t["network_ip_allocation"].c.ip_address))}
+        base = 10 << 24 | 128 << 16
+        free = (v for v in range(base + 2, base + 65535) if v not in taken)
+        ports, addresses = [], []
+        for i in range(PORTS - 1):
+            pid = str(uuid.uuid4())
+            ports.append({**port, "id": pid, "device_id": uuids[i % len(uuids)],
+                          "mac_address": f"fa:16:3e:{i >> 16 & 255:02x}:{i >> 8 & 255:02x}:"
+                                         f"{i & 255:02x}"})
+            value = next(free)
+            addresses.append({"subnet_id": subnet["id"], "port_id": pid,
+                              "ip_address": ".".join(str(value >> s & 255) for s in (24, 16, 8, 0)),
+                              "network_id": subnet["network_id"], "ip_key": key(value),
+                              "next_key": key(value + 1), "ordinal": 0})
+        db.execute(insert(t["network_port"]), ports)
+        db.execute(insert(t["network_ip_allocation"]), addresses)
+        stacks, resources = [], []
+        for i in range(STACKS - 1):
+            sid = str(uuid.uuid4())
+            stacks.append({**stack, "id": sid, "name": f"big-{i}", "live_name": f"big-{i}"})
+            resources.append({**resource, "id": None, "uuid": str(uuid.uuid4()),
+                              "stack_id": sid})
+        db.execute(insert(t["heat_stack"]), stacks)
+        db.execute(insert(t["heat_resource"]), resources)
+    engine.dispose()
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     # Measure an installed cloud: byte-compiled, as `make install` leaves it (an editable
     # checkout under PYTHONDONTWRITEBYTECODE would otherwise recompile every module).
     subprocess.run([str(BIN / "python"), "-m", "compileall", "-q", "stackling"], check=True,
-                   cwd=Path(__file__).resolve().parent.parent)
+                   cwd=ROOT)
     tmp = Path(tempfile.mkdtemp(prefix="stackling-startup-"))
     try:
-        srv = Server(tmp / "data", free_port())
-        first = srv.start()  # migrates and bootstraps: the one-time cost
-        token = srv.token()
-        srv.stop()
-        samples, every = [], []
-        for _ in range(runs):
-            first_ok, all_ok = first_authenticated(srv, token)
-            samples.append(first_ok)
-            every.append(all_ok)
-            srv.stop()
-        floor = python_floor(runs)
+        t0 = time.perf_counter()
+        populate(tmp / "big")
+        made = time.perf_counter() - t0
+        user_start(tmp / "empty")  # a first start: the empty database to compare with
+        floor: list[float] = []
+        cold: list[dict[str, float]] = []
+        warm: list[dict[str, float]] = []
+        empty: list[dict[str, float]] = []
+        big: list[dict[str, float]] = []
+        for i in range(rounds):
+            floor.append(python_pass())
+            fresh = tmp / f"cold-{i}"
+            cold.append(user_start(fresh))
+            warm.append(user_start(fresh))
+            shutil.rmtree(fresh, ignore_errors=True)
+            empty.append(user_start(tmp / "empty"))
+            big.append(user_start(tmp / "big"))
+        base = statistics.median(floor)
+
+        def row(label: str, runs: list[dict[str, float]], what: str) -> list[Any]:
+            med = statistics.median(r[what] for r in runs)
+            return [label, med * 1000, med / base]
+
         import_probe = subprocess.run(
             [str(BIN / "python"), "-c", "import time; t=time.perf_counter(); "
              "import stackling.app, uvicorn; print(time.perf_counter()-t)"],
-            capture_output=True, text=True, check=True)
-        med = statistics.median(samples)
+            capture_output=True, text=True, check=True, env={**os.environ})
+        extra = statistics.median(b["first"] - e["first"] for b, e in zip(big, empty, strict=True))
         rows = [
-            ["first start (migrate + bootstrap)", first * 1000, first / floor],
-            ["start on existing data dir → first authenticated 200 (median)", med * 1000,
-             med / floor],
-            ["  … → a 200 from every service (network, compute, placement, image)",
-             statistics.median(every) * 1000, statistics.median(every) / floor],
-            ["  of which importing stackling + uvicorn", float(import_probe.stdout) * 1000, ""],
-            ["python -c pass (floor)", floor * 1000, 1.0],
+            row("cold (fresh data dir): the port answers", cold, "port"),
+            row("cold: password token + authenticated network list", cold, "first"),
+            row("cold: … + a 200 from every service", cold, "every"),
+            row("warm (same data dir): the port answers", warm, "port"),
+            row("warm: password token + authenticated network list", warm, "first"),
+            row("warm: … + a 200 from every service", warm, "every"),
+            row(f"warm, {SERVERS:,} servers/{PORTS:,} ports/{STACKS:,} stacks: first answer",
+                big, "first"),
+            row("warm, empty database beside it: first answer", empty, "first"),
+            [" big − empty, paired per round (first answer)", extra * 1000, extra / base],
+            ["importing stackling.app + uvicorn (one probe)",
+             float(import_probe.stdout) * 1000, float(import_probe.stdout) / base],
+            ["python -c pass (floor)", base * 1000, 1.0],
         ]
-        report("startup", f"## startup ({runs} runs, SQLite)\n\n"
-               + table(["measure", "ms", "× python -c pass"], rows))
+        report("startup", f"## startup ({rounds} rounds, SQLite, dataplane off, default "
+               f"bcrypt cost; populating the big database took {made:.1f} s)\n\n"
+               + table(["measure (median)", "ms", "× python -c pass"], rows))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
