@@ -524,6 +524,11 @@ def _validate_rule(attrs: dict[str, Any]) -> None:
 
 
 def create_rule(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> SecurityGroupRule:
+    if attrs.get("remote_address_group_id") is not None:
+        # No address groups exist here and `address-group` is not advertised: as Neutron
+        # without that extension, the attribute is unknown (a value naming any project's
+        # object, or none, was stored unchecked). Null stays accepted for clients that send it.
+        raise errors.BadRequest("Unrecognized attribute(s) 'remote_address_group_id'")
     sg = get_visible(db, ctx, attrs["security_group_id"], rules=False)
     pol.authorize(db, ctx, "create_security_group_rule", _owner_target(sg))
     _validate_rule(attrs)
