@@ -140,6 +140,14 @@ class HttpSettings:
     # oslo.middleware's enable_proxy_headers_parsing: trust X-Forwarded-Proto/-Host only
     # behind a proxy that sets them (any client can send them).
     enable_proxy_headers_parsing: bool = False
+    # The most values one list filter may carry after de-duplication (`tags=a,b,...`, a
+    # repeated `?id=`): more is a 400. A tag filter is one indexed query at any count.
+    max_filter_values: int = 1000
+    # Seconds one SQL statement may run on PostgreSQL (statement_timeout) and MariaDB
+    # (max_statement_time); past it the request answers 503 with Retry-After. 0: no limit.
+    statement_timeout: float = 30.0
+    # Seconds a stop (SIGTERM) waits for requests in flight before cancelling their SQL.
+    shutdown_timeout: float = 10.0
 
 
 @dataclass

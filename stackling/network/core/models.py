@@ -47,6 +47,8 @@ class Tag(Base):
     """`standard-attr-tag`: tags of any network resource, keyed by its id."""
 
     __tablename__ = "network_tag"
+    # Tag filters read the rows of the tags they name (querying._tag_clause).
+    __table_args__ = (Index("ix_network_tag_tag_resource_id", "tag", "resource_id"),)
     resource_id: Mapped[str] = mapped_column(String(36), primary_key=True)
     tag: Mapped[str] = mapped_column(String(255), primary_key=True)
     resource_type: Mapped[str] = mapped_column(String(32), default="")
