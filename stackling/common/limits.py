@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import anyio
 import anyio.from_thread
@@ -131,12 +132,31 @@ class BodyStream:
 
 # ------------------------------------------------------------------ input sanity
 def check_text(value: str, what: str) -> None:
-    """NUL bytes are refused everywhere: PostgreSQL cannot store them in text."""
+    """NUL bytes are refused everywhere: PostgreSQL cannot store them in text. So is a
+    lone surrogate (JSON's "\\ud800"): no database driver can encode it (a 500 before)."""
     if "\x00" in value:
         raise InvalidInput(f"Invalid input: {what} contains a NUL character.")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"Invalid input: {what} is not valid Unicode text "
+                               "(a lone surrogate).") from None
 
 
-def check_request_text(path: str, query: Any) -> None:
+def check_utf8(raw: bytes, what: str) -> str:
+    """`raw` as UTF-8 text; anything else is an InvalidInput (400)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"Invalid input: {what} is not valid UTF-8.") from None
+
+
+def check_request_text(path: str, query: Any, scope: Any = None) -> None:
+    if scope is not None:
+        # Percent-decoding replaces invalid UTF-8 with U+FFFD silently: check the raw bytes.
+        check_utf8(unquote_to_bytes(scope.get("raw_path") or b""), "the URL path")
+        check_utf8(unquote_to_bytes(scope.get("query_string") or b""), "the query string")
     check_text(path, "the URL path")
     for key, value in query.multi_items():
         check_text(key, "a query parameter")
@@ -155,6 +175,9 @@ class TooDeep(ValueError):
 def loads(raw: bytes | str, max_depth: int) -> Any:
     """Strict JSON: no NaN/Infinity; nesting beyond `max_depth` or a NUL in any string
     is an InvalidInput (400); other malformed input is a ValueError for the caller."""
+    if isinstance(raw, bytes):
+        # RFC 8259: JSON is UTF-8 (a leading BOM is tolerated, as json.loads does).
+        raw = check_utf8(raw.removeprefix(b"\xef\xbb\xbf"), "the request body")
     try:
         value = json.loads(raw, parse_constant=_reject_constant)
     except RecursionError:
@@ -187,7 +210,7 @@ async def accept(rq: Any, streamed: bool) -> None:
     body (size, read timeout; a JSON body's nesting, NaN and NUL bytes). A streamed body
     is left for the handler, under the image size cap."""
     request, http = rq.request, rq.settings.http
-    check_request_text(request.url.path, request.query_params)
+    check_request_text(request.url.path, request.query_params, request.scope)
     if streamed:
         rq.body_stream = BodyStream(request.stream(), request.headers, http.image_size_cap,
                                     http.client_timeout)

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.orm import Session
 
+from stackling.common.limits import check_text
 from stackling.orchestration.errors import HeatError, StackValidationFailed
 from stackling.orchestration.models import Event, Resource, Stack
 
@@ -82,9 +83,15 @@ def check_document(doc: Any, what: str) -> None:
                                                f"{MAX_DOCUMENT_NODES} values.")
         if isinstance(value, dict):
             children: Any = value.values()
+            for key in value:
+                if isinstance(key, str):
+                    check_text(key, f"the {what}")
         elif isinstance(value, list):
             children = value
         else:
+            if isinstance(value, str):
+                # YAML's and JSON's escapes make NULs and lone surrogates the body never had
+                check_text(value, f"the {what}")
             continue
         if depth >= MAX_DOCUMENT_DEPTH and children:
             raise RequestLimitExceeded(message=f"The {what} nests deeper than "
