@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -25,14 +26,14 @@ def _settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
-def _prepare(overrides: dict[str, Any]) -> tuple[Any, Any, list[str]]:
+def _prepare(overrides: dict[str, Any], settings: Any = None) -> tuple[Any, Any, list[str]]:
     """Migrate, bootstrap what is missing, refresh clouds.yaml: the start of every serve."""
     from stackling.app import BOOTSTRAP_STEPS, create_runtime, load_pending_now
     from stackling.config import load_settings
     from stackling.identity.bootstrap import write_clouds_yaml
     from stackling.migrations.schema import upgrade
 
-    settings = load_settings(**overrides)
+    settings = settings or load_settings(**overrides)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     runtime = create_runtime(settings, progressive=True)
     upgrade(runtime.db.engine)
@@ -52,8 +53,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.config:
         os.environ["STACKLING_CONFIG"] = str(Path(args.config).resolve())
+    from stackling.config import load_settings
+
     overrides = _settings_overrides(args)
-    settings, runtime, ran = _prepare(overrides)
+    settings = load_settings(**overrides)
+    # The port first: a port in use is refused before a database or clouds.yaml is made,
+    # and clients connecting while the cloud loads wait in the backlog, not refused.
+    sock = _listen(settings.host, settings.port)
+    settings, runtime, ran = _prepare(overrides, settings)
     clouds = (settings.data_dir / "clouds.yaml").resolve()
     if not args.quiet:
         print(f"stackling serving on http://{settings.host}:{settings.port} "
@@ -71,7 +78,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     log_level = "info" if args.verbose else "warning"
     logs.configure(settings.observability.log_format,
                    "info" if args.verbose else settings.observability.log_level)
-    _check_port_free(settings.host, settings.port)
     # Our own access line replaces uvicorn's; log_config=None keeps our handlers.
     limits = settings.http
     # The header deadline reaches the worker processes through the environment.
@@ -81,29 +87,42 @@ def cmd_serve(args: argparse.Namespace) -> int:
                   http="stackling.common.server:TimedH11Protocol",
                   # X-Forwarded-* rewrite the client and scheme only behind a trusted proxy
                   proxy_headers=limits.enable_proxy_headers_parsing, forwarded_allow_ips="*")
+    # uvicorn.run, on the socket bound above.
     if settings.workers > 1:
+        from uvicorn.supervisors import Multiprocess
+
         runtime.db.dispose()
         _share_metrics(settings.data_dir)
         os.environ["STACKLING_SERVE_SETTINGS"] = json.dumps(overrides)
-        uvicorn.run("stackling.app:asgi_app_factory", factory=True, workers=settings.workers,
-                    **common)
+        config = uvicorn.Config("stackling.app:asgi_app_factory", factory=True,
+                                workers=settings.workers, **common)
+        Multiprocess(config, sockets=[sock]).run()
     else:
         from stackling.app import create_app
 
-        uvicorn.run(create_app(runtime), **common)
+        server = uvicorn.Server(uvicorn.Config(create_app(runtime), **common))
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run(sockets=[sock])
+        if not server.started:
+            return 3  # uvicorn's start-up failure (the lifespan failed): already logged
     return 0
 
 
-def _check_port_free(host: str, port: int) -> None:
-    """Refuse a port in use with one clear line (uvicorn would log a traceback-like error)."""
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, or one clear line for a port in use (uvicorn would log a
+    traceback-like error, after our start-up work)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            raise StartupError(f"port: cannot listen on {host}:{port}: "
-                               f"{exc.strerror or exc} (choose another with --port)") from None
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's backlog
+    except OSError as exc:
+        sock.close()
+        raise StartupError(f"port: cannot listen on {host}:{port}: "
+                           f"{exc.strerror or exc} (choose another with --port)") from None
+    sock.set_inheritable(True)  # the worker processes of --workers N serve it too
+    return sock
 
 
 def _share_metrics(data_dir: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 
 import httpx
@@ -104,3 +105,21 @@ def _reachable(backend: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def test_a_port_in_use_is_refused_before_anything_is_written(tmp_path):
+    """Without --quiet, as a newcomer runs it: no "serving" banner, no data dir, no
+    database, no clouds.yaml pointing at the other process's port; one line, exit 2."""
+    data = tmp_path / "data"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run([str(BIN / "stackling"), "serve", "--data-dir", str(data),
+                               "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"stackling: port: cannot listen on 127.0.0.1:{port}: Address already in use "
+        "(choose another with --port)"]
+    assert not data.exists()
