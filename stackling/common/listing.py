@@ -44,6 +44,44 @@ def clamp_limit(value: int) -> int:
     return min(value, SQL_MAX_LIMIT)
 
 
+def parse_limit(raw: str | None, *, invalid: Callable[[], Exception],
+                max_limit: int | None = None) -> int | None:
+    """A `limit` query value: an integer 0 or greater (else `invalid()`), at most
+    `max_limit` (the service's own cap, e.g. Nova's [api] max_limit), then clamped to what
+    a database LIMIT holds. Every list's limit goes through here or `parse_list_params`."""
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise invalid() from None
+    if value < 0:
+        raise invalid()
+    if max_limit is not None and max_limit > 0:
+        value = min(value, max_limit)
+    return clamp_limit(value)
+
+
+# Filters whose values are comma-separated lists (Neutron's and Nova's tag filters).
+COMMA_FILTERS = frozenset({"tags", "tags-any", "not-tags", "not-tags-any"})
+# The most values one filter may carry after de-duplication (settings.http).
+DEFAULT_MAX_FILTER_VALUES = 1000
+
+
+def filter_values(key: str, values: Iterable[str], *, max_values: int = DEFAULT_MAX_FILTER_VALUES,
+                  error: type[ApiError] = BadRequest) -> list[str]:
+    """One filter's values: tag lists split on commas (empty items dropped), duplicates
+    dropped in order, and more than `max_values` refused with the family's 400 (each value
+    is a bound parameter: an unbounded list was unbounded work for the database)."""
+    if key in COMMA_FILTERS:
+        values = [item for value in values for item in value.split(",") if item]
+    out = list(dict.fromkeys(values))
+    if max_values > 0 and len(out) > max_values:
+        raise error(f"Too many values for filter '{key}': {len(out)} given, at most "
+                    f"{max_values} allowed")
+    return out
+
+
 def bool_from_string(value: Any, default: bool = False) -> bool:
     """oslo.utils' bool_from_string: an unrecognised string is `default`, never an error
     (Keystone reads `enabled=maybe` as true this way)."""
@@ -71,6 +109,7 @@ def parse_list_params(
     error: type[ApiError] = BadRequest,
     ignored: Iterable[str] = (),
     max_limit: int | None = None,
+    max_values: int = DEFAULT_MAX_FILTER_VALUES,
 ) -> ListParams:
     """Split a QueryParams into filters and paging; unknown filter keys are a 400.
 
@@ -92,6 +131,8 @@ def parse_list_params(
         params.filters.setdefault(key, []).append(value)
     if unknown:
         raise error(f"{unknown} is invalid attribute for filtering")
+    params.filters = {key: filter_values(key, values, max_values=max_values, error=error)
+                      for key, values in params.filters.items()}
     params.fields = [f for f in query.getlist("fields") for f in f.split(",") if f]
 
     keys, dirs = query.getlist("sort_key"), query.getlist("sort_dir")

@@ -9,11 +9,18 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Select, and_, exists, not_, select
+from sqlalchemy import Select, exists, func, not_, select, true
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from stackling.common.listing import ListParams, Page, paginate, parse_list_params
+from stackling.common.listing import (
+    DEFAULT_MAX_FILTER_VALUES,
+    ListParams,
+    Page,
+    filter_values,
+    paginate,
+    parse_list_params,
+)
 from stackling.network import errors
 from stackling.network.attributes import Attr, filter_keys, query_value, sort_keys
 from stackling.network.core.models import Tag
@@ -29,11 +36,12 @@ class Listing:
     special: Mapping[str, Clause] = field(default_factory=dict)  # custom filters
     extra_filters: tuple[str, ...] = ()  # filter-only keys outside the attribute map
 
-    def parse(self, query: Any, max_limit: int | None = None) -> ListParams:
+    def parse(self, query: Any, max_limit: int | None = None,
+              max_values: int = DEFAULT_MAX_FILTER_VALUES) -> ListParams:
         return parse_list_params(
             query, filterable=filter_keys(self.attrs, (*self.special, *self.extra_filters)),
             sortable=sort_keys(self.attrs) & set(self.columns), error=errors.BadRequest,
-            max_limit=max_limit)
+            max_limit=max_limit, max_values=max_values)
 
     def where(self, stmt: Select[Any], filters: Mapping[str, list[str]]) -> Select[Any]:
         for key, raw in filters.items():
@@ -87,19 +95,21 @@ def marker_not_found(id_column: ColumnElement[Any], marker: str) -> MarkerNotFou
 
 
 def _tag_clause(key: str, raw: list[str], id_column: ColumnElement[Any]) -> ColumnElement[Any]:
-    tags = [t for value in raw for t in value.split(",") if t]
-
-    def has(tag: str) -> ColumnElement[Any]:
-        return exists(select(Tag.tag).where(Tag.resource_id == id_column, Tag.tag == tag))
-
-    any_of = exists(select(Tag.tag).where(Tag.resource_id == id_column, Tag.tag.in_(tags)))
-    if key == "tags":
-        return and_(*[has(t) for t in tags]) if tags else and_(True)
-    if key == "tags-any":
-        return any_of
-    if key == "not-tags":
-        return not_(and_(*[has(t) for t in tags])) if tags else and_(True)
-    return not_(any_of)
+    """One subquery over the (tag, resource_id) index whatever the number of tags: the
+    resources holding any of them, or (`tags`, `not-tags`) all of them, counted per
+    resource. (One EXISTS per tag made PostgreSQL's planning grow with the count: 100 tags
+    took 27 s, and SQLite refused 1,000 as too deep an expression.)"""
+    tags = filter_values(key, raw, max_values=0)  # split and de-duplicated; bounded earlier
+    if not tags:
+        return true() if key in ("tags", "not-tags", "not-tags-any") else ~true()
+    if key == "not-tags-any":  # an anti-join: no row of the resource names any of them
+        return not_(exists(select(Tag.resource_id).where(Tag.resource_id == id_column,
+                                                         Tag.tag.in_(tags))))
+    holders = select(Tag.resource_id).where(Tag.tag.in_(tags))
+    if key in ("tags", "not-tags"):
+        # (resource_id, tag) is the primary key: a resource's count is its distinct tags.
+        holders = holders.group_by(Tag.resource_id).having(func.count() == len(tags))
+    return id_column.in_(holders) if key in ("tags", "tags-any") else id_column.not_in(holders)
 
 
 def params_from(filters: Mapping[str, Any], listing: Listing) -> ListParams:

@@ -15,7 +15,8 @@ from stackling.network.querying import Listing
 
 
 def list_params(rq: ApiRequest, listing: Listing) -> ListParams:
-    return listing.parse(rq.query, rq.settings.network.pagination_max_limit)
+    return listing.parse(rq.query, rq.settings.network.pagination_max_limit,
+                         rq.settings.http.max_filter_values)
 
 
 def fields_of(rq: ApiRequest) -> list[str]:
