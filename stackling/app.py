@@ -153,7 +153,9 @@ class _PathNormalizer:
                     scope = dict(scope, path=prefix + "/")
                     break
                 if rewrite is not None and path.startswith(prefix + "/"):
-                    scope = dict(scope, path=prefix + rewrite(path[len(prefix):]))
+                    # the client's spelling is kept for access rules (common/access_rules)
+                    scope = dict(scope, path=prefix + rewrite(path[len(prefix):]),
+                                 **{"stackling.path": path})
                     break
         await self.app(scope, receive, send)
 

@@ -26,6 +26,8 @@ def _audit(runtime: Any, request: Request) -> Response:
     try:
         with runtime.db.transaction(write=False) as db:
             ctx = runtime.authenticate(db, request.headers, "audit")
+            if ctx.access_rules:  # no access rule names /audit (no service's route)
+                raise PermissionError("restricted application credential")
     except Exception:  # noqa: BLE001 - any missing or invalid token is a 401
         return _error(401, "Unauthorized", "The request you have made requires "
                                            "authentication.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from typing import Any
 
 
 def new_request_id() -> str:
@@ -27,6 +28,9 @@ class RequestContext:
     request_id: str = dataclasses.field(default_factory=new_request_id)
     # Set by trusted in-process callers (e.g. compute calling network as a service).
     is_service: bool = False
+    # A restricted application credential's access rules (common/access_rules.py): the
+    # requests its token may make. None: unrestricted.
+    access_rules: tuple[dict[str, Any], ...] | None = None
 
     @property
     def is_admin(self) -> bool:

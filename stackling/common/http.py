@@ -26,7 +26,7 @@ from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
 from starlette.routing import Router
 
-from stackling.common import errors, limits
+from stackling.common import access_rules, errors, limits
 from stackling.common.context import RequestContext, new_request_id
 from stackling.common.db import is_deadlock, retry_on_conflict
 from stackling.common.microversion import Version, VersionSpec
@@ -310,6 +310,9 @@ def _run(rq: ApiRequest, route: Route, handler: Handler) -> Response:
             if not route.is_public(rq.method):
                 rq.ctx = rq.runtime.authenticate(session, rq.request.headers, rq.request_id)
                 logs.identify(rq.ctx.user_id, rq.ctx.project_id)
+                if rq.ctx.access_rules is not None:
+                    access_rules.enforce(rq.ctx.access_rules, _service_type(rq), rq.method,
+                                         service.prefix, request_path(rq.request))
                 if service.project_scoped:
                     require_project_scope(rq.ctx)
             result = to_response(handler(rq))
@@ -322,6 +325,17 @@ def _run(rq: ApiRequest, route: Route, handler: Handler) -> Response:
         except Exception:  # noqa: BLE001 - post-commit hooks must not fail the request
             LOG.exception("after-commit hook failed")
     return response
+
+
+def request_path(request: Request) -> str:
+    """The path as the client sent it (before a service's own rewrite), decoded."""
+    return request.scope.get("stackling.path") or request.url.path
+
+
+def _service_type(rq: ApiRequest) -> str:
+    component = rq.runtime.component(rq.service.component or rq.service.name)
+    entry = getattr(component, "catalog", None)
+    return entry.type if entry is not None else rq.service.name
 
 
 def _observe(service: Service, route: Route, method: str, path: str, status: int,

@@ -76,7 +76,7 @@ def _metrics_allowed(runtime: Any, request: Request) -> bool:
             ctx = runtime.authenticate(db, request.headers, "metrics")
     except Exception:  # noqa: BLE001 - any invalid token is simply not allowed
         return False
-    return ctx.is_admin
+    return ctx.is_admin and not ctx.access_rules  # no access rule names /metrics
 
 
 def metrics_route(runtime: Any) -> Route:

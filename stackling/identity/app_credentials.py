@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+import uuid
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from stackling.common import access_rules
 from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
 from stackling.identity import logic, tokens
 from stackling.identity.group_appcred_models import ApplicationCredential
@@ -75,6 +77,46 @@ def resolve_roles(db: Session, requested: list[dict[str, Any]] | None, token_rol
     return list(dict.fromkeys(r.id for r in rows))
 
 
+def resolve_access_rules(db: Session, user_id: str, requested: list[Any] | None
+                         ) -> list[dict[str, str]]:
+    """The credential's access rules, checked as Keystone's schema does, each with an id:
+    the id of the user's identical rule if one exists; a rule given by id alone is the
+    user's rule of that id."""
+    known: dict[str, dict[str, str]] = {}
+    for cred in list_for_user(db, user_id):
+        for rule in cred.access_rules or []:
+            if isinstance(rule, dict) and isinstance(rule.get("id"), str):
+                known.setdefault(rule["id"], rule)
+    rules: list[dict[str, str]] = []
+    for i, rule in enumerate(requested or []):
+        why = access_rules.validation_error(rule)
+        if why:
+            raise BadRequest(f"Invalid input for field 'access_rules/{i}': {why}")
+        fields = ("service", "method", "path")
+        if not all(k in rule for k in fields):
+            if "id" not in rule:
+                raise BadRequest(f"Invalid input for field 'access_rules/{i}': service, "
+                                 "method and path are required")
+            if rule["id"] not in known:
+                raise NotFound(f"Could not find access rule: {rule['id']}.")
+            rule = known[rule["id"]]
+        same = next((r for r in known.values() if all(r.get(k) == rule[k] for k in fields)),
+                    None)
+        rule_id = (same or {}).get("id") or uuid.uuid4().hex
+        rules.append({"id": rule_id, **{k: rule[k] for k in fields}})
+    return rules
+
+
+def access_rules_of(db: Session, cred_id: str) -> tuple[dict[str, Any], ...] | None:
+    """The rules a token of the credential is held to; None when it has none."""
+    cred = db.get(ApplicationCredential, cred_id)
+    if cred is None:
+        raise Unauthorized()
+    if not cred.access_rules:
+        return None
+    return tuple(cred.access_rules)
+
+
 def create(db: Session, user: User, project_id: str, values: dict[str, Any],
            token_roles: list[str], rounds: int) -> tuple[ApplicationCredential, str]:
     """The new credential and its secret (the only time the secret is known)."""
@@ -82,12 +124,13 @@ def create(db: Session, user: User, project_id: str, values: dict[str, Any],
     if expires_at is not None and expires_at <= dt.datetime.now(dt.UTC):
         raise BadRequest("The 'expires_at' must not be before now.")
     roles = resolve_roles(db, values.get("roles"), token_roles, user.id, project_id)
+    rules = resolve_access_rules(db, user.id, values.get("access_rules"))
     secret = values.get("secret") or secrets.token_urlsafe(64)
     cred = ApplicationCredential(
         id=logic.new_id(), name=values["name"], user_id=user.id, project_id=project_id,
         secret_hash=logic.hash_password(secret, rounds), description=values.get("description"),
         expires_at=expires_at, unrestricted=bool(values.get("unrestricted", False)),
-        roles=roles, access_rules=list(values.get("access_rules") or []))
+        roles=roles, access_rules=rules)
     try:
         with db.begin_nested():
             db.add(cred)
@@ -205,4 +248,7 @@ def token_section(db: Session, cred_id: str) -> dict[str, Any]:
     cred = db.get(ApplicationCredential, cred_id)
     if cred is None:
         raise Unauthorized()
-    return {"id": cred.id, "name": cred.name, "restricted": not cred.unrestricted}
+    section = {"id": cred.id, "name": cred.name, "restricted": not cred.unrestricted}
+    if cred.access_rules:
+        section["access_rules"] = list(cred.access_rules)
+    return section

@@ -194,6 +194,12 @@ def authenticator(keys: KeyRing) -> Any:
         token = headers.get("x-auth-token")
         if not token:
             raise Unauthorized()
-        return decode(db, keys, token).context(token, request_id)
+        data = decode(db, keys, token)
+        ctx = data.context(token, request_id)
+        if data.app_cred_id:
+            from stackling.identity import app_credentials
+
+            ctx.access_rules = app_credentials.access_rules_of(db, data.app_cred_id)
+        return ctx
 
     return authenticate
