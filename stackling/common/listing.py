@@ -45,10 +45,12 @@ def clamp_limit(value: int) -> int:
 
 
 def parse_limit(raw: str | None, *, invalid: Callable[[], Exception],
+                negative: Callable[[], Exception] | None = None,
                 max_limit: int | None = None) -> int | None:
-    """A `limit` query value: an integer 0 or greater (else `invalid()`), at most
-    `max_limit` (the service's own cap, e.g. Nova's [api] max_limit), then clamped to what
-    a database LIMIT holds. Every list's limit goes through here or `parse_list_params`."""
+    """A `limit` query value: an integer (else `invalid()`) 0 or greater (else `negative()`,
+    default `invalid()`), at most `max_limit` (the service's own cap, e.g. Nova's [api]
+    max_limit), then clamped to what a database LIMIT holds. Every list's limit goes
+    through here or `parse_list_params`."""
     if raw is None:
         return None
     try:
@@ -56,7 +58,7 @@ def parse_limit(raw: str | None, *, invalid: Callable[[], Exception],
     except ValueError:
         raise invalid() from None
     if value < 0:
-        raise invalid()
+        raise (negative or invalid)()
     if max_limit is not None and max_limit > 0:
         value = min(value, max_limit)
     return clamp_limit(value)

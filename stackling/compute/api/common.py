@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackling.common.errors import ApiError
+from stackling.common.errors import ApiError, BadRequest
 from stackling.common.http import ApiRequest
+from stackling.common.listing import parse_limit
 from stackling.common.microversion import Version
 from stackling.compute import microversions, validation
 from stackling.compute.views import Links
@@ -55,3 +56,27 @@ def since(rq: ApiRequest, minimum: str) -> None:
         from stackling.common.errors import NotFound
 
         raise NotFound("The resource could not be found.")
+
+
+# Nova's [api] max_limit: no page of any compute list is longer.
+MAX_LIMIT = 1000
+
+
+def page_limit(rq: ApiRequest) -> int | None:
+    """A list's `limit` as Nova's get_limit_and_marker reads it: a non-negative integer
+    (else 400), at most MAX_LIMIT, through the clamp every list uses."""
+    return parse_limit(rq.query.get("limit"), max_limit=MAX_LIMIT,
+                       invalid=lambda: BadRequest("limit param must be an integer"),
+                       negative=lambda: BadRequest("limit param must be positive"))
+
+
+def query_timestamp(value: str, name: str) -> Any:
+    """A `changes-since`-style query value as an aware datetime (400 as Nova words it)."""
+    import datetime as dt
+
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadRequest(f"Invalid input for query parameters {name}. Value: {value}. "
+                         f"'{value}' is not a 'date-time'") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
