@@ -50,9 +50,21 @@ def page(browser: Any) -> Iterator[Any]:
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    # Every request the page makes succeeds, but those a test expects to be refused
+    # (added to `pg.expected_failures` as (status, path fragment)).
+    failed: list[tuple[int, str]] = []
+    pg.on("response", lambda r: r.status >= 400 and failed.append((r.status, r.url)))
+    # A request the page's own navigation cancels (ERR_ABORTED) is not a failure.
+    pg.on("requestfailed", lambda r: "ERR_ABORTED" not in (r.failure or "")
+          and failed.append((0, f"{r.url} ({r.failure})")))
+    pg.expected_failures = []
     yield pg
+    seen = list(failed)
     context.close()
     assert not errors, errors  # no uncaught script error on any page
+    unexpected = [(status, url) for status, url in seen if not any(
+        status == want and fragment in url for want, fragment in pg.expected_failures)]
+    assert not unexpected, unexpected  # the browser's log shows no failed request
 
 
 def sign_in(page: Any, cloud: Cloud, user: str, password: str, project: str) -> None:
@@ -82,6 +94,7 @@ def wait_for_node(page: Any, kind: str, label: str, timeout_ms: int = 30_000) ->
 
 
 def test_bad_credentials_are_refused(page: Any, console_cloud: Cloud) -> None:
+    page.expected_failures.append((401, "/identity/v3/auth/tokens"))
     page.goto(console_cloud.url + "/")
     page.fill("#login-user", "admin")
     page.fill("#login-password", "not-the-password")
@@ -189,6 +202,7 @@ def test_audit_view_reports_a_consistent_cloud(page: Any, console_cloud: Cloud) 
 
 
 def test_member_is_refused_the_audit(page: Any, console_cloud: Cloud) -> None:
+    page.expected_failures.append((403, "/audit"))
     sign_in(page, console_cloud, "demo", DEMO_PASSWORD, "demo")
     page.click("#tabs button[data-view=audit]")
     page.click("#audit-run")

@@ -150,7 +150,9 @@ async function segmentHosts(segments) {
     return segments.length ? segmentHostsCache.hosts : {};
   }
   const hosts = {};
+  const withProvider = await segmentProviders(segments);
   await Promise.all(segments.map(async (seg) => {
+    if (!withProvider.has(seg.id)) { hosts[seg.id] = []; return; }
     const aggs = await optional(api("placement", `/resource_providers/${seg.id}/aggregates`), {aggregates: []});
     const members = aggs.aggregates.length
       ? await optional(api("placement", `/resource_providers?member_of=in:${aggs.aggregates.join(",")}`),
@@ -160,6 +162,15 @@ async function segmentHosts(segments) {
   }));
   segmentHostsCache = {key, hosts};
   return hosts;
+}
+
+// The segments placement holds a provider for (Neutron reports a segment once a subnet is
+// on it): asking about any other segment would be a 404 in the browser's log.
+async function segmentProviders(segments) {
+  if (!segments.length) return new Set();
+  const rps = await optional(api("placement", "/resource_providers"), {resource_providers: []});
+  const known = new Set(rps.resource_providers.map((rp) => rp.uuid));
+  return new Set(segments.map((s) => s.id).filter((id) => known.has(id)));
 }
 
 function label(obj, fallback) { return obj.name || fallback || obj.id.slice(0, 8); }
@@ -405,7 +416,9 @@ async function refreshCapacity() {
     api("network", "/v2.0/subnets?fields=id&fields=cidr&fields=subnetpool_id"),
   ]);
   const netName = Object.fromEntries(networks.networks.map((n) => [n.id, n.name || n.id]));
+  const withProvider = await segmentProviders(segments.segments);
   const segRows = await Promise.all(segments.segments.map(async (seg) => {
+    if (!withProvider.has(seg.id)) return null;
     const inv = await optional(api("placement", `/resource_providers/${seg.id}/inventories`), {inventories: {}});
     const use = await optional(api("placement", `/resource_providers/${seg.id}/usages`), {usages: {}});
     const ipv4 = inv.inventories.IPV4_ADDRESS;
