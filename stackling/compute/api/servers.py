@@ -8,7 +8,7 @@ from typing import Any
 
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
-from stackling.common.listing import to_bool
+from stackling.common.listing import filter_values, to_bool
 from stackling.compute import (
     actions,
     network_api,
@@ -20,10 +20,12 @@ from stackling.compute import (
 )
 from stackling.compute.api import server_actions
 from stackling.compute.api.common import (
+    MAX_LIMIT,
     allowed,
     authorize,
     body,
     links,
+    page_limit,
     since,
     version,
 )
@@ -118,7 +120,8 @@ def _list_query(rq: ApiRequest) -> servers.ListQuery:
                           ("not-tags-any", "not_tags_any")):
             value = q.get(key)
             if value:
-                setattr(query, attr, [t for t in value.split(",") if t])
+                setattr(query, attr, filter_values(
+                    key, [value], max_values=rq.settings.http.max_filter_values))
     query.name = q.get("name")
     query.image = q.get("image")
     query.flavor = q.get("flavor")
@@ -144,15 +147,8 @@ def _list_query(rq: ApiRequest) -> servers.ListQuery:
         if direction not in ("asc", "desc"):
             raise BadRequest(f"Invalid input for query parameters sort_dir. Value: {direction}.")
         query.sort_keys.append((key, direction == "asc"))
-    limit = q.get("limit")
-    if limit is not None:
-        try:
-            query.limit = int(limit)
-        except ValueError:
-            raise BadRequest("limit param must be an integer") from None
-        if query.limit < 0:
-            raise BadRequest("limit param must be positive")
-    query.limit = min(query.limit if query.limit is not None else 1000, 1000)
+    limit = page_limit(rq)
+    query.limit = MAX_LIMIT if limit is None else limit
     query.marker = q.get("marker")
     return query
 
@@ -343,11 +339,7 @@ def actions_index(rq: ApiRequest) -> Any:
     limit = marker = since_ = None
     if version(rq).matches("2.58"):
         marker = rq.query.get("marker")
-        if rq.query.get("limit") is not None:
-            try:
-                limit = max(0, int(rq.query.get("limit")))
-            except ValueError:
-                raise BadRequest("limit param must be an integer") from None
+        limit = page_limit(rq)
         if rq.query.get("changes-since"):
             since_ = _timestamp(rq.query.get("changes-since"), "changes-since")
     rows = actions.list_actions(rq.db, rq.ctx, server_id,
