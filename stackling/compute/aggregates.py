@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session
 
 from stackling.common.db import in_int_range, insert_absent, utcnow_precise
 from stackling.common.errors import BadRequest, Conflict
-from stackling.compute import hosts as hosts_logic
 from stackling.compute.errors import (
     AggregateHostExists,
     AggregateHostNotFound,
@@ -100,7 +99,7 @@ def _check_az_conflict(db: Session, agg: Aggregate, host: str, zone: str | None)
     """A host may not be in two aggregates naming different availability zones."""
     if zone is None:
         return
-    current = hosts_logic.host_zones(db).get(host)
+    current = host_zones(db).get(host)
     if current is not None and current != zone:
         own = db.scalars(select(AggregateHost).where(AggregateHost.aggregate_id == agg.id,
                                                      AggregateHost.host == host)).first()
@@ -168,7 +167,7 @@ def set_metadata(db: Session, aggregate_id: str, metadata: dict[str, str | None]
     if metadata.get("availability_zone"):
         for host in db.scalars(select(AggregateHost.host).where(
                 AggregateHost.aggregate_id == agg.id)):
-            zones = hosts_logic.host_zones(db)
+            zones = host_zones(db)
             if zones.get(host) not in (None, metadata["availability_zone"]):
                 other = [a for a in db.scalars(select(AggregateHost.aggregate_id).where(
                     AggregateHost.host == host)) if a != agg.id]
@@ -193,5 +192,27 @@ def _mirror(db: Session, node: ComputeNode) -> None:
     """Put the node's resource provider in exactly its aggregates' placement aggregates."""
     from stackling.placement import interface as placement
 
-    aggs = hosts_logic.host_aggregate_uuids(db, node.host).get(node.host, [])
+    aggs = host_aggregate_uuids(db, node.host).get(node.host, [])
     placement.set_aggregates_for_provider(db, node.uuid, aggs)
+
+
+def host_aggregate_uuids(db: Session, host: str | None = None) -> dict[str, list[str]]:
+    stmt = select(AggregateHost.host, Aggregate.uuid).join(
+        Aggregate, Aggregate.id == AggregateHost.aggregate_id)
+    if host is not None:
+        stmt = stmt.where(AggregateHost.host == host)
+    out: dict[str, list[str]] = {}
+    for h, agg_uuid in db.execute(stmt):
+        out.setdefault(h, []).append(agg_uuid)
+    return out
+
+
+def host_zones(db: Session) -> dict[str, str]:
+    """host -> availability zone (from aggregate metadata; default 'nova')."""
+    rows = db.execute(select(AggregateHost.host, AggregateMetadata.value).join(
+        AggregateMetadata, AggregateMetadata.aggregate_id == AggregateHost.aggregate_id).where(
+        AggregateMetadata.key == "availability_zone"))
+    zones: dict[str, str] = {}
+    for host, zone in rows:
+        zones.setdefault(host, zone)
+    return zones

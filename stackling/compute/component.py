@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackling.compute import api, build, flavors, hosts
+from stackling.compute import api, build, flavors, hosts, segment_aggregates
 from stackling.compute.api import proxies
 from stackling.compute.api import quotas as quota_api
 from stackling.compute.api import server_actions as action_api
@@ -98,6 +98,10 @@ def _stop(runtime: Any) -> None:
     if worker is not None:
         worker.stop()
 
+
+# Network asks compute for segments' host aggregates and servers' projects through the
+# functions compute registers here (network imports nothing of compute).
+segment_aggregates.register()
 
 COMPONENT = Component(
     name="compute",

@@ -11,11 +11,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from stackling.common.db import in_int_range, is_deadlock, utcnow_precise
+from stackling.compute.aggregates import create_aggregate, host_aggregate_uuids
 from stackling.compute.errors import ComputeHostNotFound, HypervisorNotFound, ServiceNotFound
 from stackling.compute.models import (
     Aggregate,
     AggregateHost,
-    AggregateMetadata,
     ComputeNode,
     ComputeService,
     Instance,
@@ -67,9 +67,9 @@ def sync_hosts(db: Session, configured: list[Any]) -> list[str]:
         touched.append(host.name)
     # The network service maps hosts to routed-network segments by physical network
     # (what an L2 agent's bridge mappings tell Neutron).
-    from stackling.network.segments import host_mapping
+    from stackling.network import interface as network
 
-    host_mapping.record_hosts(db, [(h.name, h.physical_networks) for h in configured])
+    network.record_hosts(db, [(h.name, list(h.physical_networks)) for h in configured])
     return touched
 
 
@@ -86,13 +86,10 @@ def _register(db: Session, host: Any) -> ComputeNode:
                        physical_networks=list(host.physical_networks))
     db.add(node)
     if host.availability_zone != DEFAULT_AZ:
-        from stackling.compute import aggregates
-
         agg = db.scalars(select(Aggregate).where(Aggregate.name == host.availability_zone)
                          ).first()
         if agg is None:
-            agg = aggregates.create_aggregate(db, host.availability_zone,
-                                              host.availability_zone)
+            agg = create_aggregate(db, host.availability_zone, host.availability_zone)
         db.add(AggregateHost(aggregate_id=agg.id, host=host.name))
     return node
 
@@ -132,28 +129,6 @@ def inventory(node: ComputeNode) -> dict[str, dict[str, Any]]:
                     "max_unit": node.local_gb, "step_size": 1,
                     "allocation_ratio": DISK_ALLOCATION_RATIO},
     }
-
-
-def host_aggregate_uuids(db: Session, host: str | None = None) -> dict[str, list[str]]:
-    stmt = select(AggregateHost.host, Aggregate.uuid).join(
-        Aggregate, Aggregate.id == AggregateHost.aggregate_id)
-    if host is not None:
-        stmt = stmt.where(AggregateHost.host == host)
-    out: dict[str, list[str]] = {}
-    for h, agg_uuid in db.execute(stmt):
-        out.setdefault(h, []).append(agg_uuid)
-    return out
-
-
-def host_zones(db: Session) -> dict[str, str]:
-    """host -> availability zone (from aggregate metadata; default 'nova')."""
-    rows = db.execute(select(AggregateHost.host, AggregateMetadata.value).join(
-        AggregateMetadata, AggregateMetadata.aggregate_id == AggregateHost.aggregate_id).where(
-        AggregateMetadata.key == "availability_zone"))
-    zones: dict[str, str] = {}
-    for host, zone in rows:
-        zones.setdefault(host, zone)
-    return zones
 
 
 # ------------------------------------------------------------------ services

@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import in_int_range, utcnow_precise
 from stackling.common.errors import BadRequest, NotFound
-from stackling.compute import actions, hosts, network_api, scheduler
+from stackling.compute import actions, aggregates, hosts, network_api, scheduler
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
     FlavorNotFound,
@@ -110,7 +110,7 @@ def _host_exists(db: Session, host: str) -> ComputeNode:
 def _check_segments(db: Session, inst: Instance, host: str,
                     needs: list[network_api.RoutedNeed]) -> None:
     for need in needs:
-        if not scheduler.host_reaches(db, host, list(need.segments)):
+        if not network_api.host_reaches(db, host, list(need.segments)):
             raise SegmentNotReachable(
                 what=f"Server {inst.uuid} ({need.label})", segment=" or ".join(need.segments),
                 network=need.network_id, host=host)
@@ -272,7 +272,7 @@ def revert_resize(db: Session, ctx: RequestContext, inst: Instance) -> None:
     if allocation:
         placement.claim_resources(db, inst.uuid, allocation, inst.project_id, inst.user_id)
     dest = inst.host
-    zone = hosts.host_zones(db).get(mig.source_compute or "", hosts.DEFAULT_AZ)
+    zone = aggregates.host_zones(db).get(mig.source_compute or "", hosts.DEFAULT_AZ)
     inst.host, inst.node, inst.availability_zone = mig.source_compute, mig.source_node, zone
     _move_ports(db, inst, inst.host or "", zone)
     inst.flavor = dict(mig.old_flavor)
@@ -368,7 +368,7 @@ def _forced_claim(db: Session, inst: Instance, host: str,
     except placement_errors.ClaimFailed:
         raise NoValidHost(reason=f"Unable to migrate instance to host {host}: not enough "
                                  "resources.") from None
-    zone = hosts.host_zones(db).get(host, hosts.DEFAULT_AZ)
+    zone = aggregates.host_zones(db).get(host, hosts.DEFAULT_AZ)
     return scheduler.Destination(host, node.hypervisor_hostname, zone)
 
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.errors import ApiError
-from stackling.compute import actions, errors
+from stackling.compute import actions, errors, hosts
 
 AUTO, NONE = "auto", "none"
 
@@ -238,12 +238,10 @@ def allocate_for_instance(db: Session, instance: Any, host: str, az: str,
     if missing:
         raise errors.NetworkNotFound(network_id=", ".join(missing))
     sg_ids = resolve_security_groups(db, ctx, list(instance.security_groups or []))
-    from stackling.compute import scheduler
-
     if lookups.routed is None or any(n.ipv4 for n in lookups.routed):
         # the ports' own allocations take over (a build whose needs took no IPv4
         # address claimed none: nothing to drop)
-        scheduler.drop_ipv4_claim(db, instance)
+        drop_ipv4_claim(db, instance)
     info = []
     for req in requests:
         label = by_id[req["network_id"]].get("name") or req["network_id"]
@@ -348,11 +346,9 @@ def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: st
 
 def _check_reachable(db: Session, instance: Any, port: dict[str, Any]) -> None:
     """A port whose address sits on a segment is only usable on hosts reaching it."""
-    from stackling.compute import scheduler
-
     subnets = [ip["subnet_id"] for ip in port.get("fixed_ips") or [] if ip.get("subnet_id")]
     segments = sorted(set(segments_of_subnets(db, subnets).values()))
-    if segments and instance.host and not scheduler.host_reaches(db, instance.host, segments):
+    if segments and instance.host and not host_reaches(db, instance.host, segments):
         raise errors.SegmentNotReachable(
             what=f"Port {port['id']}", segment=" or ".join(segments),
             network=port["network_id"], host=instance.host)
@@ -372,8 +368,33 @@ def detach_interface(db: Session, ctx: RequestContext, instance: Any, port_id: s
 # What the scheduler needs to know of a server's NICs on routed networks (subnets bound
 # to segments): which segments each NIC may use, and how many IPv4 addresses a build
 # will take from them. Segment ids are also their placement providers' uuids.
+IPV4 = "IPV4_ADDRESS"  # the resource class of a segment's addresses in placement
+
+
 def _admin() -> RequestContext:
     return RequestContext(roles=("admin", "service"), is_service=True)
+
+
+def drop_ipv4_claim(db: Session, instance: Any) -> None:
+    """Hand the scheduler's IPv4 claim over to the ports, in the build's transaction: the
+    network service keeps each compute port's addresses as that port's own placement
+    allocation (consumer = the port), written when binding gives it its address. The
+    claim made the choice of segment atomic (it locked the segment provider until this
+    transaction ends); dropping it just before binding keeps the address counted once."""
+    from stackling.placement import interface as placement
+
+    placement.release_resource_class(db, instance.uuid, IPV4)
+
+
+def host_reaches(db: Session, host: str, segments: list[str]) -> bool:
+    """Whether `host` is in the aggregate of one of `segments` (Neutron maps hosts to the
+    segments of their physical networks and mirrors that as aggregates)."""
+    from stackling.placement import interface as placement
+
+    node = hosts.node_uuid(host)
+    aggs = placement.get_aggregates_for_providers(db, [node, *segments])
+    mine = set(aggs.get(node, []))
+    return any(mine & set(aggs.get(s, [])) for s in segments)
 
 
 def segments_of_network(db: Session, network_id: str) -> list[str]:

@@ -252,9 +252,9 @@ def ports_fit(db: Session, project_id: str, per_instance: int, count: int) -> in
     `per_instance` new ports each fit the project's network port quota."""
     if per_instance <= 0:
         return count
-    from stackling.network import quotas as network_quotas
+    from stackling.network import interface as network
 
-    free = network_quotas.headroom(db, project_id, "port")
+    free = network.port_headroom(db, project_id)
     if free is None or free >= per_instance * count:
         return count
     if free < 0:

@@ -9,7 +9,7 @@ and provider generations make the claim atomic across processes, so two concurre
 can never both be given a segment's last free address. Within the same transaction the
 build then hands the claim over to the port (the network service keeps each compute
 port's addresses as the port's own allocation, released with the port); see
-`drop_ipv4_claim`.
+`network_api.drop_ipv4_claim`.
 
 Claims run in the caller's transaction; a lost race (another build took the capacity or
 bumped a provider generation) moves on to the next candidate. Each decision (the chosen
@@ -38,11 +38,11 @@ from stackling.compute.models import (
     ComputeService,
 )
 from stackling.compute.move_models import SchedulerDecision
+from stackling.compute.network_api import IPV4
 
 MAX_CANDIDATES = 1000  # Nova's [scheduler] max_placement_results
 CLAIM_ROUNDS = 5  # fresh candidate lists tried when claims lose races
 RACE_RETRIES = 3  # claims of one candidate retried after a generation conflict
-IPV4 = "IPV4_ADDRESS"
 EXPLAIN_HOSTS = 50  # per-host resource shortfalls are spelled out up to this many hosts
 
 
@@ -149,7 +149,7 @@ def schedule(db: Session, spec: RequestSpec) -> Destination:
     decision). The decision of a success is recorded here; of a failure, by the caller."""
     decision = Decision(spec.operation)
     nodes: dict[str, tuple[Any, Any]] = {}
-    zones: dict[str, str] = {}  # as hosts.host_zones, for the nodes' hosts
+    zones: dict[str, str] = {}  # as aggregates.host_zones, for the nodes' hosts
     for n, s, zone in db.execute(_NODES):
         nodes[n.host] = (n, s)
         if zone is not None:
@@ -459,25 +459,3 @@ def forget(db: Session, instance_uuid: str) -> None:
     row = db.get(SchedulerDecision, instance_uuid)
     if row is not None:
         db.delete(row)
-
-
-def drop_ipv4_claim(db: Session, instance: Any) -> None:
-    """Hand the scheduler's IPv4 claim over to the ports, in the build's transaction: the
-    network service keeps each compute port's addresses as that port's own placement
-    allocation (consumer = the port), written when binding gives it its address. The
-    claim made the choice of segment atomic (it locked the segment provider until this
-    transaction ends); dropping it just before binding keeps the address counted once."""
-    from stackling.placement import interface as placement
-
-    placement.release_resource_class(db, instance.uuid, IPV4)
-
-
-def host_reaches(db: Session, host: str, segments: list[str]) -> bool:
-    """Whether `host` is in the aggregate of one of `segments` (Neutron maps hosts to the
-    segments of their physical networks and mirrors that as aggregates)."""
-    from stackling.placement import interface as placement
-
-    node = hosts.node_uuid(host)
-    aggs = placement.get_aggregates_for_providers(db, [node, *segments])
-    mine = set(aggs.get(node, []))
-    return any(mine & set(aggs.get(s, [])) for s in segments)

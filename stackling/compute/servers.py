@@ -18,7 +18,7 @@ from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError, BadRequest, Forbidden
 from stackling.common.listing import to_bool
 from stackling.common.patterns import PatternError, PatternTooCostly, UserPattern
-from stackling.compute import actions, hosts, network_api, scheduler
+from stackling.compute import actions, aggregates, hosts, network_api, scheduler
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
     FlavorDiskTooSmall,
@@ -153,7 +153,7 @@ def _check_az(db: Session, ctx: RequestContext, zone: str | None,
                             "to be performed.")
         if not db.scalars(select(ComputeNode.id).where(ComputeNode.host == host)).first():
             raise BadRequest(f"Compute host {host} could not be found.")
-    zones = set(hosts.host_zones(db).values()) | {hosts.DEFAULT_AZ}
+    zones = set(aggregates.host_zones(db).values()) | {hosts.DEFAULT_AZ}
     if name and name not in zones:
         raise BadRequest("The requested availability zone is not available")
     # "zone:host" is kept whole for the scheduler, which then only considers that host.

@@ -28,7 +28,9 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.listing import ListParams, select_fields
+from stackling.network import compute_hooks
 from stackling.network.attributes import Attr, parse_create, parse_update
+from stackling.network.compute_hooks import ComputeHooks
 from stackling.network.core import networks, ports, security_groups, subnets
 from stackling.network.querying import Listing, params_from
 
@@ -41,6 +43,8 @@ __all__ = [
     # routed networks (stackling/network/README.md, "Routed networks")
     "segments_for_host", "hosts_for_segment", "segment_of_port", "segment_aggregate_uuid",
     "network_segment_aggregates", "segment_free_ipv4", "is_routed_network",
+    # compute's side (network.compute_hooks)
+    "ComputeHooks", "register_compute", "record_hosts", "port_headroom",
 ]
 
 
@@ -499,3 +503,26 @@ def security_group_brief(db: Session, ctx: RequestContext, group_id: str) -> dic
     """`GET /security-groups/{id}`'s `id` and `name` (its 404 for unknown or hidden)."""
     group = security_groups.get_visible(db, ctx, group_id, rules=False)
     return {"id": group.id, "name": group.name}
+
+
+# ------------------------------------------------------------------ for compute
+# Compute calls these; network never imports compute: compute registers its side (servers'
+# projects, segments' host aggregates) with `register_compute` when it is loaded.
+def register_compute(hooks: ComputeHooks) -> None:
+    compute_hooks.register(hooks)
+
+
+def record_hosts(db: Session, hosts: list[tuple[str, list[str]]]) -> list[str]:
+    """Compute's hosts with their physical networks (an L2 agent's bridge mappings): the
+    segment host mappings follow; returns the hosts whose mappings changed."""
+    from stackling.network.segments import host_mapping
+
+    return host_mapping.record_hosts(db, hosts)
+
+
+def port_headroom(db: Session, project_id: str) -> int | None:
+    """How many more ports the project's quota allows (negative when over; None:
+    unlimited)."""
+    from stackling.network import quotas
+
+    return quotas.headroom(db, project_id, "port")

@@ -32,7 +32,7 @@ def _service_view(rq: ApiRequest, s: ComputeService, zones: dict[str, str]) -> d
 def services_index(rq: ApiRequest) -> Any:
     authorize(rq, "os-services:list")
     rows = hosts.list_services(rq.db, rq.query.get("host"), rq.query.get("binary"))
-    zones = hosts.host_zones(rq.db)
+    zones = agg_logic.host_zones(rq.db)
     return {"services": [_service_view(rq, s, zones) for s in rows]}
 
 
@@ -60,7 +60,7 @@ def _service_update(rq: ApiRequest) -> Any:
         disabled=None if status is None else status == "disabled",
         reason=data.get("disabled_reason"),
         forced_down=to_bool(data["forced_down"]) if "forced_down" in data else None)
-    return {"service": _service_view(rq, service, hosts.host_zones(rq.db))}
+    return {"service": _service_view(rq, service, agg_logic.host_zones(rq.db))}
 
 
 def services_delete(rq: ApiRequest) -> Any:
@@ -304,7 +304,7 @@ def aggregates_action(rq: ApiRequest) -> Any:
 
 # ------------------------------------------------------------------ availability zones
 def _zones(rq: ApiRequest) -> dict[str, list[tuple[ComputeService, ComputeNode]]]:
-    zones = hosts.host_zones(rq.db)
+    zones = agg_logic.host_zones(rq.db)
     out: dict[str, list[tuple[ComputeService, ComputeNode]]] = {}
     for node, svc in hosts.list_nodes(rq.db):
         out.setdefault(zones.get(node.host, hosts.DEFAULT_AZ), []).append((svc, node))

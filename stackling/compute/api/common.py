@@ -68,3 +68,15 @@ def page_limit(rq: ApiRequest) -> int | None:
     return parse_limit(rq.query.get("limit"), max_limit=MAX_LIMIT,
                        invalid=lambda: BadRequest("limit param must be an integer"),
                        negative=lambda: BadRequest("limit param must be positive"))
+
+
+def query_timestamp(value: str, name: str) -> Any:
+    """A `changes-since`-style query value as an aware datetime (400 as Nova words it)."""
+    import datetime as dt
+
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadRequest(f"Invalid input for query parameters {name}. Value: {value}. "
+                         f"'{value}' is not a 'date-time'") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)

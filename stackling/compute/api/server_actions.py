@@ -12,7 +12,14 @@ from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import action_schemas as schemas
 from stackling.compute import moves, server_actions, validation, views
-from stackling.compute.api.common import authorize, links, page_limit, since, version
+from stackling.compute.api.common import (
+    authorize,
+    links,
+    page_limit,
+    query_timestamp,
+    since,
+    version,
+)
 from stackling.compute.microversions import pick
 from stackling.compute.models import Instance
 
@@ -156,7 +163,7 @@ def _rescue(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
 def _rebuild(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     import secrets
 
-    from stackling.compute.api.servers import _detail
+    from stackling.compute.api.server_views import detail as _detail
 
     authorize(rq, "servers:rebuild", _target(inst))
     body = _validate(schemas.REBUILD, data, rq)["rebuild"]
@@ -379,9 +386,7 @@ def migrations_index(rq: ApiRequest) -> Any:
         marker = q.get("marker")
         limit = page_limit(rq)
         if q.get("changes-since"):
-            from stackling.compute.api.servers import _timestamp
-
-            changes_since = _timestamp(q.get("changes-since"), "changes-since")
+            changes_since = query_timestamp(q.get("changes-since"), "changes-since")
     rows = moves.list_migrations(
         rq.db, host=q.get("host"), status=q.get("status"),
         instance_uuid=q.get("instance_uuid"), migration_type=q.get("migration_type"),

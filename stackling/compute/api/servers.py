@@ -26,9 +26,12 @@ from stackling.compute.api.common import (
     body,
     links,
     page_limit,
+    query_timestamp,
     since,
     version,
 )
+from stackling.compute.api.server_views import detail as _detail
+from stackling.compute.api.server_views import target as _target
 from stackling.compute.errors import InstanceInvalidState, InstanceIsLocked
 from stackling.compute.models import Instance
 
@@ -36,33 +39,6 @@ from stackling.compute.models import Instance
 USER_FILTERS = {"name", "status", "image", "flavor", "ip", "changes-since", "reservation_id",
                 "all_tenants", "limit", "marker", "sort_key", "sort_dir", "tags", "tags-any",
                 "not-tags", "not-tags-any", "locked", "description", "ip6"}
-
-
-def _target(inst: Instance) -> dict[str, Any]:
-    return {"project_id": inst.project_id, "user_id": inst.user_id}
-
-
-def _detail(rq: ApiRequest, inst: Instance, *, full: bool = True,
-            floating: dict[str, list[tuple[str, str]]] | None = None,
-            shown: dict[tuple[str, str], tuple[bool, bool, bool]] | None = None
-            ) -> dict[str, Any]:
-    if floating is None:
-        floating = network_proxy.floating_by_port(rq.db, [inst])
-    # The three field policies depend only on the server's project and user: a list
-    # checks them once per owner, not once per server.
-    key = (inst.project_id, inst.user_id)
-    flags = None if shown is None else shown.get(key)
-    if flags is None:
-        target = _target(inst)
-        flags = (allowed(rq, "os-extended-server-attributes", target),
-                 allowed(rq, "servers:show:host_status", target),
-                 allowed(rq, "servers:show:flavor-extra-specs", target))
-        if shown is not None:
-            shown[key] = flags
-    return views.server_detail(
-        links(rq), inst, version(rq), is_admin=rq.ctx.is_admin,
-        show_extended_attrs=flags[0], show_host_status=flags[1], full=full,
-        show_flavor_extra_specs=flags[2], floating=floating)
 
 
 # ------------------------------------------------------------------ create
@@ -341,7 +317,7 @@ def actions_index(rq: ApiRequest) -> Any:
         marker = rq.query.get("marker")
         limit = page_limit(rq)
         if rq.query.get("changes-since"):
-            since_ = _timestamp(rq.query.get("changes-since"), "changes-since")
+            since_ = query_timestamp(rq.query.get("changes-since"), "changes-since")
     rows = actions.list_actions(rq.db, rq.ctx, server_id,
                                 allow_deleted=version(rq).matches("2.21"), limit=limit,
                                 marker=marker, changes_since=since_)
@@ -381,17 +357,6 @@ def _event_view(rq: ApiRequest, e: dict[str, Any], project_id: str,
         if privileged:
             view["host"] = host or ""
     return view
-
-
-def _timestamp(value: str, name: str) -> Any:
-    import datetime as dt
-
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadRequest(f"Invalid input for query parameters {name}. Value: {value}. "
-                         f"'{value}' is not a 'date-time'") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
 # ------------------------------------------------------------------ metadata
@@ -525,4 +490,3 @@ def add_routes(s: Any) -> None:
     s.add("/v2.1/servers/{server_id}/os-interface", get=interfaces_index, post=interfaces_create)
     s.add("/v2.1/servers/{server_id}/os-interface/{port_id}", get=interfaces_show,
           delete=interfaces_delete)
-

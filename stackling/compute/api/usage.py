@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
-from stackling.compute import hosts, usage, views
+from stackling.compute import aggregates, hosts, usage, views
 from stackling.compute.api.common import authorize, links, version
 from stackling.compute.errors import ComputeHostNotFound
 
@@ -103,7 +103,7 @@ def _until_2_43(rq: ApiRequest) -> None:
 def hosts_index(rq: ApiRequest) -> Any:
     _until_2_43(rq)
     authorize(rq, "os-hosts:list")
-    zones = hosts.host_zones(rq.db)
+    zones = aggregates.host_zones(rq.db)
     zone = rq.query.get("zone")
     out = []
     for s in hosts.list_services(rq.db):

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.network import errors
+from stackling.network.compute_hooks import compute
 
 ROUTER_DEVICE_OWNERS = ("network:router_interface", "network:router_interface_distributed",
                         "network:ha_router_replicated_interface", "network:router_gateway")
@@ -29,11 +30,8 @@ def _device_project(db: Session, device_owner: str, device_id: str) -> str | Non
 
         return db.scalar(select(Router.project_id).where(Router.id == device_id))
     if device_owner.startswith("compute:"):
-        try:
-            from stackling.compute.interface import server_project
-        except ImportError:  # a deployment without compute has no servers to protect
-            return None
-        return server_project(db, device_id)
+        # compute registers the look-up (none without compute: no servers to protect)
+        return compute().server_project(db, device_id)
     return None
 
 

@@ -510,15 +510,15 @@ def delete_network(db: Session, ctx: RequestContext, network_id: str,
         segmentation.release(db, SegmentSpec(seg.network_type, seg.physical_network,
                                              seg.segmentation_id))
     standard.delete_tags(db, [net.id, *port_ids, *subnet_ids, *(s.id for s in net.segments)])
-    _rbac().policies.delete_for(db, "network", net.id)
+    _rbac().wildcards.delete_for(db, "network", net.id)
     db.delete(net)
     db.flush()
 
 
 def _rbac() -> Any:
-    """The RBAC package (imported late: it imports this module)."""
+    """The RBAC package's visibility rules and wildcard policies (imported on first use)."""
     from stackling.network import rbac
-    from stackling.network.rbac import policies, visibility  # noqa: F401 - loads both
+    from stackling.network.rbac import visibility, wildcards  # noqa: F401 - loads both
 
     return rbac
 
@@ -531,15 +531,15 @@ def _sync_rbac(db: Session, net: Network, attrs: dict[str, Any], *, new: bool = 
     if new and not net.shared and not net.router_external:
         return
     if "shared" in attrs:
-        rbac.policies.sync_wildcard(db, "network", net.id, net.project_id,
-                                    rbac.visibility.SHARED, bool(net.shared))
+        rbac.wildcards.sync_wildcard(db, "network", net.id, net.project_id,
+                                     rbac.visibility.SHARED, bool(net.shared))
     if "router:external" in attrs:
         external = bool(net.router_external)
         # false clears every external grant; true adds `*` unless grants exist already
-        if not external or not rbac.policies.has_grants(db, "network", net.id,
-                                                         rbac.visibility.EXTERNAL):
-            rbac.policies.sync_wildcard(db, "network", net.id, net.project_id,
-                                        rbac.visibility.EXTERNAL, external)
+        if not external or not rbac.wildcards.has_grants(db, "network", net.id,
+                                                          rbac.visibility.EXTERNAL):
+            rbac.wildcards.sync_wildcard(db, "network", net.id, net.project_id,
+                                         rbac.visibility.EXTERNAL, external)
 
 
 def _delete_disassociated_floatingips(db: Session, network_id: str) -> None:

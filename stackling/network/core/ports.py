@@ -26,6 +26,7 @@ from sqlalchemy import (
     or_,
     select,
     union_all,
+    update,
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient_to_detached
@@ -781,9 +782,7 @@ def delete_port(db: Session, ctx: RequestContext, port_id: str, if_match: int | 
     if l3_port_check and port.device_owner in L3_OWNERS:
         raise errors.ServicePortInUse(port_id=port.id,
                                       reason=f"has device owner {port.device_owner}")
-    from stackling.network.l3 import floatingips
-
-    floatingips.disassociate_port(db, port.id)
+    _disassociate_floatingips(db, port.id)
     old_segments = routed.segments_of_port(db, port.id)
     db.execute(delete(IPAllocation).where(IPAllocation.port_id == port.id))
     db.execute(delete(PortSecurityGroup).where(PortSecurityGroup.port_id == port.id))
@@ -793,6 +792,16 @@ def delete_port(db: Session, ctx: RequestContext, port_id: str, if_match: int | 
     db.execute(delete(Port).where(Port.id == port.id))
     if old_segments:  # its segments' reserved counts and its IPv4 usage
         routed.after_port_change(db, port.id, old_segments, deleted=True)
+
+
+def _disassociate_floatingips(db: Session, port_id: str) -> None:
+    """A port is going away: its floating IPs stay, unassociated (neutron's
+    disassociate_floatingips, which its L3 plugin runs before a port delete)."""
+    from stackling.network.l3.models import FloatingIP
+
+    db.execute(update(FloatingIP).where(FloatingIP.fixed_port_id == port_id).values(
+        fixed_port_id=None, fixed_ip_address=None, router_id=None, status="DOWN",
+        revision_number=FloatingIP.revision_number + 1, updated_at=utcnow()))
 
 
 standard.register_taggable("ports", standard.Taggable(

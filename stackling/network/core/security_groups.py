@@ -459,9 +459,9 @@ def delete_group(db: Session, ctx: RequestContext, sg_id: str,
     db.execute(delete(R).where(R.id.in_(rule_ids)))
     db.execute(delete(DefaultSecurityGroup).where(DefaultSecurityGroup.security_group_id == sg.id))
     _forget_defaults(db)
-    from stackling.network.rbac import policies as rbac_policies
+    from stackling.network.rbac import wildcards
 
-    rbac_policies.delete_for(db, "security_group", sg.id)
+    wildcards.delete_for(db, "security_group", sg.id)
     standard.delete_tags(db, [sg.id])
     db.expire(sg)
     db.execute(delete(SecurityGroup).where(SecurityGroup.id == sg.id))

@@ -207,7 +207,7 @@ def create_pool(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Subn
         standard.set_tags(db, "subnetpool", pool.id, list(dict.fromkeys(attrs["tags"])),
                           new=True)
     if pool.shared:  # `shared` is the wildcard RBAC policy
-        from stackling.network.rbac import policies as rbac
+        from stackling.network.rbac import wildcards as rbac
 
         rbac.sync_wildcard(db, "subnetpool", pool.id, pool.project_id, "access_as_shared",
                            True)
@@ -263,7 +263,7 @@ def delete_pool(db: Session, ctx: RequestContext, pool_id: str,
     if db.scalar(select(Subnet.id).where(Subnet.subnetpool_id == pool.id).limit(1)):
         raise errors.SubnetPoolDeleteError(reason="Subnets are still allocated")
     standard.delete_tags(db, [pool.id])
-    from stackling.network.rbac import policies as rbac
+    from stackling.network.rbac import wildcards as rbac
 
     rbac.delete_for(db, "subnetpool", pool.id)
     db.delete(pool)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import netaddr
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -208,14 +208,6 @@ def _flush(db: Session, fip: FloatingIP) -> None:
             db.flush()
     except IntegrityError:
         raise _already(fip, fip.fixed_port_id or "", fip.fixed_ip_address or "") from None
-
-
-def disassociate_port(db: Session, port_id: str) -> None:
-    """A port is going away: its floating IPs stay, unassociated (neutron's
-    disassociate_floatingips)."""
-    db.execute(update(FloatingIP).where(FloatingIP.fixed_port_id == port_id).values(
-        fixed_port_id=None, fixed_ip_address=None, router_id=None, status="DOWN",
-        revision_number=FloatingIP.revision_number + 1, updated_at=utcnow()))
 
 
 # ------------------------------------------------------------------ create / update / delete

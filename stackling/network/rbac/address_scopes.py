@@ -20,8 +20,8 @@ from stackling.network.attributes import ID, PROJECT, REQUIRED, Attr, boolean, i
 from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.querying import Listing
 from stackling.network.rbac import errors as rerr
-from stackling.network.rbac import policies as rbac
 from stackling.network.rbac import visibility
+from stackling.network.rbac import wildcards as rbac
 from stackling.network.rbac.models import AddressScope
 
 EXTENSIONS.append(Extension("address-scope", "Address scope", "Address scopes extension.",

@@ -12,8 +12,8 @@ Rules, as upstream:
   network), unless another policy (or ownership) keeps that project's access.
 
 The `shared` flag of networks, subnet pools and address scopes and a network's
-`router:external` mirror their wildcard policy: `sync_wildcard` keeps the rows in step
-when the flags change, and policy writes here set the flags.
+`router:external` mirror their wildcard policy: `wildcards.sync_wildcard` keeps the rows in
+step when the flags change, and policy writes here set the flags.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -117,43 +117,6 @@ def _set_flags(db: Session, obj: Any, object_type: str) -> None:
             obj.is_default = False
             obj.default_marker = None
         obj.router_external = external
-
-
-def sync_wildcard(db: Session, object_type: str, object_id: str, owner: str, action: str,
-                  on: bool) -> None:
-    """Keep the wildcard policy in step with a flag (`shared`, `router:external`)."""
-    if on:
-        exists = db.scalar(select(_P.id).where(
-            _P.object_type == object_type, _P.object_id == object_id, _P.action == action,
-            _P.target_tenant == WILDCARD))
-        if exists is None:
-            try:
-                with db.begin_nested():
-                    db.add(RbacPolicy(id=uuid_str(), project_id=owner or "",
-                                      object_type=object_type, object_id=object_id,
-                                      action=action, target_tenant=WILDCARD))
-                    db.flush()
-            except IntegrityError:
-                pass  # made concurrently: the same grant
-            visibility.forget_grants(db)
-        return
-    where = [_P.object_type == object_type, _P.object_id == object_id, _P.action == action]
-    if action == SHARED:  # upstream clears every external grant, but only `*` sharing
-        where.append(_P.target_tenant == WILDCARD)
-    db.execute(delete(_P).where(*where))
-    visibility.forget_grants(db)
-
-
-def has_grants(db: Session, object_type: str, object_id: str, action: str) -> bool:
-    return db.scalar(select(_P.id).where(
-        _P.object_type == object_type, _P.object_id == object_id, _P.action == action
-    ).limit(1)) is not None
-
-
-def delete_for(db: Session, object_type: str, object_id: str) -> None:
-    """Drop the policies of an object being deleted."""
-    db.execute(delete(_P).where(_P.object_type == object_type, _P.object_id == object_id))
-    visibility.forget_grants(db)
 
 
 # ------------------------------------------------------------------ reads

@@ -15,6 +15,7 @@ from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.orm import Session
 
 from stackling.common import memo
+from stackling.network.compute_hooks import compute
 from stackling.network.core.models import Segment
 from stackling.network.segments.models import NetworkHost, SegmentHostMapping
 
@@ -23,6 +24,12 @@ from stackling.network.segments.models import NetworkHost, SegmentHostMapping
 # transaction memo (cleared by any rollback). Every writer of the mapping (hosts recorded, a
 # segment created or deleted, a network deleted) drops it.
 _MEMO = "segments_for_host"
+# A segment's name in placement (its resource provider) and compute (its host aggregate).
+NAME_STUB = "Neutron segment id %s"
+
+
+def provider_name(segment_id: str) -> str:
+    return NAME_STUB % segment_id
 
 
 def forget(db: Session) -> None:
@@ -51,8 +58,6 @@ def record_hosts(db: Session, hosts: Iterable[tuple[str, Sequence[str]]]) -> lis
 
 
 def remap_host(db: Session, host: str, physnets: Sequence[str]) -> None:
-    from stackling.network.segments import routed
-
     forget(db)
     wanted = set(db.scalars(select(Segment.id).where(
         Segment.physical_network.in_(list(physnets))))) if physnets else set()
@@ -61,10 +66,10 @@ def remap_host(db: Session, host: str, physnets: Sequence[str]) -> None:
     for segment_id in sorted(current - wanted):
         db.execute(delete(SegmentHostMapping).where(SegmentHostMapping.segment_id == segment_id,
                                                     SegmentHostMapping.host == host))
-        routed.host_unmapped(db, segment_id, host)
+        compute().remove_host(db, provider_name(segment_id), host)
     for segment_id in sorted(wanted - current):
         db.execute(insert(SegmentHostMapping).values(segment_id=segment_id, host=host))
-        routed.host_mapped(db, segment_id, host)
+        compute().add_host(db, provider_name(segment_id), host)
 
 
 def map_segment(db: Session, segment: Segment) -> list[str]:

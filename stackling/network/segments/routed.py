@@ -36,17 +36,14 @@ from sqlalchemy import Text, bindparam, cast, func, select
 from sqlalchemy.orm import Session
 
 from stackling.network import errors
+from stackling.network.compute_hooks import compute
 from stackling.network.core.models import IPAllocation, Port, Segment, Subnet
 from stackling.network.segments import errors as seg_errors
 from stackling.network.segments import host_mapping
+from stackling.network.segments.host_mapping import NAME_STUB, provider_name
 
 IPV4 = "IPV4_ADDRESS"
-NAME_STUB = "Neutron segment id %s"
 CONSUMER_TYPE = "PORT"
-
-
-def provider_name(segment_id: str) -> str:
-    return NAME_STUB % segment_id
 
 
 def is_compute_owner(device_owner: str) -> bool:
@@ -180,15 +177,7 @@ def free_ipv4(db: Session, segment_id: str) -> int:
 
 def aggregate_uuid(db: Session, segment_id: str) -> str | None:
     """The uuid of the segment's host aggregate (None while it has no provider)."""
-    agg = _aggregate(db, segment_id)
-    return agg.uuid if agg is not None else None
-
-
-def _aggregate(db: Session, segment_id: str) -> Any:
-    from stackling.compute.models import Aggregate
-
-    return db.scalars(select(Aggregate).where(Aggregate.name == provider_name(segment_id))
-                      ).first()
+    return compute().aggregate_uuid(db, provider_name(segment_id))
 
 
 # ------------------------------------------------------------------ the recompute
@@ -221,13 +210,13 @@ def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False,
                                                        likely_changed=likely_changed):
         pass  # the usual case: the provider exists, only its numbers move
     else:  # the first pool: the aggregate, then the provider with inventory and aggregate
-        agg = _segment_aggregate(db, segment_id)
+        aggs = _segment_aggregate(db, segment_id)
         if not placement.create_resource_provider_with(
-                db, segment_id, provider_name(segment_id), {IPV4: inventory}, [agg.uuid]):
+                db, segment_id, provider_name(segment_id), {IPV4: inventory}, aggs):
             # a provider without IPv4 inventory already (or its name taken): part by part
             if not _has_provider(db, segment_id):
                 placement.ensure_resource_provider(db, segment_id, provider_name(segment_id))
-                placement.set_aggregates_for_provider(db, segment_id, [agg.uuid])
+                placement.set_aggregates_for_provider(db, segment_id, aggs)
             placement.set_inventory_for_provider(db, segment_id, {IPV4: inventory})
     if all_ports:
         port_ids = set(db.scalars(select(IPAllocation.port_id).join(
@@ -237,35 +226,23 @@ def sync_segment(db: Session, segment_id: str, *, all_ports: bool = False,
     return True
 
 
-def _segment_aggregate(db: Session, segment_id: str) -> Any:
-    """The segment's host aggregate: created with its mapped hosts (those with a compute
-    node: upstream tolerates the others), or the one that exists already."""
-    from stackling.compute import aggregates
-    from stackling.compute.errors import AggregateNameExists
-
-    try:
-        agg = aggregates.create_aggregate(db, provider_name(segment_id), None)
-    except AggregateNameExists:
-        return _aggregate(db, segment_id)
-    aggregates.add_hosts(db, agg, host_mapping.hosts_for_segment(db, segment_id))
-    return agg
+def _segment_aggregate(db: Session, segment_id: str) -> list[str]:
+    """[the uuid of the segment's host aggregate]: created by compute with its mapped hosts
+    (those with a compute node: upstream tolerates the others), or the one that exists
+    already; [] without compute."""
+    uuid = compute().ensure_aggregate(db, provider_name(segment_id),
+                                      host_mapping.hosts_for_segment(db, segment_id))
+    return [uuid] if uuid else []
 
 
 def _drop_provider(db: Session, segment_id: str) -> None:
     """Remove the segment's port allocations, aggregate and provider (all absent: no-op)."""
-    from stackling.compute import aggregates
-    from stackling.compute.models import AggregateHost
     from stackling.placement import interface as placement
 
     if _has_provider(db, segment_id):
         for consumer in placement.get_allocations_for_provider(db, segment_id):
             placement.delete_allocation_for_instance(db, consumer)
-    agg = _aggregate(db, segment_id)
-    if agg is not None:
-        for host in list(db.scalars(select(AggregateHost.host).where(
-                AggregateHost.aggregate_id == agg.id))):
-            aggregates.remove_host(db, str(agg.id), host)
-        aggregates.delete_aggregate(db, str(agg.id))
+    compute().delete_aggregate(db, provider_name(segment_id))
     placement.delete_resource_provider(db, segment_id)
 
 
@@ -357,30 +334,6 @@ def before_network_delete(db: Session, network_id: str) -> None:
     lock_segments(db, ids)
     for segment_id in ids:
         _drop_provider(db, segment_id)
-
-
-def host_mapped(db: Session, segment_id: str, host: str) -> None:
-    from stackling.compute import aggregates
-    from stackling.compute.errors import AggregateHostExists, ComputeHostNotFound
-
-    agg = _aggregate(db, segment_id)
-    if agg is not None:
-        try:
-            aggregates.add_host(db, str(agg.id), host)
-        except (AggregateHostExists, ComputeHostNotFound):
-            pass
-
-
-def host_unmapped(db: Session, segment_id: str, host: str) -> None:
-    from stackling.compute import aggregates
-    from stackling.compute.errors import AggregateHostNotFound
-
-    agg = _aggregate(db, segment_id)
-    if agg is not None:
-        try:
-            aggregates.remove_host(db, str(agg.id), host)
-        except AggregateHostNotFound:
-            pass
 
 
 # ------------------------------------------------------------------ port binding rules

@@ -1,0 +1,39 @@
+"""A server's view for /servers and its actions, with the field policies applied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackling.common.http import ApiRequest
+from stackling.compute import network_proxy, views
+from stackling.compute.api.common import allowed, links, version
+from stackling.compute.models import Instance
+
+
+def target(inst: Instance) -> dict[str, Any]:
+    return {"project_id": inst.project_id, "user_id": inst.user_id}
+
+
+def detail(rq: ApiRequest, inst: Instance, *, full: bool = True,
+           floating: dict[str, list[tuple[str, str]]] | None = None,
+           shown: dict[tuple[str, str], tuple[bool, bool, bool]] | None = None
+           ) -> dict[str, Any]:
+    """The server as the caller may see it (the field policies checked once per owner
+    when `shown` is shared across a list)."""
+    if floating is None:
+        floating = network_proxy.floating_by_port(rq.db, [inst])
+    # The three field policies depend only on the server's project and user: a list
+    # checks them once per owner, not once per server.
+    key = (inst.project_id, inst.user_id)
+    flags = None if shown is None else shown.get(key)
+    if flags is None:
+        target_ = target(inst)
+        flags = (allowed(rq, "os-extended-server-attributes", target_),
+                 allowed(rq, "servers:show:host_status", target_),
+                 allowed(rq, "servers:show:flavor-extra-specs", target_))
+        if shown is not None:
+            shown[key] = flags
+    return views.server_detail(
+        links(rq), inst, version(rq), is_admin=rq.ctx.is_admin,
+        show_extended_attrs=flags[0], show_host_status=flags[1], full=full,
+        show_flavor_extra_specs=flags[2], floating=floating)
