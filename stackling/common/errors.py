@@ -21,6 +21,8 @@ STATUS_TITLES = {
     412: "Precondition Failed",
     413: "Request Entity Too Large",
     415: "Unsupported Media Type",
+    416: "Request Range Not Satisfiable",
+    429: "Too Many Requests",
     500: "Internal Server Error",
     501: "Not Implemented",
     503: "Service Unavailable",

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from starlette.responses import Response
+from starlette.responses import StreamingResponse
 
 from stackling.common.errors import ApiError, BadRequest, Forbidden, NotFound
 from stackling.common.http import ApiRequest, Service, json_response, no_content
 from stackling.common.listing import parse_list_params
-from stackling.image import logic, policy
+from stackling.image import download, logic, policy
 from stackling.image.models import Image
 
 PATCH_TYPE = "application/openstack-images-v2.1-json-patch"
@@ -162,11 +162,26 @@ def upload_file(rq: ApiRequest) -> Any:
 
 
 def download_file(rq: ApiRequest) -> Any:
+    """The data streamed from disk a chunk at a time, whole or one range (image/download.py)."""
     image = _image(rq, "download_image")
-    data = logic.image_data(rq.db, rq.ctx, image.id, _data_dir(rq))
-    if data is None:
+    fh = logic.open_image_data(rq.db, rq.ctx, image.id, _data_dir(rq))
+    if fh is None:
         return no_content()
-    return Response(data, media_type="application/octet-stream")
+    size = download.file_size(fh)
+    try:
+        wanted = download.requested_range(rq.headers.get("range"), rq.headers.get("content-range"),
+                                          size)
+    except ApiError:
+        fh.close()
+        raise
+    offset, length = wanted or (0, size)
+    headers = {"Content-Length": str(length)}
+    if image.checksum:
+        headers["Content-MD5"] = image.checksum
+    if wanted is not None:
+        headers["Content-Range"] = f"bytes {offset}-{offset + length - 1}/{size}"
+    return StreamingResponse(download.chunks(fh, offset, length), status_code=206 if wanted else 200,
+                             headers=headers, media_type="application/octet-stream")
 
 
 def schema_image(rq: ApiRequest) -> Any:

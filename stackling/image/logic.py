@@ -8,7 +8,7 @@ import hashlib
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session
@@ -209,7 +209,12 @@ def upload_image(db: Session, ctx: RequestContext, image_id: str, data: Iterable
     db.flush()
 
 
-def image_data(db: Session, ctx: RequestContext, image_id: str, data_dir: Path) -> bytes | None:
+def open_image_data(db: Session, ctx: RequestContext, image_id: str,
+                    data_dir: Path) -> BinaryIO | None:
+    """The image's data file, open for reading (the caller streams and closes it), or None
+    when it has no data. An open file stays readable if the image is deleted meanwhile."""
     get_image(db, ctx, image_id)
-    path = data_dir / image_id
-    return path.read_bytes() if path.exists() else None
+    try:
+        return open(data_dir / image_id, "rb")  # noqa: SIM115 - closed by the stream
+    except FileNotFoundError:
+        return None
