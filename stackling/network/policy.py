@@ -192,3 +192,16 @@ class ReadFilter:
         for name in self.hidden:
             item.pop(name, None)
         return item
+
+
+def ignore_unreadable(db: Session, ctx: RequestContext, action: str, names: tuple[str, ...],
+                      params: Any) -> None:
+    """A list's filters and sort keys on attributes the caller may not read (`get_port:
+    binding:host_id`, `get_network:provider:segmentation_id`) are ignored, as Nova ignores
+    a non-admin's admin-only server filters: applied, they would tell a member which rows
+    hold a value the member cannot see. (Neutron itself applies them.)"""
+    hidden = ReadFilter(db, ctx, action, names).hidden
+    if hidden:
+        for name in hidden:
+            params.filters.pop(name, None)
+        params.sorts = [(key, asc) for key, asc in params.sorts if key not in hidden]

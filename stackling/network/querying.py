@@ -35,6 +35,9 @@ class Listing:
     id_column: ColumnElement[Any]
     special: Mapping[str, Clause] = field(default_factory=dict)  # custom filters
     extra_filters: tuple[str, ...] = ()  # filter-only keys outside the attribute map
+    # (policy action, admin-only attributes): filters and sorts on those the caller cannot
+    # read are ignored (policy.ignore_unreadable), never a side channel.
+    readable: tuple[str, tuple[str, ...]] | None = None
 
     def parse(self, query: Any, max_limit: int | None = None,
               max_values: int = DEFAULT_MAX_FILTER_VALUES) -> ListParams:

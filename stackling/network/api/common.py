@@ -8,15 +8,18 @@ from typing import Any
 
 from stackling.common.http import ApiRequest
 from stackling.common.listing import ListParams, Page, select_fields
-from stackling.network import errors, quotas, standard
+from stackling.network import errors, policy, quotas, standard
 from stackling.network.api.paging import page_links
 from stackling.network.attributes import Attr, items_of, parse_create, parse_update
 from stackling.network.querying import Listing
 
 
 def list_params(rq: ApiRequest, listing: Listing) -> ListParams:
-    return listing.parse(rq.query, rq.settings.network.pagination_max_limit,
-                         rq.settings.http.max_filter_values)
+    params = listing.parse(rq.query, rq.settings.network.pagination_max_limit,
+                           rq.settings.http.max_filter_values)
+    if listing.readable is not None:
+        policy.ignore_unreadable(rq.db, rq.ctx, *listing.readable, params)
+    return params
 
 
 def fields_of(rq: ApiRequest) -> list[str]:

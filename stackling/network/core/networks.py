@@ -136,6 +136,7 @@ LISTING = Listing(
     special={"provider:network_type": _segment_filter(Segment.network_type),
              "provider:physical_network": _segment_filter(Segment.physical_network),
              "provider:segmentation_id": _segment_filter(Segment.segmentation_id)},
+    readable=("get_network", (*PROVIDER, "segments")),
 )
 
 

@@ -166,6 +166,7 @@ LISTING = Listing(
              "security_groups": lambda values: Port.id.in_(
                  select(PortSecurityGroup.port_id).where(
                      PortSecurityGroup.security_group_id.in_(values)))},
+    readable=("get_port", BINDING_READ),
 )
 
 

@@ -137,7 +137,7 @@ LISTING_COLUMNS = {
 LISTING = Listing(attrs=ATTRS, columns=LISTING_COLUMNS, id_column=Subnet.id,
                   special={"router:external": _external, "shared": _shared,
                            "service_types": lambda v: Subnet.id.is_not(None)},
-                  extra_filters=("shared",))
+                  extra_filters=("shared",), readable=("get_subnet", ("segment_id",)))
 
 
 # ------------------------------------------------------------------ visibility and views

@@ -125,6 +125,7 @@ LISTING = Listing(
              "revision_number": Router.revision_number},
     id_column=Router.id,
     special={"distributed": _constant_false, "ha": _constant_false},
+    readable=("get_router", ("distributed", "ha")),
 )
 
 
