@@ -10,7 +10,7 @@ from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import aggregates as agg_logic
 from stackling.compute import hosts, quotas, schemas, servers, validation, views
-from stackling.compute.api.common import authorize, body, links, version
+from stackling.compute.api.common import authorize, body, links, page_limit, version
 from stackling.compute.models import Aggregate, ComputeNode, ComputeService
 
 
@@ -139,7 +139,7 @@ def _hypervisor_list(rq: ApiRequest, detailed: bool) -> Any:
         rows = [(n, s) for n, s in rows if pattern in n.hypervisor_hostname]
         if not rows:
             raise NotFound(f"No hypervisor matching '{pattern}' could be found.")
-    limit = rq.query.get("limit") if version(rq).matches("2.33") else None
+    limit = page_limit(rq) if version(rq).matches("2.33") else None
     marker = rq.query.get("marker") if version(rq).matches("2.33") else None
     if marker is not None:
         try:
@@ -149,16 +149,13 @@ def _hypervisor_list(rq: ApiRequest, detailed: bool) -> Any:
             raise BadRequest(f"marker [{marker}] not found") from None
         rows = rows[start:]
     if limit is not None:
-        try:
-            rows = rows[: max(0, int(limit))]
-        except ValueError:
-            raise BadRequest("limit param must be an integer") from None
+        rows = rows[:limit]
     usage = hosts.node_usage(rq.db, [n.host for n, _ in rows]) if detailed else None
     items = [_hypervisor(rq, n, s, usage) for n, s in rows]
     if new and _with_servers(rq):
         _add_servers(rq, items, [n for n, _ in rows])
     out: dict[str, Any] = {"hypervisors": items}
-    if limit is not None and items and len(items) == int(limit):
+    if limit is not None and items and len(items) == limit:
         suffix = "/detail" if detailed else ""
         out["hypervisors_links"] = [{"rel": "next", "href": f"{links(rq).versioned}/"
                                      f"os-hypervisors{suffix}?limit={limit}&marker={items[-1]['id']}"}]
