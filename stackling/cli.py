@@ -30,7 +30,7 @@ def _prepare(overrides: dict[str, Any], settings: Any = None) -> tuple[Any, Any,
     """Migrate, bootstrap what is missing, refresh clouds.yaml: the start of every serve."""
     from stackling.app import BOOTSTRAP_STEPS, create_runtime, load_pending_now
     from stackling.config import load_settings
-    from stackling.identity.bootstrap import write_clouds_yaml
+    from stackling.identity.interface import write_clouds_yaml
     from stackling.migrations.schema import upgrade
 
     settings = settings or load_settings(**overrides)

@@ -264,12 +264,10 @@ def ports_fit(db: Session, project_id: str, per_instance: int, count: int) -> in
 
 def verify_project(db: Session, project_id: str) -> None:
     """Nova's identity.verify_project_id: an unknown project is a 400."""
-    from stackling.identity import logic as identity
+    from stackling.identity import interface as identity
 
-    try:
-        identity.get_project(db, project_id)
-    except ApiError:
-        raise BadRequest(f"Project ID {project_id} is not a valid project.") from None
+    if not identity.project_exists(db, project_id):
+        raise BadRequest(f"Project ID {project_id} is not a valid project.")
 
 
 # ------------------------------------------------------------------ updates

@@ -13,7 +13,7 @@ import secrets
 import uuid
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -107,16 +107,6 @@ def resolve_access_rules(db: Session, user_id: str, requested: list[Any] | None
     return rules
 
 
-def access_rules_of(db: Session, cred_id: str) -> tuple[dict[str, Any], ...] | None:
-    """The rules a token of the credential is held to; None when it has none."""
-    cred = db.get(ApplicationCredential, cred_id)
-    if cred is None:
-        raise Unauthorized()
-    if not cred.access_rules:
-        return None
-    return tuple(cred.access_rules)
-
-
 def create(db: Session, user: User, project_id: str, values: dict[str, Any],
            token_roles: list[str], rounds: int) -> tuple[ApplicationCredential, str]:
     """The new credential and its secret (the only time the secret is known)."""
@@ -159,12 +149,6 @@ def remove(db: Session, cred: ApplicationCredential) -> None:
     db.delete(cred)
 
 
-def delete_for_user_on_project(db: Session, user_id: str, project_id: str) -> None:
-    """Keystone drops a user's credentials on a project when a grant there is revoked."""
-    db.execute(delete(ApplicationCredential).where(
-        ApplicationCredential.user_id == user_id, ApplicationCredential.project_id == project_id))
-
-
 def role_refs(db: Session, cred: ApplicationCredential) -> list[dict[str, Any]]:
     if not cred.roles:
         return []
@@ -181,12 +165,6 @@ def require_unrestricted(db: Session, token_data: tokens.TokenData) -> None:
         raise Forbidden("You are not authorized to perform the requested action: Using method "
                         "'application_credential' is not allowed for managing additional "
                         "application credentials.")
-
-
-def still_valid(db: Session, cred_id: str) -> bool:
-    cred = db.get(ApplicationCredential, cred_id)
-    return cred is not None and (cred.expires_at is None
-                                 or cred.expires_at > dt.datetime.now(dt.UTC))
 
 
 # ------------------------------------------------------------------ authentication
@@ -242,13 +220,3 @@ def authenticate(db: Session, expiration: int, identity: dict[str, Any],
         audit_ids=[tokens.new_audit_id()], project_id=project.id, project_name=project.name,
         project_domain_id=project.domain_id, roles=names, user_domain_id=user.domain_id,
         user_name=user.name, app_cred_id=cred.id)
-
-
-def token_section(db: Session, cred_id: str) -> dict[str, Any]:
-    cred = db.get(ApplicationCredential, cred_id)
-    if cred is None:
-        raise Unauthorized()
-    section = {"id": cred.id, "name": cred.name, "restricted": not cred.unrestricted}
-    if cred.access_rules:
-        section["access_rules"] = list(cred.access_rules)
-    return section

@@ -30,7 +30,10 @@ def _start(runtime: Any) -> None:
 
 def _build(runtime: Any) -> Any:
     _start(runtime)
-    return api.build(runtime)
+    service = api.build(runtime)
+    groups_api.add_routes(service)
+    app_credentials_api.add_routes(service)
+    return service
 
 
 COMPONENT = Component(

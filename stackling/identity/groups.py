@@ -17,11 +17,18 @@ from sqlalchemy.orm import Session
 from stackling.common.errors import BadRequest, NotFound
 from stackling.identity import logic, tokens
 from stackling.identity.group_appcred_models import Group, GroupMembership
-from stackling.identity.logic import SYSTEM_ALL, USER_DOMAIN, USER_PROJECT, USER_SYSTEM
+from stackling.identity.logic import (
+    GROUP_DOMAIN,
+    GROUP_KIND,
+    GROUP_PROJECT,
+    GROUP_SYSTEM,
+    SYSTEM_ALL,
+    USER_DOMAIN,
+    USER_PROJECT,
+    USER_SYSTEM,
+)
 from stackling.identity.models import Assignment, User
 
-GROUP_PROJECT, GROUP_DOMAIN, GROUP_SYSTEM = "GroupProject", "GroupDomain", "GroupSystem"
-GROUP_KIND = {USER_PROJECT: GROUP_PROJECT, USER_DOMAIN: GROUP_DOMAIN, USER_SYSTEM: GROUP_SYSTEM}
 USER_KIND = {v: k for k, v in GROUP_KIND.items()}
 
 
@@ -106,21 +113,6 @@ def groups_for_user(db: Session, user_id: str) -> list[Group]:
 
 
 # ------------------------------------------------------------------ grants
-def inherited_role_ids(db: Session, user_kind: str, user_id: str, target_id: str) -> set[str]:
-    """Roles the user holds on the target through its groups (one query)."""
-    groups = select(GroupMembership.group_id).where(GroupMembership.user_id == user_id)
-    return set(db.scalars(select(Assignment.role_id).where(
-        Assignment.type == GROUP_KIND[user_kind], Assignment.actor_id.in_(groups),
-        Assignment.target_id == target_id)))
-
-
-def group_project_ids(db: Session, user_id: str) -> Any:
-    """A subquery: projects the user has a role on through a group."""
-    groups = select(GroupMembership.group_id).where(GroupMembership.user_id == user_id)
-    return select(Assignment.target_id).where(Assignment.type == GROUP_PROJECT,
-                                              Assignment.actor_id.in_(groups))
-
-
 def revoke_group_grant(db: Session, kind: str, group_id: str, target_id: str,
                        role_id: str) -> None:
     row = db.get(Assignment, (kind, group_id, target_id, role_id))

@@ -13,7 +13,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common.errors import BadRequest, Conflict, NotFound, Unauthorized
-from stackling.identity import tokens
+from stackling.identity import app_credential_state, tokens
+from stackling.identity.group_appcred_models import GroupMembership
 from stackling.identity.models import (
     Assignment,
     CatalogService,
@@ -27,6 +28,8 @@ from stackling.identity.models import (
 
 USER_PROJECT, USER_DOMAIN, USER_SYSTEM = "UserProject", "UserDomain", "UserSystem"
 SYSTEM_ALL = "all"
+GROUP_PROJECT, GROUP_DOMAIN, GROUP_SYSTEM = "GroupProject", "GroupDomain", "GroupSystem"
+GROUP_KIND = {USER_PROJECT: GROUP_PROJECT, USER_DOMAIN: GROUP_DOMAIN, USER_SYSTEM: GROUP_SYSTEM}
 
 
 def new_id() -> str:
@@ -128,13 +131,26 @@ def direct_role_ids(db: Session, kind: str, actor_id: str, target_id: str) -> se
 
 def effective_roles(db: Session, kind: str, actor_id: str, target_id: str) -> list[Role]:
     """A user's roles on a target: its own grants, its groups' grants, implied roles."""
-    from stackling.identity import groups
-
     direct = direct_role_ids(db, kind, actor_id, target_id)
-    ids = expand_implied(db, direct | groups.inherited_role_ids(db, kind, actor_id, target_id))
+    ids = expand_implied(db, direct | inherited_role_ids(db, kind, actor_id, target_id))
     if not ids:
         return []
     return list(db.scalars(select(Role).where(Role.id.in_(ids)).order_by(Role.name)))
+
+
+def inherited_role_ids(db: Session, user_kind: str, user_id: str, target_id: str) -> set[str]:
+    """Roles the user holds on the target through its groups (one query)."""
+    groups = select(GroupMembership.group_id).where(GroupMembership.user_id == user_id)
+    return set(db.scalars(select(Assignment.role_id).where(
+        Assignment.type == GROUP_KIND[user_kind], Assignment.actor_id.in_(groups),
+        Assignment.target_id == target_id)))
+
+
+def group_project_ids(db: Session, user_id: str) -> Any:
+    """A subquery: projects the user has a role on through a group."""
+    groups = select(GroupMembership.group_id).where(GroupMembership.user_id == user_id)
+    return select(Assignment.target_id).where(Assignment.type == GROUP_PROJECT,
+                                              Assignment.actor_id.in_(groups))
 
 
 def grant(db: Session, kind: str, actor_id: str, target_id: str, role_id: str) -> None:
@@ -159,9 +175,7 @@ def revoke_grant(db: Session, kind: str, actor_id: str, target_id: str, role_id:
     tokens.revoke(db, user_id=actor_id,
                   project_id=target_id if kind == USER_PROJECT else None)
     if kind == USER_PROJECT:
-        from stackling.identity import app_credentials
-
-        app_credentials.delete_for_user_on_project(db, actor_id, target_id)
+        app_credential_state.delete_for_user_on_project(db, actor_id, target_id)
 
 
 # ------------------------------------------------------------------ authentication
@@ -174,10 +188,6 @@ def authenticate(db: Session, keys: tokens.KeyRing, expiration: int,
     """
     identity = auth["identity"]
     methods: list[str] = identity["methods"]
-    if "application_credential" in methods:
-        from stackling.identity import app_credentials
-
-        return app_credentials.authenticate(db, expiration, identity, auth.get("scope"))
     if "password" in methods:
         user_ref = identity["password"]["user"]
         user = find_user(db, user_ref)
@@ -301,9 +311,7 @@ def render_token(db: Session, data: tokens.TokenData, base_url: str,
         if include_catalog:
             body["catalog"] = catalog(db, base_url, data.project_id)
     if data.app_cred_id:
-        from stackling.identity import app_credentials
-
-        body["application_credential"] = app_credentials.token_section(db, data.app_cred_id)
+        body["application_credential"] = app_credential_state.token_section(db, data.app_cred_id)
     return body
 
 
@@ -374,11 +382,9 @@ def change_password(db: Session, user: User, original: str, new: str, rounds: in
 
 
 def projects_for_user(db: Session, user_id: str) -> list[Project]:
-    from stackling.identity import groups
-
     ids = select(Assignment.target_id).where(Assignment.type == USER_PROJECT,
                                              Assignment.actor_id == user_id)
-    through_groups = groups.group_project_ids(db, user_id)
+    through_groups = group_project_ids(db, user_id)
     return list(db.scalars(select(Project).where(
         Project.id.in_(ids) | Project.id.in_(through_groups), Project.enabled.is_(True))
         .order_by(Project.name)))

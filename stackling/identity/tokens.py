@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.errors import Unauthorized
+from stackling.identity import app_credential_state
 from stackling.identity.models import RevocationEvent, SigningKey
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -139,11 +140,8 @@ def decode(db: Session, keys: KeyRing, token: str, *, allow_expired_window: int 
         raise Unauthorized("The request you have made requires authentication.")
     if is_revoked(db, data):
         raise Unauthorized()
-    if data.app_cred_id:
-        from stackling.identity import app_credentials
-
-        if not app_credentials.still_valid(db, data.app_cred_id):
-            raise Unauthorized()
+    if data.app_cred_id and not app_credential_state.still_valid(db, data.app_cred_id):
+        raise Unauthorized()
     return data
 
 
@@ -197,9 +195,7 @@ def authenticator(keys: KeyRing) -> Any:
         data = decode(db, keys, token)
         ctx = data.context(token, request_id)
         if data.app_cred_id:
-            from stackling.identity import app_credentials
-
-            ctx.access_rules = app_credentials.access_rules_of(db, data.app_cred_id)
+            ctx.access_rules = app_credential_state.access_rules_of(db, data.app_cred_id)
         return ctx
 
     return authenticate

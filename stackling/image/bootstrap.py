@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stackling.image.models import Image
@@ -13,9 +12,9 @@ CIRROS_ID = "6f1c5b3a-9d2e-4c8b-a1f0-3e7d2c9b8a41"
 
 
 def bootstrap_images(db: Session, runtime: Any) -> None:
-    from stackling.identity.models import Project  # the owner is the admin project
+    from stackling.identity import interface as identity
 
-    owner = db.scalars(select(Project.id).where(Project.name == "admin")).first()
+    owner = identity.admin_project_id(db)  # the owner is the admin project
     db.add(Image(
         id=CIRROS_ID, name="cirros", status="active", visibility="public", owner=owner,
         disk_format="qcow2", container_format="bare", min_disk=0, min_ram=0,

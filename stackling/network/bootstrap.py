@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import admin_context
@@ -14,9 +13,9 @@ from stackling.network.core import networks, subnetpools, subnets
 
 
 def _admin_project(db: Session) -> str | None:
-    from stackling.identity.models import Project
+    from stackling.identity import interface as identity
 
-    return db.scalar(select(Project.id).where(Project.name == "admin"))
+    return identity.admin_project_id(db)
 
 
 def bootstrap_network(db: Session, runtime: Any) -> None:
