@@ -135,6 +135,15 @@ class HttpSettings:
     # Seconds a client may take to send a request's headers, or between two body chunks
     # (eventlet's client_socket_timeout in upstream services is 900; 60 suits an API).
     client_timeout: int = 60
+    # Seconds a request body may take as a whole however steadily it trickles (a byte every
+    # few seconds had held connections for minutes): 408 past it.
+    body_timeout: int = 60
+    # Streamed image data instead must average this many bytes a second once body_timeout
+    # has passed (0: no minimum): 408 below it.
+    min_upload_rate: int = 16384
+    # Request bodies one client address may be sending at once, per server process: 429
+    # past it (the address is X-Forwarded-For's only with enable_proxy_headers_parsing).
+    max_body_readers_per_client: int = 16
     # Seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive).
     keep_alive_timeout: int = 30
     # oslo.middleware's enable_proxy_headers_parsing: trust X-Forwarded-Proto/-Host only
@@ -187,6 +196,15 @@ class NetworkQuotaSettings:
 
 
 @dataclass
+class DataplaneSettings:
+    """stackling/dataplane/README.md: `none` keeps servers as rows; `netns` makes them guests."""
+
+    driver: str = "none"  # or "netns"
+    resync_interval: float = 2.0  # seconds between full passes besides the wake-ups
+    lease_ttl: float = 10.0  # seconds a dead owner keeps the dataplane before another takes it
+
+
+@dataclass
 class QuotaSettings:
     """docs/security.md, "Quotas"."""
 
@@ -210,6 +228,7 @@ class Settings:
     quota: QuotaSettings = field(default_factory=QuotaSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
+    dataplane: DataplaneSettings = field(default_factory=DataplaneSettings)
 
     @property
     def db_url(self) -> str:

@@ -29,6 +29,7 @@ MODEL_MODULES = [
     "stackling.compute.move_models",
     "stackling.image.models",
     "stackling.orchestration.models",
+    "stackling.dataplane.models",
 ]
 
 _REV_RE = re.compile(r"^revision\s*=\s*['\"]([^'\"]+)['\"]", re.M)

@@ -1,0 +1,1 @@
+"""The dataplane: makes the kernel match the database (stackling/dataplane/README.md)."""

@@ -1,0 +1,190 @@
+"""Guests: one process tree per ACTIVE server in its own network, UTS, mount, IPC and PID
+namespaces over the shared read-only root filesystem (rootfs.py).
+
+The launcher runs as PID 1 of the new PID namespace: it mounts the guest's tmpfs
+directories, binds a few device nodes, and chroots into the template with a bounding set
+of capabilities for boot only; the guest's init drops to a smaller one before it runs user
+data and the SSH server. Its stdout is the server's console log. Guests outlive a crash of
+the serving process (kill -9 then start finds them by their pid files and keeps them).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BOOT_CAPS = "-all,+chown,+dac_override,+fowner,+setuid,+setgid,+kill,+net_bind_service," \
+            "+net_raw,+net_admin,+sys_admin"
+RUN_CAPS = "-all,+chown,+dac_override,+fowner,+setuid,+setgid,+kill,+net_bind_service,+net_raw"
+
+LAUNCH = r"""set -e
+T=$1 G=$2 R=$2/root
+mkdir -p "$R"
+mount --bind "$T" "$R"
+mount -o remount,bind,ro "$R"
+for d in tmp run root home var; do mount -t tmpfs -o mode=755,size=16m,nosuid,nodev guest "$R/$d"; done
+chmod 1777 "$R/tmp"
+mount -t tmpfs -o mode=755,size=4m,nosuid,nodev guest "$R/etc"
+cp -a "$G/etc/." "$R/etc/"
+mount -t tmpfs -o mode=755,size=1m,nosuid guest "$R/dev"
+for n in null zero urandom random tty; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
+mkdir "$R/dev/pts"
+mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
+ln -s pts/ptmx "$R/dev/ptmx"
+mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
+exec chroot "$R" /usr/bin/setpriv --bounding-set="$3" --inh-caps=-all /bin/sh /sbin/guest-init
+"""
+
+
+@dataclass(frozen=True)
+class GuestSpec:
+    """What a guest is made of; a change of any of it (a new NIC, a rebuild) is a new boot."""
+
+    server_id: str
+    name: str
+    user: str
+    nics: tuple[tuple[str, str, int], ...]  # (port id, MAC, MTU), eth0 first
+
+    def token(self) -> str:
+        return repr((self.name, self.user, self.nics))
+
+
+class Guests:
+    def __init__(self, run_dir: Path, template: Path, console_dir: Path) -> None:
+        self.dir = run_dir / "guests"
+        self.template = template
+        self.console_dir = console_dir
+
+    def _gdir(self, server_id: str) -> Path:
+        return self.dir / server_id
+
+    def pid(self, server_id: str) -> int | None:
+        """The launcher's pid when that process is alive and still this guest's."""
+        try:
+            pid = int((self._gdir(server_id) / "pid").read_text())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            return None
+        return pid if str(self._gdir(server_id)).encode() in cmdline else None
+
+    def running(self) -> dict[str, str]:
+        """server id -> its spec token, for every guest alive now."""
+        out = {}
+        if self.dir.exists():
+            for gdir in self.dir.iterdir():
+                if self.pid(gdir.name) is not None:
+                    token = gdir / "spec"
+                    out[gdir.name] = token.read_text() if token.exists() else ""
+        return out
+
+    def known(self) -> list[str]:
+        return [p.name for p in self.dir.iterdir()] if self.dir.exists() else []
+
+    def frozen(self, server_id: str) -> bool:
+        return (self._gdir(server_id) / "paused").exists()
+
+    def start(self, spec: GuestSpec, netns: str) -> None:
+        gdir = self._gdir(spec.server_id)
+        etc = gdir / "etc"
+        shutil.rmtree(etc, ignore_errors=True)
+        (etc / "stackling").mkdir(parents=True)
+        (etc / "dropbear").mkdir()
+        (etc / "passwd").write_text(f"root:x:0:0:root:/root:/bin/sh\n"
+                                    f"{spec.user}:x:1000:1000:{spec.user}:/home/{spec.user}:/bin/sh\n")
+        (etc / "group").write_text(f"root:x:0:\n{spec.user}:x:1000:\n")
+        (etc / "shells").write_text("/bin/sh\n")
+        (etc / "hosts").write_text("127.0.0.1 localhost\n")
+        (etc / "stackling/name").write_text(spec.name)
+        (etc / "stackling/user").write_text(spec.user)
+        (etc / "stackling/caps").write_text(RUN_CAPS)
+        (gdir / "spec").write_text(spec.token())
+        (gdir / "paused").unlink(missing_ok=True)
+        self.console_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.console_dir / f"{spec.server_id}.log", "ab") as console:
+            proc = subprocess.Popen(
+                ["nsenter", f"--net=/run/netns/{netns}", "--",
+                 "unshare", "--pid", "--fork", "--mount", "--uts", "--ipc", "--kill-child",
+                 "--propagation", "private", "--",
+                 "/bin/sh", "-c", LAUNCH, "guest", str(self.template), str(gdir), BOOT_CAPS],
+                stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
+                start_new_session=True, close_fds=True)
+        (gdir / "pid").write_text(str(proc.pid))
+        # Reaped by a thread of ours (a zombie launcher would look alive to pid()).
+        _reap_later(proc)
+
+    def stop(self, server_id: str, forget: bool = True) -> None:
+        """Power off: the launcher dies, and with it (kill-child) the PID namespace."""
+        pid = self.pid(server_id)
+        if pid is not None:
+            _kill_tree(pid)
+        gdir = self._gdir(server_id)
+        if forget:
+            shutil.rmtree(gdir, ignore_errors=True)
+        else:
+            (gdir / "pid").unlink(missing_ok=True)
+
+    def pause(self, server_id: str, paused: bool) -> None:
+        """Paused is frozen: every process of the guest stopped (SIGSTOP), as a VM's vCPUs."""
+        pid = self.pid(server_id)
+        if pid is None:
+            return
+        for p in [pid, *_descendants(pid)]:
+            try:
+                os.kill(p, signal.SIGSTOP if paused else signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        marker = self._gdir(server_id) / "paused"
+        if paused:
+            marker.touch()
+        else:
+            marker.unlink(missing_ok=True)
+
+    def console(self, server_id: str) -> Path:
+        return self.console_dir / f"{server_id}.log"
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _kill_tree(pid: int) -> None:
+    for p in [pid, *_descendants(pid)]:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                break
+        except ChildProcessError:
+            stat = Path(f"/proc/{pid}/stat")
+            if not stat.exists() or ") Z" in stat.read_text():
+                break
+        time.sleep(0.01)
+
+
+def _reap_later(proc: subprocess.Popen) -> None:
+    import threading
+
+    threading.Thread(target=proc.wait, name="guest-reaper", daemon=True).start()

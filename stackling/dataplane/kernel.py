@@ -1,0 +1,210 @@
+"""Netlink through pyroute2: a cloud's namespaces, bridges, veths, addresses and routes.
+
+Every call is idempotent (ensure_*: make it so whatever is there), so a pass of the
+reconciler after a crash, or twice in a row, converges on the same kernel state.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pyroute2 import NetNS, netns
+from pyroute2.netlink.exceptions import NetlinkError
+
+T = TypeVar("T")
+EEXIST, ENOENT, ENODEV, ESRCH, EADDRNOTAVAIL = 17, 2, 19, 3, 99
+
+
+def list_namespaces(prefix: str) -> list[str]:
+    return sorted(n for n in netns.listnetns() if n.startswith(prefix + "-"))
+
+
+def ensure_namespace(name: str) -> None:
+    if name not in netns.listnetns():
+        try:
+            netns.create(name)
+        except FileExistsError:
+            pass
+    with NetNS(name) as ns:
+        lo = ns.link_lookup(ifname="lo")
+        if lo:
+            ns.link("set", index=lo[0], state="up")
+
+
+def remove_namespace(name: str) -> None:
+    """Its links go with it (the kernel deletes a namespace's veths and bridges)."""
+    try:
+        netns.remove(name)
+    except (FileNotFoundError, OSError):
+        pass
+
+
+def in_namespace(name: str, fn: Callable[[], T]) -> T:
+    """Run fn in a thread that entered the namespace (a socket made there stays there)."""
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            netns.setns(name)
+            result["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            result["error"] = exc
+
+    thread = threading.Thread(target=run, name=f"in-{name}")
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def listen_tcp(namespace: str, address: str, port: int) -> socket.socket:
+    def make() -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+        sock.listen(64)
+        return sock
+
+    return in_namespace(namespace, make)
+
+
+class Ns:
+    """One namespace's netlink socket, with the few idempotent operations we need."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.ip = NetNS(name)
+
+    def close(self) -> None:
+        self.ip.close()
+
+    def __enter__(self) -> Ns:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def index(self, ifname: str) -> int | None:
+        found = self.ip.link_lookup(ifname=ifname)
+        return found[0] if found else None
+
+    def links(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for link in self.ip.get_links():
+            info = link.get("IFLA_LINKINFO")
+            out[link.get("ifname")] = {
+                "index": link["index"], "mtu": link.get("mtu"),
+                "master": link.get("master"), "address": link.get("address"),
+                "kind": info.get("IFLA_INFO_KIND") if info else None,
+                "up": bool(link["flags"] & 1)}
+        return out
+
+    def ensure_bridge(self, name: str, mtu: int) -> int:
+        idx = self.index(name)
+        if idx is None:
+            self.ip.link("add", ifname=name, kind="bridge", br_stp_state=0, br_forward_delay=0)
+            idx = self.index(name)
+        self.ip.link("set", index=idx, mtu=mtu, state="up")
+        return idx  # type: ignore[return-value]
+
+    def delete_link(self, name: str) -> None:
+        idx = self.index(name)
+        if idx is not None:
+            try:
+                self.ip.link("del", index=idx)
+            except NetlinkError as exc:
+                if exc.code not in (ENODEV, ENOENT):
+                    raise
+
+    def ensure_veth_into(self, local: str, peer: str, target_ns: str, final: str, *,
+                         bridge: str | None, mac: str | None, mtu: int) -> None:
+        """A veth whose `local` end stays here (on `bridge`) and whose other end is
+        `final` inside `target_ns`, with the port's MAC and the network's MTU."""
+        with Ns(target_ns) as other:
+            inside = other.index(final)
+            if self.index(local) is None or inside is None:
+                self.delete_link(local)
+                other.delete_link(final)
+                self.delete_link(peer)
+                self.ip.link("add", ifname=local, kind="veth", peer={"ifname": peer})
+                self.ip.link("set", index=self.index(peer), net_ns_fd=target_ns)
+                inside = other.index(peer)
+                other.ip.link("set", index=inside, ifname=final)
+            values: dict[str, Any] = {"mtu": mtu, "state": "up"}
+            if mac:
+                values["address"] = mac
+            current = other.links().get(final, {})
+            if current.get("mtu") != mtu or (mac and current.get("address") != mac.lower()) \
+                    or not current.get("up"):
+                if mac and current.get("address") != mac.lower():
+                    other.ip.link("set", index=inside, state="down")
+                other.ip.link("set", index=inside, **values)
+        idx = self.index(local)
+        master = self.ip.link("get", index=idx)[0].get("master") if bridge else None
+        values = {"mtu": mtu, "state": "up"}
+        if bridge and master != self.index(bridge):
+            values["master"] = self.index(bridge)
+        self.ip.link("set", index=idx, **values)
+
+    def ensure_addresses(self, ifname: str, cidrs: list[str]) -> None:
+        """Exactly these IPv4 addresses on the link (others removed)."""
+        idx = self.index(ifname)
+        have = {f"{a.get('address')}/{a['prefixlen']}"
+                for a in self.ip.get_addr(index=idx, family=socket.AF_INET)}
+        for cidr in set(cidrs) - have:
+            address, plen = cidr.split("/")
+            try:
+                self.ip.addr("add", index=idx, address=address, prefixlen=int(plen))
+            except NetlinkError as exc:
+                if exc.code != EEXIST:
+                    raise
+        for cidr in have - set(cidrs):
+            address, plen = cidr.split("/")
+            try:
+                self.ip.addr("del", index=idx, address=address, prefixlen=int(plen))
+            except NetlinkError as exc:
+                if exc.code != EADDRNOTAVAIL:
+                    raise
+
+    def ensure_routes(self, routes: dict[str, str]) -> None:
+        """Exactly these gateway routes (destination -> next hop) in the main table; the
+        links' own connected routes are the kernel's."""
+        have = {}
+        for r in self.ip.get_routes(family=socket.AF_INET, table=254):
+            gw = r.get("RTA_GATEWAY")
+            if gw:
+                dst = r.get("RTA_DST") or "0.0.0.0"
+                have[f"{dst}/{r['dst_len']}"] = gw
+        for dst, gw in routes.items():
+            if have.get(dst) != gw:
+                self.ip.route("replace", dst=dst, gateway=gw)
+        for dst in set(have) - set(routes):
+            try:
+                self.ip.route("del", dst=dst, gateway=have[dst])
+            except NetlinkError:
+                pass
+
+    def sysctl(self, key: str, value: str) -> None:
+        path = "/proc/sys/" + key.replace(".", "/")
+
+        def write() -> None:
+            with open(path, "w") as fh:
+                fh.write(value)
+
+        # /proc/sys/net shows the namespace of the thread that opens it
+        in_namespace(self.name, write)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
