@@ -372,3 +372,61 @@ def fuzz_api(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
 def test_no_route_answers_5xx_to_malformed_input(fuzz_api):
     failures = run_fuzz(fuzz_api)
     assert not failures, f"{len(failures)} 5xx answers:\n" + "\n".join(failures[:60])
+
+
+# ------------------------------------------------------------------ list extremes
+HUGE, NEGATIVE = "9" * 23, "-" + "9" * 23
+# Paging and filter values past every integer type, negative, repeated, and tag lists at
+# and past the filter bound (settings.http.max_filter_values): each on every list.
+TAGS_1000 = ",".join(f"t{i}" for i in range(1000))
+LIST_EXTREMES = [
+    f"limit={HUGE}", f"limit={2**63}", f"limit={NEGATIVE}", "limit=0", f"marker={HUGE}",
+    f"marker={NEGATIVE}", f"limit=1&marker={HUGE}", f"limit={HUGE}&marker={NEGATIVE}",
+    f"limit={HUGE}&page_reverse=true&marker=6f1c5b3a-9d2e-4c8b-a1f0-3e7d2c9b8a41",
+    f"tags={TAGS_1000}", f"tags-any={TAGS_1000}", f"not-tags={TAGS_1000}",
+    f"not-tags-any={TAGS_1000}", f"tags={TAGS_1000},t1000", "tags=" + ",".join(["t"] * 1000),
+    "&".join(["id=x"] * 300), "&".join(f"name=n{i}" for i in range(300)),
+    f"id={HUGE}", f"project_id={HUGE}", f"host={HUGE}", f"changes-since={HUGE}",
+]
+
+
+def list_extreme_cases(api: Any) -> Iterator[tuple[str, dict[str, str]]]:
+    """(url, headers) for every GET route with every extreme, and for every network list
+    each of its filters at a huge and a negative integer."""
+    ids = Ids(api)
+    filters = {name.replace("_", "-"): [k for k, a in attrs.items() if getattr(a, "filter", False)]
+               for name, attrs in network_attribute_maps().items()}
+    for service in api.runtime.services.values():
+        spec = service.microversions
+        headers = {"OpenStack-API-Version": f"{spec.service_type} {spec.max_version}"} if spec else {}
+        for route in service.routes:
+            if "GET" not in route.methods:
+                continue
+            url = ids.real_path(service.prefix + route.path)
+            if url is None:
+                continue
+            for query in LIST_EXTREMES:
+                yield f"{url}?{query}", headers
+            collection = route.path.rstrip("/").rsplit("/", 1)[-1]
+            if service.name == "network" and "{" not in collection:
+                for key in filters.get(collection.replace("_", "-"), []):
+                    for value in (HUGE, NEGATIVE):
+                        yield f"{url}?{quote(key)}={value}", headers
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_no_list_answers_5xx_to_paging_and_filter_extremes(backend, tmp_path):
+    url = None if backend == "sqlite" else create_database(backend, tmp_path / "db")
+    try:
+        api = make_api(tmp_path / "data", **({"database_url": url} if url else {}))
+        client = next(api)
+        failures = []
+        for target, headers in list_extreme_cases(client):
+            r = client.get(target, headers=headers)
+            if r.status_code >= 500:
+                failures.append(f"{r.status_code} GET {target[:160]} -> {r.text[:200]}")
+        api.close()
+    finally:
+        if url:
+            drop_database(url)
+    assert not failures, f"{len(failures)} 5xx answers:\n" + "\n".join(failures[:60])
