@@ -169,6 +169,12 @@ class ApiRequest:
     def service_url(self) -> str:
         return self.base_url + self.service.prefix
 
+    @property
+    def client_address(self) -> str:
+        """The client's address, for the access log and the per-address body bound."""
+        return client_address(self.request,
+                              trust_proxy=self.runtime.settings.http.enable_proxy_headers_parsing)
+
     def url_for_request(self) -> str:
         """The URL of this request (path below the service, no query), for links."""
         return self.base_url + self.request.url.path
@@ -220,6 +226,18 @@ def request_base_url(request: Request, *, trust_proxy: bool = False) -> str:
         server = request.scope.get("server") or ("127.0.0.1", 80)
         host = f"{server[0]}:{server[1]}"
     return f"{scheme}://{host}"
+
+
+def client_address(request: Request, *, trust_proxy: bool = False) -> str:
+    """The socket's peer; X-Forwarded-For's first entry only when a proxy is trusted to set
+    it (any client can send it). Under `stackling serve` uvicorn has then already put that
+    entry in the scope; in-process callers get the same answer here."""
+    if trust_proxy:
+        first = request.headers.get("x-forwarded-for", "").split(",")[0].strip()
+        if first:
+            return first[:64]  # a bucket key and a log field: bounded
+    client = request.scope.get("client")
+    return str(client[0]) if client else "-"
 
 
 def to_response(result: Any) -> Response:
@@ -282,7 +300,8 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
             LOG.exception("unhandled error in %s %s", method, request.url.path)
             response = service.render_error(errors.InternalError(), request_id)
         response = _finish(rq, response)
-        _observe(service, route, method, request.url.path, response.status_code, started)
+        _observe(service, route, method, request.url.path, response.status_code, started,
+                 rq.client_address)
         return response
 
     return endpoint
@@ -339,10 +358,10 @@ def _service_type(rq: ApiRequest) -> str:
 
 
 def _observe(service: Service, route: Route, method: str, path: str, status: int,
-             started: float) -> None:
+             started: float, client: str) -> None:
     """The access log line and the request metrics, keyed by the route template."""
     seconds = time.perf_counter() - started
-    logs.log_request(method, path, service.name, route.path, status, seconds)
+    logs.log_request(method, path, service.name, route.path, status, seconds, client)
     metrics.observe_request(service.name, route.path, method, status, seconds)
 
 

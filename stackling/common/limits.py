@@ -1,5 +1,6 @@
 """Request limits applied to every route before authentication: body size, body read
-timeout, NUL bytes, JSON nesting and non-standard JSON constants.
+timeouts (per chunk and overall), bodies read at once per client address, NUL bytes, text
+that is not Unicode, JSON nesting and non-standard JSON constants.
 
 Bodies are read here, counted as they arrive: a declared `Content-Length` over the limit
 is refused before a byte is read, a chunked body as soon as it passes it (413). Routes
@@ -9,7 +10,10 @@ after authentication, under their own, larger cap. The limits are `Settings.http
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -29,6 +33,12 @@ class RequestEntityTooLarge(errors.ApiError):
 class RequestTimeout(errors.ApiError):
     status = 408
     message = "Request timed out: the request body did not arrive in time."
+
+
+class TooManyRequests(errors.ApiError):
+    status = 429
+    message = ("Too many request bodies are being sent from this address at once; "
+               "try again when one has finished.")
 
 
 class ClientGone(errors.BadRequest):
@@ -65,15 +75,52 @@ def declared_length(headers: Any, limit: int) -> int | None:
     return length
 
 
+class BodyReaders:
+    """How many request bodies each client address is sending to this process at once.
+    Bounded per process: what a slow body holds (a connection, a buffer) is the process's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # streamed bodies are read from worker threads
+        self._count: dict[str, int] = {}
+
+    @contextlib.contextmanager
+    def reading(self, address: str, limit: int) -> Iterator[None]:
+        with self._lock:
+            held = self._count.get(address, 0)
+            if 0 < limit <= held:
+                # Refused before a byte of the body is read: the connection is closed.
+                raise TooManyRequests(headers={**CLOSE, "Retry-After": "1"})
+            self._count[address] = held + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = self._count.pop(address) - 1
+                if left:
+                    self._count[address] = left
+
+    def held(self, address: str) -> int:
+        with self._lock:
+            return self._count.get(address, 0)
+
+
+READERS = BodyReaders()
+
+
 async def read_body(stream: AsyncIterator[bytes], headers: Any, limit: int,
-                    timeout: float) -> bytes:
-    """The whole body, at most `limit` bytes, each chunk within `timeout` seconds."""
+                    timeout: float, deadline: float = 0) -> bytes:
+    """The whole body, at most `limit` bytes, each chunk within `timeout` seconds and all
+    of it within `deadline` seconds (0: no overall deadline)."""
     declared_length(headers, limit)
     chunks: list[bytes] = []
     size = 0
     iterator = stream.__aiter__()
+    end = anyio.current_time() + deadline if deadline > 0 else math.inf
     while True:
-        with anyio.move_on_after(timeout) as scope:
+        wait = min(timeout, end - anyio.current_time())
+        if wait <= 0:
+            raise RequestTimeout(headers=dict(CLOSE))
+        with anyio.move_on_after(wait) as scope:
             try:
                 chunk = await iterator.__anext__()
             except StopAsyncIteration:
@@ -90,16 +137,22 @@ async def read_body(stream: AsyncIterator[bytes], headers: Any, limit: int,
 
 
 class BodyStream:
-    """A streamed request body, read from a worker thread chunk by chunk (never whole)."""
+    """A streamed request body, read from a worker thread chunk by chunk (never whole).
+    Past `grace` seconds it must have averaged `min_rate` bytes a second (0: no minimum),
+    and it counts as one of its address's bodies in flight while it is read."""
 
     def __init__(self, stream: AsyncIterator[bytes], headers: Any, limit: int,
-                 timeout: float) -> None:
+                 timeout: float, grace: float = 0, min_rate: int = 0, address: str = "-",
+                 readers_limit: int = 0) -> None:
         self._iterator = stream.__aiter__()
         self._headers = headers
         self.limit = limit
         self.timeout = timeout
+        self.grace, self.min_rate = grace, min_rate
+        self.address, self.readers_limit = address, readers_limit
         self.size = 0
         self._started = False
+        self._began: float | None = None
 
     def __iter__(self) -> Iterator[bytes]:
         if self._started:
@@ -107,18 +160,32 @@ class BodyStream:
             raise errors.Conflict("The request body was already read; send the request again.")
         self._started = True
         declared_length(self._headers, self.limit)
-        while True:
-            chunk = anyio.from_thread.run(self._next)
-            if chunk is None:
-                return
-            self.size += len(chunk)
-            if self.size > self.limit:
-                raise _too_large(self.limit)
-            if chunk:
-                yield chunk
+        with READERS.reading(self.address, self.readers_limit):
+            while True:
+                chunk = anyio.from_thread.run(self._next)
+                if chunk is None:
+                    return
+                self.size += len(chunk)
+                if self.size > self.limit:
+                    raise _too_large(self.limit)
+                if chunk:
+                    yield chunk
+
+    def _wait(self) -> float:
+        """Seconds the next chunk may take: the per-chunk timeout, or less when the body
+        would fall below its minimum average rate."""
+        if self.min_rate <= 0:
+            return self.timeout
+        now = anyio.current_time()
+        if self._began is None:
+            self._began = now
+        return min(self.timeout, self._began + self.grace + self.size / self.min_rate - now)
 
     async def _next(self) -> bytes | None:
-        with anyio.move_on_after(self.timeout) as scope:
+        wait = self._wait()
+        if wait <= 0:
+            raise RequestTimeout(headers=dict(CLOSE))
+        with anyio.move_on_after(wait) as scope:
             try:
                 return await self._iterator.__anext__()
             except StopAsyncIteration:
@@ -213,7 +280,9 @@ async def accept(rq: Any, streamed: bool) -> None:
     check_request_text(request.url.path, request.query_params, request.scope)
     if streamed:
         rq.body_stream = BodyStream(request.stream(), request.headers, http.image_size_cap,
-                                    http.client_timeout)
+                                    http.client_timeout, grace=http.body_timeout,
+                                    min_rate=http.min_upload_rate, address=rq.client_address,
+                                    readers_limit=http.max_body_readers_per_client)
         return
     limit = (http.orchestration_max_request_body_size if rq.service.name == "orchestration"
              else http.max_request_body_size)
@@ -223,7 +292,10 @@ async def accept(rq: Any, streamed: bool) -> None:
         # GET and DELETE; nothing to wait for, so no read under a timeout scope.
         rq.raw_body = b""
         return
-    rq.raw_body = await read_body(request.stream(), headers, limit, http.client_timeout)
+    declared_length(headers, limit)  # a 413 needs no reading, so no reader's place
+    with READERS.reading(rq.client_address, http.max_body_readers_per_client):
+        rq.raw_body = await read_body(request.stream(), headers, limit, http.client_timeout,
+                                      http.body_timeout)
     ctype = request.headers.get("content-type", "")
     if rq.raw_body.strip() and ("json" in ctype or not ctype):
         try:

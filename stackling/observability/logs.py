@@ -65,7 +65,7 @@ class JSONFormatter(logging.Formatter):
     """One JSON object per line; access lines carry their fields as keys."""
 
     FIELDS = ("request_id", "user_id", "project_id", "method", "path", "route", "service",
-              "status", "latency_ms")
+              "status", "latency_ms", "client")
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
@@ -107,14 +107,14 @@ def configure(fmt: str = "text", level: str = "warning") -> None:
 
 
 def log_request(method: str, path: str, service: str, route: str, status: int,
-                latency_s: float) -> None:
-    """The access line: method, path, route template, status, latency; the request id,
-    user and project come from the context."""
+                latency_s: float, client: str = "-") -> None:
+    """The access line: method, path, route template, status, latency and the client's
+    address; the request id, user and project come from the context."""
     if not ACCESS.isEnabledFor(logging.INFO):
         return
     latency_ms = round(latency_s * 1000, 2)
     info = _REQUEST.get() or {}
-    ACCESS.info("%s %s %s %.2fms user=%s project=%s", method, path, status, latency_ms,
-                info.get("user_id") or "-", info.get("project_id") or "-",
+    ACCESS.info("%s %s %s %.2fms user=%s project=%s client=%s", method, path, status,
+                latency_ms, info.get("user_id") or "-", info.get("project_id") or "-", client,
                 extra={"method": method, "path": path, "route": route, "service": service,
-                       "status": status, "latency_ms": latency_ms})
+                       "status": status, "latency_ms": latency_ms, "client": client})
