@@ -43,12 +43,16 @@ _NEXT_WITH_ACTION = select(Instance, InstanceAction).outerjoin(
     Instance.build_state == "pending").order_by(Instance.id).limit(1)
 
 
-def _claim(db: Session) -> tuple[Instance, InstanceAction | None] | None:
-    """The claimed instance and its `create` action (None without one)."""
+def _claim(db: Session, uuid: str | None = None) -> tuple[Instance, InstanceAction | None] | None:
+    """The claimed instance (the next pending one, or `uuid` if still pending) and its
+    `create` action (None without one)."""
     stmt = select(Instance).where(Instance.build_state == "pending").order_by(
         Instance.id).limit(1)
+    following = _NEXT_WITH_ACTION
+    if uuid is not None:
+        stmt, following = stmt.where(Instance.uuid == uuid), following.where(Instance.uuid == uuid)
     if db.get_bind().dialect.name == "sqlite":
-        row = db.execute(_NEXT_WITH_ACTION).first()
+        row = db.execute(following).first()
         if row is None:
             return None
         inst, action = row
@@ -147,19 +151,21 @@ class _NetworkFailed(Exception):
     pass
 
 
-def build_next(runtime: Any) -> bool:
-    """Build one pending server if there is one; False when there was nothing to do."""
-    # Peek in a read transaction first: an idle poll must not queue for SQLite's write
-    # lock behind a long writer (a stack's step) only to find nothing pending.
-    with runtime.db.transaction(write=False) as db:
-        if db.scalar(_ANY_PENDING) is None:
-            return False
+def build_next(runtime: Any, uuid: str | None = None) -> bool:
+    """Build one pending server (the next one, or `uuid`) if there is one; False when
+    there was nothing to do."""
+    if uuid is None:
+        # Peek in a read transaction first: an idle poll must not queue for SQLite's write
+        # lock behind a long writer (a stack's step) only to find nothing pending.
+        with runtime.db.transaction(write=False) as db:
+            if db.scalar(_ANY_PENDING) is None:
+                return False
     claimed: list[str] = []
 
     def attempt() -> bool:
         claimed.clear()
         with runtime.db.transaction() as db:
-            got = _claim(db)
+            got = _claim(db, uuid)
             if got is None:
                 return False
             inst, action = got
@@ -221,6 +227,18 @@ class BuildWorker:
             t = threading.Thread(target=self._loop, name=f"compute-build-{i}", daemon=True)
             t.start()
             self._threads.append(t)
+
+    def build_now(self, uuid: str) -> None:
+        """Build server `uuid`, just accepted and committed, in the calling request's
+        thread before it answers: the 202 then finds the build done, and a client's first
+        look (`server create --wait` polls every 5 s) sees ACTIVE. The same crash-safe claim
+        as a worker's: killed meanwhile, the server is still pending for the workers; a
+        worker that claimed it first builds it instead. The workers are woken either way
+        (for a build that failed unexpectedly, or other pending ones)."""
+        try:
+            build_next(self.runtime, uuid)
+        finally:
+            self.wake()
 
     def wake(self) -> None:
         with self._cond:

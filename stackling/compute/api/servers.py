@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from functools import partial
 from typing import Any
 
 from stackling.common.errors import BadRequest, NotFound
@@ -51,7 +52,10 @@ def create(rq: ApiRequest) -> Any:
     instances = servers.create_servers(
         rq.db, rq.ctx, req, forced_host_allowed=allowed(rq, "servers:create:forced_host"))
     worker = rq.runtime.state.get("compute.builder")
-    if worker is not None:
+    if worker is not None and len(instances) == 1:
+        # One server: built after the commit, before the answer (see BuildWorker.build_now).
+        rq.after_commit(partial(worker.build_now, instances[0].uuid))
+    elif worker is not None:
         rq.after_commit(worker.wake)
     if req.return_reservation_id:
         return 202, {"reservation_id": instances[0].reservation_id}
