@@ -67,3 +67,13 @@ def first_error(schema: Mapping[str, Any], instance: Any, *, formats: FormatChec
     if err is None:
         return None
     return SchemaViolation(err.message, list(err.path), err.instance, err.cause)
+
+
+def is_uuid_like(value: Any) -> bool:
+    """oslo's is_uuid_like: any case, hyphens optional."""
+    import uuid
+
+    try:
+        return str(uuid.UUID(value)).replace("-", "") == str(value).lower().replace("-", "")
+    except (TypeError, ValueError, AttributeError):
+        return False

@@ -173,3 +173,66 @@ def set_server_tags(db: Session, ctx: RequestContext, server_id: str, tags: list
     """`PUT /servers/{id}/tags` (2.26): the server's tags become `tags`."""
     inst = servers.get_instance(db, ctx, server_id, for_update=True)
     servers.set_tags(db, inst, list(dict.fromkeys(tags)))
+
+
+# ------------------------------------------------------------------ key pairs and flavors
+# For orchestration's OS::Nova::KeyPair and OS::Nova::Flavor: the steps of the REST
+# handlers (the caller checks Nova's policy itself, between validation and the write).
+def validate_request(kind: str, body: dict[str, Any]) -> None:
+    """Validate `body` as the latest microversion's `keypair_create` or `flavor_create`
+    request (Nova's 400 ValidationError otherwise)."""
+    specs = {"keypair_create": schemas.KEYPAIR_CREATE, "flavor_create": schemas.FLAVOR_CREATES}
+    validation.validate(microversions.pick(microversions.MAX, specs[kind]), body)
+
+
+def check_key_pairs_quota(db: Session, project_id: str, user_id: str) -> None:
+    from stackling.compute import quotas
+
+    quotas.check_key_pairs(db, project_id, user_id)
+
+
+def create_keypair(db: Session, user_id: str, name: str, public_key: str | None,
+                   key_type: str = "ssh") -> tuple[Any, str | None]:
+    """The new key pair and its private key (generated when no `public_key` is given)."""
+    from stackling.compute import keypairs
+
+    return keypairs.create_keypair(db, user_id, name, public_key, key_type)
+
+
+def get_keypair(db: Session, user_id: str, name: str) -> Any:
+    from stackling.compute import keypairs
+
+    return keypairs.get_keypair(db, user_id, name)
+
+
+def delete_keypair(db: Session, user_id: str, name: str) -> None:
+    from stackling.compute import keypairs
+
+    keypairs.delete_keypair(db, user_id, name)
+
+
+def create_flavor(db: Session, ctx: RequestContext, body: dict[str, Any]) -> Any:
+    return flavors.create_flavor(db, ctx, body)
+
+
+def get_flavor(db: Session, ctx: RequestContext, flavor_id: str) -> Any:
+    return flavors.get_flavor(db, ctx, flavor_id)
+
+
+def delete_flavor(db: Session, ctx: RequestContext, flavor_id: str) -> None:
+    flavors.delete_flavor(db, ctx, flavor_id)
+
+
+def set_flavor_extra_specs(db: Session, ctx: RequestContext, flavor_id: str,
+                           specs: dict[str, Any]) -> None:
+    flavors.set_extra_specs(db, ctx, flavor_id, specs)
+
+
+def delete_flavor_extra_spec(db: Session, ctx: RequestContext, flavor_id: str,
+                             key: str) -> None:
+    flavors.delete_extra_spec(db, ctx, flavor_id, key)
+
+
+def set_flavor_description(db: Session, ctx: RequestContext, flavor_id: str,
+                           description: str | None) -> None:
+    flavors.set_description(db, ctx, flavor_id, description)

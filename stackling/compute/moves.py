@@ -356,7 +356,6 @@ def live_migrate(db: Session, ctx: RequestContext, inst: Instance, host: str | N
 def _forced_claim(db: Session, inst: Instance, host: str,
                   carried: dict[str, dict[str, int]]) -> scheduler.Destination:
     """A forced host bypasses the scheduler, not placement: claim there directly."""
-    from stackling.placement import errors as placement_errors
     from stackling.placement import interface as placement
 
     node = _host_exists(db, host)
@@ -365,7 +364,7 @@ def _forced_claim(db: Session, inst: Instance, host: str,
         allocation.setdefault(rp, {}).update(res)
     try:
         placement.claim_resources(db, inst.uuid, allocation, inst.project_id, inst.user_id)
-    except placement_errors.ClaimFailed:
+    except placement.ClaimFailed:
         raise NoValidHost(reason=f"Unable to migrate instance to host {host}: not enough "
                                  "resources.") from None
     zone = aggregates.host_zones(db).get(host, hosts.DEFAULT_AZ)

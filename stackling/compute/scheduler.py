@@ -297,7 +297,6 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
                routing: _Routing) -> tuple[Destination | None, bool]:
     """One round: fresh candidates, claim the first that takes it. Returns the choice (or
     None) and whether a concurrent update (worth another round) made a claim fail."""
-    from stackling.placement import errors as placement_errors
     from stackling.placement import interface as placement
 
     in_tree = hosts.node_uuid(spec.host) if spec.host else None
@@ -336,11 +335,11 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
                 node = nodes[host][0]
                 return Destination(host, node.hypervisor_hostname,
                                    zones.get(host, hosts.DEFAULT_AZ)), raced
-            if isinstance(outcome, placement_errors.ConcurrentUpdate):
+            if isinstance(outcome, placement.ConcurrentUpdate):
                 raced = True  # another claim took a provider meanwhile: look again
                 break
             full = outcome.kwargs.get("resource_provider") if isinstance(
-                outcome, placement_errors.CapacityExceeded) else None
+                outcome, placement.CapacityExceeded) else None
             if full in picks[0] and outcome.kwargs.get("resource_class") == IPV4:
                 routing.full.add(full)  # that segment is full: another one, same host
                 continue
@@ -353,7 +352,6 @@ def _claim(db: Session, spec: RequestSpec, allocations: dict[str, dict[str, int]
            ) -> ApiError | None:
     """Claim `allocations` for the consumer, retrying a lost generation race a few times;
     the error that stopped it, or None."""
-    from stackling.placement import errors as placement_errors
     from stackling.placement import interface as placement
 
     err: ApiError | None = None
@@ -362,7 +360,7 @@ def _claim(db: Session, spec: RequestSpec, allocations: dict[str, dict[str, int]
             placement.claim_resources(db, spec.consumer, allocations, spec.project_id,
                                       spec.user_id)
             return None
-        except placement_errors.ConcurrentUpdate as exc:
+        except placement.ConcurrentUpdate as exc:
             err = exc
             continue
         except ApiError as exc:

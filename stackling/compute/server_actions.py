@@ -111,12 +111,10 @@ def shelve(db: Session, ctx: RequestContext, inst: Instance) -> None:
 def _drop_shelved_image(db: Session, inst: Instance) -> None:
     """Unshelve deletes the snapshot shelve made (Nova keeps its id in system metadata;
     here the image's `instance_uuid` property and name find it)."""
-    from stackling.image.models import Image
+    from stackling.image import interface as images
 
-    for image in db.scalars(select(Image).where(Image.name == f"{inst.display_name}-shelved",
-                                                Image.owner == inst.project_id)):
-        if (image.properties or {}).get("instance_uuid") == inst.uuid:
-            db.delete(image)
+    images.delete_image_records(db, images.instance_images(
+        db, inst.project_id, inst.uuid, name=f"{inst.display_name}-shelved"))
 
 
 def shelve_offload(db: Session, ctx: RequestContext, inst: Instance) -> None:
@@ -175,7 +173,7 @@ def unshelve(db: Session, ctx: RequestContext, inst: Instance) -> None:
 
 # ------------------------------------------------------------------ images
 def _image(db: Session, ctx: RequestContext, image_ref: str) -> Any:
-    from stackling.image import logic as images
+    from stackling.image import interface as images
 
     image_id = str(image_ref).rstrip("/").rsplit("/", 1)[-1]
     try:
@@ -191,7 +189,7 @@ def _snapshot(db: Session, ctx: RequestContext, inst: Instance, name: str,
               metadata: dict[str, str]) -> str:
     """An image record in the image service, as Nova's snapshot leaves one (no data: there
     is no disk to upload)."""
-    from stackling.image import logic as images
+    from stackling.image import interface as images
 
     base = None
     try:
@@ -209,10 +207,7 @@ def _snapshot(db: Session, ctx: RequestContext, inst: Instance, name: str,
             or "bare",
             "min_disk": inst.flavor.get("root_gb") or 0,
             "min_ram": (base.min_ram if base is not None else 0) or 0, **props}
-    image = images.create_image(db, ctx, body)
-    image.status, image.size = "active", 0
-    db.flush()
-    return image.id
+    return images.create_snapshot(db, ctx, body)
 
 
 def create_image(db: Session, ctx: RequestContext, inst: Instance, name: str,
@@ -393,20 +388,18 @@ def create_backup(db: Session, ctx: RequestContext, inst: Instance, name: str,
                   backup_type: str, rotation: int, metadata: dict[str, str]) -> str:
     """A snapshot marked as a backup; the oldest backups of this type beyond `rotation`
     are deleted, as Nova's rotation does."""
-    from stackling.image.models import Image
+    from stackling.image import interface as images
 
     check_state(ctx, inst, "createBackup", ("active", "stopped", "paused", "suspended"))
     # Image timestamps have second precision: the rotation orders by this property.
     image_id = _snapshot(db, ctx, inst, name, {
         **metadata, "backup_type": backup_type,
         "backup_created_at": utcnow_precise().isoformat()})
-    backups = [i for i in db.scalars(select(Image).where(Image.owner == inst.project_id))
-               if (i.properties or {}).get("instance_uuid") == inst.uuid
-               and (i.properties or {}).get("backup_type") == backup_type]
+    backups = [i for i in images.instance_images(db, inst.project_id, inst.uuid)
+               if (i.properties or {}).get("backup_type") == backup_type]
     backups.sort(key=lambda i: str((i.properties or {}).get("backup_created_at", "")),
                  reverse=True)
-    for old in backups[rotation:]:
-        db.delete(old)
+    images.delete_image_records(db, backups[rotation:])
     record_action(db, ctx, inst, "createBackup", [("compute_backup_instance", inst.host)])
     db.flush()
     return image_id

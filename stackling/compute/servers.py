@@ -123,7 +123,7 @@ def parse_networks(networks: Any) -> Any:
 
 def _check_image(db: Session, ctx: RequestContext, image_ref: str,
                  flavor: Any) -> str:
-    from stackling.image import logic as images
+    from stackling.image import interface as images
 
     image_id = _href_id(image_ref)
     try:

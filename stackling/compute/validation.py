@@ -10,10 +10,10 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
-import uuid
 from typing import Any
 
 from stackling.common import schema as common_schema
+from stackling.common.schema import is_uuid_like
 from stackling.compute.errors import ValidationError
 
 INVALID_NAME = ("An invalid 'name' value was provided. The name must be: printable characters. "
@@ -22,14 +22,6 @@ INVALID_NAME = ("An invalid 'name' value was provided. The name must be: printab
 
 class InvalidName(ValueError):
     pass
-
-
-def is_uuid_like(value: Any) -> bool:
-    """oslo's is_uuid_like: any case, hyphens optional."""
-    try:
-        return str(uuid.UUID(value)).replace("-", "") == str(value).lower().replace("-", "")
-    except (TypeError, ValueError, AttributeError):
-        return False
 
 
 def _ip(version: int) -> Any:

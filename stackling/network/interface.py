@@ -32,6 +32,7 @@ from stackling.network import compute_hooks
 from stackling.network.attributes import Attr, parse_create, parse_update
 from stackling.network.compute_hooks import ComputeHooks
 from stackling.network.core import networks, ports, security_groups, subnets
+from stackling.network.errors import NetworkNotFound
 from stackling.network.querying import Listing, params_from
 
 __all__ = [
@@ -45,6 +46,8 @@ __all__ = [
     "network_segment_aggregates", "segment_free_ipv4", "is_routed_network",
     # compute's side (network.compute_hooks)
     "ComputeHooks", "register_compute", "record_hosts", "port_headroom",
+    # errors callers raise or catch by type (every error is an ApiError with its status)
+    "NetworkNotFound",
 ]
 
 
@@ -353,6 +356,13 @@ def delete_security_group_rule(db: Session, ctx: RequestContext, rule_id: str) -
     from stackling.network.core import security_groups as sgs
 
     sgs.delete_rule(db, ctx, rule_id)
+
+
+def get_security_group_rule(db: Session, ctx: RequestContext, rule_id: str) -> dict[str, Any]:
+    """`GET /v2.0/security-group-rules/{id}`'s rule (its 404 for unknown or hidden)."""
+    from stackling.network.core import security_groups as sgs
+
+    return sgs.render_rules(db, [sgs.get_rule(db, ctx, rule_id)])[0]
 
 
 def list_floatingips(db: Session, ctx: RequestContext, **filters: Any) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.errors import ApiError
-from stackling.compute.validation import is_uuid_like
+from stackling.common.schema import is_uuid_like
 
 
 class NotUnique(Exception):
@@ -45,11 +45,10 @@ def _by_name_or_id(kind: str, items_by_id: Callable[[str], Any],
 # By id, the look-ups read the visible row's few columns a resource uses (`id`, a subnet's
 # `network_id`), not its render; by name, the list (ambiguity is an error).
 def _network_by_id(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
-    from stackling.network import errors
-
-    found = _net().network_briefs(db, ctx, [value])
+    net = _net()
+    found = net.network_briefs(db, ctx, [value])
     if not found:
-        raise errors.NetworkNotFound(net_id=value)
+        raise net.NetworkNotFound(net_id=value)
     return found[0]
 
 
@@ -88,14 +87,14 @@ def find_flavor(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
 
 def find_image(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
     """`{"id"}` of the image `value` names (by id, else by name, as Glance lists it)."""
-    from stackling.image import logic
+    from stackling.image import interface as images
 
     if is_uuid_like(value):
         try:
-            return {"id": logic.get_image(db, ctx, value).id}
+            return {"id": images.get_image(db, ctx, value).id}
         except ApiError:
             pass
-    ids = logic.image_ids_named(db, ctx, value, limit=2)
+    ids = images.image_ids_named(db, ctx, value, limit=2)
     if not ids:
         raise ValueError(f"No image matching {value}.")
     if len(ids) > 1:

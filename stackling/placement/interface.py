@@ -29,6 +29,8 @@ from stackling.placement import (
     traits,
     usages,
 )
+from stackling.placement.allocations import INCOMPLETE_CONSUMER_USER_ID
+from stackling.placement.errors import CapacityExceeded, ClaimFailed, ConcurrentUpdate
 
 __all__ = [
     "ensure_resource_provider", "get_resource_provider", "delete_resource_provider",
@@ -42,6 +44,8 @@ __all__ = [
     "update_inventory_record", "free_capacity", "set_aggregates_for_providers",
     "create_resource_provider_with",
     "errors",
+    # what callers catch or write by name
+    "ClaimFailed", "CapacityExceeded", "ConcurrentUpdate", "INCOMPLETE_CONSUMER_USER_ID",
 ]
 
 

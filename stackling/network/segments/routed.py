@@ -257,7 +257,6 @@ def sync_port(db: Session, port_id: str, *, providers: set[str] | None = None,
     (a claim replaces whatever the consumer holds anyway: the result is exact). `facts`:
     the port's `_PORT_FACTS` rows, when the caller read them (and its network)."""
     from stackling.placement import interface as placement
-    from stackling.placement.allocations import INCOMPLETE_CONSUMER_USER_ID
 
     if facts is None:
         wanted, project_id, network_id = _port_claim(db, port_id, providers)
@@ -275,7 +274,7 @@ def sync_port(db: Session, port_id: str, *, providers: set[str] | None = None,
             return
     try:
         placement.claim_resources(db, port_id, wanted, project_id or "",
-                                  INCOMPLETE_CONSUMER_USER_ID, consumer_type=CONSUMER_TYPE)
+                                  placement.INCOMPLETE_CONSUMER_USER_ID, consumer_type=CONSUMER_TYPE)
     except placement.errors.ClaimFailed:
         raise errors.IpAddressGenerationFailure(net_id=network_id) from None
 
@@ -449,7 +448,6 @@ def _claim_new_addresses(db: Session, port_id: str, network_id: str, segments: s
     claimed. False when that is not the whole story (an address on a segment without a
     provider, or a provider without IPv4 inventory): the caller recomputes everything."""
     from stackling.placement import interface as placement
-    from stackling.placement.allocations import INCOMPLETE_CONSUMER_USER_ID
 
     wanted = {seg: {IPV4: int(n)} for seg, version, n, _owner, _project in rows if version == 4}
     if not wanted:
@@ -457,7 +455,7 @@ def _claim_new_addresses(db: Session, port_id: str, network_id: str, segments: s
     lock_segments(db, segments)
     try:
         placement.claim_resources(db, port_id, wanted, rows[0][4] or "",
-                                  INCOMPLETE_CONSUMER_USER_ID, consumer_type=CONSUMER_TYPE)
+                                  placement.INCOMPLETE_CONSUMER_USER_ID, consumer_type=CONSUMER_TYPE)
     except placement.errors.BadRequest:
         return False  # a segment without a provider
     except placement.errors.ClaimFailed as err:

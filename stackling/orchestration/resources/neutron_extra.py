@@ -215,10 +215,7 @@ class SecurityGroupRule(Resource):
         return None
 
     def show(self) -> Any:
-        from stackling.network.core import security_groups
-
-        rule = security_groups.get_rule(self.db, self.ctx, self.resource_id or "")
-        return security_groups.render_rules(self.db, [rule])[0]
+        return net().get_security_group_rule(self.db, self.ctx, self.resource_id or "")
 
     def handle_check(self) -> None:
         self.show()

@@ -21,10 +21,10 @@ def _authorize(resource: Resource, action: str, target: dict[str, Any] | None = 
         raise PolicyNotAuthorized(action=rule)
 
 
-def _validate(schemas: dict[str, Any], body: dict[str, Any]) -> None:
-    from stackling.compute import microversions, validation
+def _compute() -> Any:
+    from stackling.compute import interface
 
-    validation.validate(microversions.pick(microversions.MAX, schemas), body)
+    return interface
 
 
 @register("OS::Nova::KeyPair")
@@ -53,8 +53,7 @@ class KeyPair(Resource):
         return self.properties.get("user") or self.ctx.user_id or ""
 
     def handle_create(self) -> Any:
-        from stackling.compute import keypairs, quotas, schemas
-
+        compute = _compute()
         user_id = self._user_id()
         body: dict[str, Any] = {"name": self.properties["name"]}
         for key in ("public_key", "type"):
@@ -62,12 +61,12 @@ class KeyPair(Resource):
                 body[key] = self.properties[key]
         if self.properties.get("user"):
             body["user_id"] = user_id
-        _validate(schemas.KEYPAIR_CREATE, {"keypair": body})
+        compute.validate_request("keypair_create", {"keypair": body})
         _authorize(self, "os-keypairs:create", {"user_id": user_id})
-        quotas.check_key_pairs(self.db, self.ctx.project_id or "", user_id)
-        keypair, private = keypairs.create_keypair(self.db, user_id, body["name"],
-                                                   body.get("public_key"),
-                                                   body.get("type", "ssh"))
+        compute.check_key_pairs_quota(self.db, self.ctx.project_id or "", user_id)
+        keypair, private = compute.create_keypair(self.db, user_id, body["name"],
+                                                  body.get("public_key"),
+                                                  body.get("type", "ssh"))
         self.set_resource_id(keypair.name)
         self.data_set("user_id", user_id)
         if private is not None and self.properties.get("save_private_key"):
@@ -75,23 +74,19 @@ class KeyPair(Resource):
         return None
 
     def handle_delete(self) -> Any:
-        from stackling.compute import keypairs
-
         if self.resource_id is None:
             return None
         try:
-            keypairs.delete_keypair(self.db, self.data_get("user_id") or self._user_id(),
-                                    self.resource_id)
+            _compute().delete_keypair(self.db, self.data_get("user_id") or self._user_id(),
+                                      self.resource_id)
         except ApiError as err:
             if err.status != 404:
                 raise
         return None
 
     def show(self) -> Any:
-        from stackling.compute import keypairs
-
-        kp = keypairs.get_keypair(self.db, self.data_get("user_id") or self._user_id(),
-                                  self.resource_id or "")
+        kp = _compute().get_keypair(self.db, self.data_get("user_id") or self._user_id(),
+                                    self.resource_id or "")
         return {"name": kp.name, "public_key": kp.public_key, "fingerprint": kp.fingerprint,
                 "type": kp.type, "user_id": kp.user_id}
 
@@ -140,8 +135,7 @@ class Flavor(Resource):
     }
 
     def handle_create(self) -> Any:
-        from stackling.compute import flavors, schemas
-
+        compute = _compute()
         p = self.properties
         flavor: dict[str, Any] = {
             "name": p.get("name") or self.physical_resource_name(), "ram": p["ram"],
@@ -152,48 +146,44 @@ class Flavor(Resource):
             flavor["id"] = p["flavorid"]
         if p.get("description") is not None:
             flavor["description"] = p["description"]
-        _validate(schemas.FLAVOR_CREATES, {"flavor": flavor})
+        compute.validate_request("flavor_create", {"flavor": flavor})
         _authorize(self, "os-flavor-manage:create")
-        created = flavors.create_flavor(self.db, self.ctx, flavor)
+        created = compute.create_flavor(self.db, self.ctx, flavor)
         self.set_resource_id(created.flavorid)
         if p.get("extra_specs"):
             _authorize(self, "os-flavor-extra-specs:create")
-            flavors.set_extra_specs(self.db, self.ctx, created.flavorid, p["extra_specs"])
+            compute.set_flavor_extra_specs(self.db, self.ctx, created.flavorid,
+                                           p["extra_specs"])
         return None
 
     def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:
-        from stackling.compute import flavors
-
+        compute = _compute()
         if "extra_specs" in changed:
             _authorize(self, "os-flavor-extra-specs:update")
             new = {k: str(v) for k, v in (self.properties.get("extra_specs") or {}).items()}
             for key in set(old_properties.get("extra_specs") or {}) - set(new):
-                flavors.delete_extra_spec(self.db, self.ctx, self.resource_id or "", key)
+                compute.delete_flavor_extra_spec(self.db, self.ctx, self.resource_id or "", key)
             if new:
-                flavors.set_extra_specs(self.db, self.ctx, self.resource_id or "", new)
+                compute.set_flavor_extra_specs(self.db, self.ctx, self.resource_id or "", new)
         if "description" in changed:
             _authorize(self, "os-flavor-manage:update")
-            flavors.set_description(self.db, self.ctx, self.resource_id or "",
-                                    self.properties.get("description"))
+            compute.set_flavor_description(self.db, self.ctx, self.resource_id or "",
+                                           self.properties.get("description"))
         return None
 
     def handle_delete(self) -> Any:
-        from stackling.compute import flavors
-
         if self.resource_id is None:
             return None
         _authorize(self, "os-flavor-manage:delete")
         try:
-            flavors.delete_flavor(self.db, self.ctx, self.resource_id)
+            _compute().delete_flavor(self.db, self.ctx, self.resource_id)
         except ApiError as err:
             if err.status != 404:
                 raise
         return None
 
     def show(self) -> Any:
-        from stackling.compute import flavors
-
-        f = flavors.get_flavor(self.db, self.ctx, self.resource_id or "")
+        f = _compute().get_flavor(self.db, self.ctx, self.resource_id or "")
         return {"id": f.flavorid, "name": f.name, "ram": f.memory_mb, "vcpus": f.vcpus,
                 "disk": f.root_gb, "swap": f.swap, "OS-FLV-EXT-DATA:ephemeral": f.ephemeral_gb,
                 "rxtx_factor": f.rxtx_factor, "os-flavor-access:is_public": f.is_public,
