@@ -84,6 +84,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.environ["STACKLING_HTTP__CLIENT_TIMEOUT"] = str(limits.client_timeout)
     common = dict(host=settings.host, port=settings.port, log_level=log_level,
                   access_log=False, log_config=None, timeout_keep_alive=limits.keep_alive_timeout,
+                  # A stop waits this long for requests in flight, then cancels their SQL.
+                  timeout_graceful_shutdown=limits.shutdown_timeout,
                   http="stackling.common.server:TimedH11Protocol",
                   # X-Forwarded-* rewrite the client and scheme only behind a trusted proxy
                   proxy_headers=limits.enable_proxy_headers_parsing, forwarded_allow_ips="*")

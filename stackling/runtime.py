@@ -19,6 +19,7 @@ from sqlalchemy import String, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from stackling.common import statements
 from stackling.common.context import RequestContext
 from stackling.common.db import Base, Database, UTCDateTime, utcnow
 from stackling.common.http import Service
@@ -63,6 +64,8 @@ class Runtime:
         self.settings = settings
         self.components = components
         self.db = Database(settings.db_url)
+        # Each statement's deadline, and cancellation of requests nobody waits for.
+        statements.install(self.db.engine, settings.http.statement_timeout)
         self.enforcer = Enforcer(load_policy_file(settings.policy_file))
         for component in components:
             self.enforcer.register(component.policies)

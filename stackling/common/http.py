@@ -26,7 +26,7 @@ from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
 from starlette.routing import Router
 
-from stackling.common import access_rules, errors, limits
+from stackling.common import access_rules, errors, limits, statements
 from stackling.common.context import RequestContext, new_request_id
 from stackling.common.db import is_deadlock, retry_on_conflict
 from stackling.common.microversion import Version, VersionSpec
@@ -293,7 +293,11 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
             ready = runtime.ready.get(service.component or "")
             if ready is not None and not ready.is_set():
                 await run_in_threadpool(ready.wait)  # the service's start hook is running
-            response = await run_in_threadpool(_run, rq, route, handler)
+            # A read's SQL is cancelled if its client leaves; any request's when a stop
+            # has waited for it long enough (common/statements.py).
+            response = await statements.guarded(
+                request.receive if method in READ_METHODS and not route.stream else None,
+                lambda: run_in_threadpool(_run, rq, route, handler))
         except errors.ApiError as err:
             response = _render_error(rq, err)
         except Exception:  # noqa: BLE001 - the last resort: a family 500, logged

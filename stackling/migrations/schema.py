@@ -12,6 +12,8 @@ from pathlib import Path
 from sqlalchemy import MetaData, inspect, text
 from sqlalchemy.engine import Engine
 
+from stackling.common import statements
+
 VERSIONS = Path(__file__).parent / "versions"
 MODEL_MODULES = [
     "stackling.runtime",
@@ -88,6 +90,7 @@ def upgrade(engine: Engine) -> bool:
 
     cfg = alembic_config(str(engine.url.render_as_string(hide_password=False)))
     with engine.begin() as conn:
+        statements.lift_deadline(conn)  # a migration may take longer than a request
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "heads")
     return True
