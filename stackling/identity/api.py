@@ -195,9 +195,10 @@ def issue_token(rq: ApiRequest) -> Any:
         from stackling.identity import app_credentials
 
         data = app_credentials.authenticate(rq.db, settings.token_expiration, auth["identity"],
-                                            auth.get("scope"))
+                                            auth.get("scope"), settings.password_hash_rounds)
     else:
-        data = logic.authenticate(rq.db, _keys(rq), settings.token_expiration, auth, existing)
+        data = logic.authenticate(rq.db, _keys(rq), settings.token_expiration, auth, existing,
+                                  settings.password_hash_rounds)
     token = tokens.issue(rq.db, _keys(rq), data)
     body = logic.render_token(rq.db, data, rq.base_url, include_catalog="nocatalog" not in rq.query)
     return json_response({"token": body}, 201, {"X-Subject-Token": token})

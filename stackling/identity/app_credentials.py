@@ -185,7 +185,7 @@ def _find(db: Session, ref: dict[str, Any]) -> ApplicationCredential | None:
 
 
 def authenticate(db: Session, expiration: int, identity: dict[str, Any],
-                 scope: Any) -> tokens.TokenData:
+                 scope: Any, rounds: int = 10) -> tokens.TokenData:
     """The `application_credential` auth method: a token scoped to the credential's
     project with the credential's roles the user still holds."""
     ref = identity.get(METHOD)
@@ -196,7 +196,8 @@ def authenticate(db: Session, expiration: int, identity: dict[str, Any],
     if scope:
         raise Unauthorized("Application credentials cannot request a scope.")
     cred = _find(db, ref)
-    if cred is None or not logic.check_password(ref["secret"], cred.secret_hash):
+    if not logic.verify_password(ref["secret"], cred.secret_hash if cred else None,
+                                 rounds) or cred is None:
         raise Unauthorized("Invalid application credential.")
     now = dt.datetime.now(dt.UTC)
     if cred.expires_at is not None and cred.expires_at <= now:

@@ -51,6 +51,21 @@ def check_password(password: str, hashed: str | None) -> bool:
         return False
 
 
+_DUMMY_HASHES: dict[int, str] = {}
+
+
+def verify_password(password: str, hashed: str | None, rounds: int) -> bool:
+    """check_password that costs one bcrypt check even when there is no hash to check (an
+    unknown user, a wrong domain, a user without a password): a login takes as long
+    whether or not the user exists, so its time does not tell."""
+    if hashed:
+        return check_password(password, hashed)
+    if rounds not in _DUMMY_HASHES:  # no one's password, at the deployment's cost
+        _DUMMY_HASHES[rounds] = hash_password(uuid.uuid4().hex, rounds)
+    check_password(password, _DUMMY_HASHES[rounds])
+    return False
+
+
 # ------------------------------------------------------------------ lookups
 def get_domain(db: Session, domain_id: str) -> Domain:
     domain = db.get(Domain, domain_id)
@@ -180,7 +195,8 @@ def revoke_grant(db: Session, kind: str, actor_id: str, target_id: str, role_id:
 
 # ------------------------------------------------------------------ authentication
 def authenticate(db: Session, keys: tokens.KeyRing, expiration: int,
-                 auth: dict[str, Any], existing: tokens.TokenData | None) -> tokens.TokenData:
+                 auth: dict[str, Any], existing: tokens.TokenData | None,
+                 rounds: int = 10) -> tokens.TokenData:
     """Check the identity methods and the scope; return the new token's data.
 
     `auth` has been shape-checked by the API; every failure of the credentials
@@ -191,7 +207,9 @@ def authenticate(db: Session, keys: tokens.KeyRing, expiration: int,
     if "password" in methods:
         user_ref = identity["password"]["user"]
         user = find_user(db, user_ref)
-        if user is None or not check_password(str(user_ref.get("password", "")), user.password_hash):
+        # A disabled user's password is checked too (below): all failures cost the same.
+        if not verify_password(str(user_ref.get("password", "")),
+                               user.password_hash if user else None, rounds) or user is None:
             raise Unauthorized()
         audit_ids = [tokens.new_audit_id()]
         expires = None
