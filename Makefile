@@ -7,7 +7,7 @@ DATA_DIR ?= .stackling
 PORT ?= 8900
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint bench clean browser screenshots
+.PHONY: install run test lint bench clean browser screenshots dataplane-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ run: $(STAMP)
 	@$(BIN)/python -m compileall -q stackling
 	$(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)
 
-test: $(STAMP) browser
+test: $(STAMP) browser dataplane-deps
 	$(BIN)/ruff check stackling tests bench
 	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
@@ -30,6 +30,13 @@ test: $(STAMP) browser
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# The dataplane's tools (dataplane.driver netns): Debian's busybox, dnsmasq, nftables, dropbear.
+dataplane-deps:
+	@for t in busybox dnsmasq nft dropbear; do command -v $$t >/dev/null 2>&1 || \
+	  [ -x /usr/sbin/$$t ] || missing=1; done; [ -z "$$missing" ] || [ "$$(id -u)" != 0 ] || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    busybox-static dnsmasq-base nftables dropbear-bin >/dev/null; }
 
 # Regenerates the console screenshots in docs/ from a fresh demo cloud.
 screenshots: $(STAMP) browser

@@ -106,6 +106,7 @@ def create_app(runtime: Runtime | None = None) -> Any:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         nonlocal loader
         runtime.start(background=True)
+        dataplane = _start_dataplane(runtime.settings)
         metrics.load_in_background()
         if pending:
             loader = threading.Thread(target=load_pending, name="load-services", daemon=True)
@@ -115,6 +116,8 @@ def create_app(runtime: Runtime | None = None) -> Any:
         finally:
             if loader is not None:
                 loader.join(timeout=60)
+            if dataplane is not None:
+                dataplane.stop()
             runtime.stop()
             runtime.db.dispose()
 
@@ -122,6 +125,20 @@ def create_app(runtime: Runtime | None = None) -> Any:
                     lifespan=lifespan)
     app.state.runtime = runtime
     return _PathNormalizer(app, runtime, [prefix for _, prefix in pending])
+
+
+def _start_dataplane(settings: Settings) -> Any:
+    """The dataplane (driver netns) where the machine allows it; else one line saying why."""
+    if settings.dataplane.driver != "netns":
+        return None
+    from stackling.dataplane import interface as dataplane
+
+    reason = dataplane.unavailable_reason()
+    if reason is not None:
+        LOG.warning("dataplane: driver netns not started: %s; servers stay database rows", reason)
+        return None
+    dataplane.start(settings)
+    return dataplane
 
 
 def _mount(runtime: Runtime, component: Any) -> Mount:

@@ -188,6 +188,33 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
+def cmd_dataplane_down(args: argparse.Namespace) -> int:
+    """Remove every kernel object and process of the cloud (namespaces, links, nftables
+    tables, dnsmasq, guests)."""
+    from stackling.config import load_settings
+    from stackling.dataplane import interface as dataplane
+
+    removed = dataplane.down(load_settings(**_settings_overrides(args)))
+    print(f"removed {len(removed)} namespace(s)" + (f": {' '.join(removed)}" if removed else ""))
+    return 0
+
+
+def cmd_outside(args: argparse.Namespace) -> int:
+    """Run CMD in the cloud's outside namespace, where its external network is reachable."""
+    from stackling.config import load_settings
+    from stackling.dataplane import interface as dataplane
+
+    namespace = dataplane.outside_namespace(load_settings(**_settings_overrides(args)))
+    if not Path(f"/run/netns/{namespace}").exists():
+        raise StartupError(f"outside: no namespace {namespace}: is the cloud serving with "
+                           "dataplane.driver netns?")
+    command = [a for a in args.cmd if a != "--"] if args.cmd[:1] == ["--"] else args.cmd
+    if not command:
+        raise StartupError("outside: give a command after --")
+    os.execvp("nsenter", ["nsenter", f"--net=/run/netns/{namespace}", "--", *command])
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stackling")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -228,6 +255,15 @@ def build_parser() -> argparse.ArgumentParser:
                                          "(placement, bindings) and what it must be")
     common(audit)
     audit.set_defaults(fn=cmd_audit)
+    dp = sub.add_parser("dataplane", help="the cloud's kernel objects (dataplane.driver netns)")
+    dp_sub = dp.add_subparsers(dest="dataplane", required=True)
+    down = dp_sub.add_parser("down", help="remove every kernel object and process of the cloud")
+    common(down)
+    down.set_defaults(fn=cmd_dataplane_down)
+    outside = sub.add_parser("outside", help="run a command in the cloud's outside namespace")
+    common(outside)
+    outside.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]")
+    outside.set_defaults(fn=cmd_outside)
     return parser
 
 

@@ -175,6 +175,50 @@ def set_server_tags(db: Session, ctx: RequestContext, server_id: str, tags: list
     servers.set_tags(db, inst, list(dict.fromkeys(tags)))
 
 
+# ------------------------------------------------------------------ for the dataplane
+# Power states a hypervisor holds a guest in, by vm_state (the rest has no guest).
+_GUEST_STATES = {"active": "running", "rescued": "running", "paused": "paused",
+                 "resized": "running"}
+# Actions after which the guest boots again (its boot count changes).
+_BOOTING_ACTIONS = ("reboot", "rebuild", "start", "resize", "confirmResize", "revertResize",
+                    "unshelve", "resume", "migrate", "live-migration", "evacuate")
+
+
+def dataplane_servers(db: Session) -> list[dict[str, Any]]:
+    """Every server on a host with what its guest needs: `state` running | paused | off,
+    `boots` (changes when the server is rebooted, rebuilt, started...), the key's public
+    key and the decoded user data (stackling/dataplane)."""
+    import base64
+
+    from sqlalchemy import func
+
+    from stackling.compute.models import InstanceAction
+
+    boots = dict(db.execute(select(InstanceAction.instance_uuid, func.count())
+                            .where(InstanceAction.action.in_(_BOOTING_ACTIONS))
+                            .group_by(InstanceAction.instance_uuid)).all())
+    rows = db.execute(select(Instance.uuid, Instance.display_name, Instance.hostname,
+                             Instance.vm_state, Instance.key_name, Instance.key_data,
+                             Instance.user_data,
+                             Instance.host, Instance.image_ref, Instance.project_id,
+                             Instance.availability_zone, Instance.metadata_,
+                             Instance.launched_at).where(Instance.host.is_not(None))).all()
+    out = []
+    for r in rows:
+        try:
+            user_data = base64.b64decode(r.user_data) if r.user_data else None
+        except ValueError:
+            user_data = None
+        out.append({"id": r.uuid, "name": r.display_name, "hostname": r.hostname or "",
+                    "state": _GUEST_STATES.get(r.vm_state, "off"), "vm_state": r.vm_state,
+                    "key_name": r.key_name, "key_data": r.key_data, "user_data": user_data, "host": r.host,
+                    "image_ref": r.image_ref, "project_id": r.project_id,
+                    "availability_zone": r.availability_zone, "metadata": r.metadata_ or {},
+                    "boots": boots.get(r.uuid, 0),
+                    "launched_at": r.launched_at.isoformat() if r.launched_at else None})
+    return out
+
+
 # ------------------------------------------------------------------ key pairs and flavors
 # For orchestration's OS::Nova::KeyPair and OS::Nova::Flavor: the steps of the REST
 # handlers (the caller checks Nova's policy itself, between validation and the write).

@@ -273,8 +273,17 @@ def _check_on_host(inst: Instance, method: str) -> None:
 
 
 def console_output(inst: Instance, length: int | None) -> str:
-    """A plausible boot log of the server's image and NICs (`length`: its last lines)."""
+    """The guest's console log when the dataplane runs it, else a plausible boot log of the
+    server's image and NICs (`length`: its last lines)."""
     _check_on_host(inst, "get_console_output")
+    from stackling.dataplane.interface import console_log
+
+    guest_log = console_log(inst.uuid)
+    if guest_log is not None:
+        lines = guest_log.splitlines()
+        if length is not None and length >= 0:
+            lines = lines[-length:] if length else []
+        return "\n".join(lines) + ("\n" if lines else "")
     started = inst.launched_at or inst.created_at
     stamp = 0.0
     lines = []

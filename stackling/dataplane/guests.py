@@ -49,9 +49,10 @@ class GuestSpec:
     name: str
     user: str
     nics: tuple[tuple[str, str, int], ...]  # (port id, MAC, MTU), eth0 first
+    boots: int = 0  # the server's boot count: a reboot or rebuild boots the guest again
 
     def token(self) -> str:
-        return repr((self.name, self.user, self.nics))
+        return repr((self.name, self.user, self.nics, self.boots))
 
 
 class Guests:

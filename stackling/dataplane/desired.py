@@ -1,0 +1,84 @@
+"""The desired state, read through the services' interfaces in one read transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import netaddr
+from sqlalchemy.orm import Session
+
+from stackling.common.context import admin_context
+from stackling.compute import interface as compute
+from stackling.network import interface as network
+
+DHCP_OWNER = "network:dhcp"
+ROUTER_INTERFACE_OWNERS = ("network:router_interface", "network:ha_router_replicated_interface",
+                           "network:router_interface_distributed")
+GATEWAY_OWNER = "network:router_gateway"
+
+
+@dataclass
+class Desired:
+    networks: dict[str, dict[str, Any]]
+    subnets: dict[str, dict[str, Any]]
+    ports: dict[str, dict[str, Any]]
+    servers: dict[str, dict[str, Any]]
+    routers: dict[str, dict[str, Any]]
+    floating_ips: list[dict[str, Any]]
+    security_groups: dict[str, dict[str, Any]]
+    # ports by device id, in creation order (a server's eth0 is its first port)
+    by_device: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for port in sorted(self.ports.values(), key=lambda p: (p.get("created_at") or "", p["id"])):
+            self.by_device.setdefault(port["device_id"], []).append(port)
+
+    def prefixlen(self, subnet_id: str) -> int:
+        return netaddr.IPNetwork(self.subnets[subnet_id]["cidr"]).prefixlen
+
+    def ipv4(self, port: dict[str, Any]) -> list[tuple[str, str]]:
+        """(subnet id, address) of the port's IPv4 fixed IPs on subnets we know."""
+        return [(ip["subnet_id"], ip["ip_address"]) for ip in port["fixed_ips"]
+                if ip["subnet_id"] in self.subnets and ":" not in ip["ip_address"]]
+
+    def dhcp_subnets(self, network_id: str) -> list[dict[str, Any]]:
+        net = self.networks[network_id]
+        return [self.subnets[s] for s in net.get("subnets", [])
+                if s in self.subnets and self.subnets[s]["enable_dhcp"]
+                and self.subnets[s]["ip_version"] == 4]
+
+    def dhcp_port(self, network_id: str) -> dict[str, Any] | None:
+        return next((p for p in self.ports.values()
+                     if p["network_id"] == network_id and p["device_owner"] == DHCP_OWNER), None)
+
+
+def read(db: Session) -> Desired:
+    ctx = admin_context()
+    networks = {n["id"]: n for n in network.list_networks(db, ctx)}
+    subnets = {s["id"]: s for s in network.list_subnets(db, ctx)}
+    ports = {p["id"]: p for p in network.list_ports(db, ctx)}
+    servers = {s["id"]: s for s in compute.dataplane_servers(db)}
+    router_ids = {p["device_id"] for p in ports.values()
+                  if p["device_owner"] in (*ROUTER_INTERFACE_OWNERS, GATEWAY_OWNER)}
+    routers = {}
+    for router_id in sorted(router_ids):
+        try:
+            routers[router_id] = network.get_resource(db, ctx, "router", router_id)
+        except Exception:  # noqa: BLE001 - a port whose router is going away
+            continue
+    fips = [f for f in network.list_floating_ips(db, ctx) if f.get("port_id")]
+    groups = {g["id"]: g for g in network.list_security_groups(db, ctx)}
+    return Desired(networks, subnets, ports, servers, routers, fips, groups)
+
+
+def ensure_dhcp_port(db: Session, network_id: str, device_id: str, subnet_ids: list[str],
+                     project_id: str) -> None:
+    """The network's DHCP port, as Neutron's DHCP agent asks for one: its address is the
+    DHCP server's and the metadata route's next hop."""
+    ctx = admin_context()
+    if network.list_ports(db, ctx, network_id=network_id, device_owner=DHCP_OWNER):
+        return
+    network.create_port(db, ctx, {"network_id": network_id, "device_owner": DHCP_OWNER,
+                                  "device_id": device_id, "project_id": project_id,
+                                  "fixed_ips": [{"subnet_id": s} for s in subnet_ids]})

@@ -1,0 +1,82 @@
+"""The dataplane's in-process interface: start/stop in a serving process, the console log
+compute serves, and what `stackling dataplane down` and `stackling outside` need."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+_LOOP: Any = None
+_CONSOLE_DIR: Path | None = None
+TOOLS = ("nsenter", "unshare", "dnsmasq", "nft", "dropbear", "busybox", "setpriv", "chroot")
+
+
+def unavailable_reason() -> str | None:
+    """Why this machine cannot run the netns driver, or None when it can."""
+    if os.geteuid() != 0:
+        return "not root"
+    missing = [t for t in TOOLS if shutil.which(t) is None
+               and not Path(f"/usr/sbin/{t}").exists()]
+    if missing:
+        return f"missing {', '.join(missing)} (make dataplane-deps)"
+    try:
+        import pyroute2  # noqa: F401
+    except ImportError:
+        return "pyroute2 is not installed"
+    if not Path("/proc/self/ns/net").exists():
+        return "no network namespaces"
+    return None
+
+
+def start(settings: Any) -> None:
+    """Run the dataplane loop in this process (it programs the kernel while it holds the
+    cloud's lease); every process serves console logs."""
+    global _LOOP, _CONSOLE_DIR
+    _CONSOLE_DIR = settings.data_dir.resolve() / "dataplane" / "console"
+    if _LOOP is None:
+        from stackling.dataplane.service import DataplaneLoop
+
+        _LOOP = DataplaneLoop(settings)
+        _LOOP.start()
+
+
+def stop() -> None:
+    global _LOOP
+    if _LOOP is not None:
+        _LOOP.stop()
+        _LOOP = None
+
+
+def console_log(server_id: str) -> str | None:
+    """The guest's console output, or None when this cloud runs no guests."""
+    if _CONSOLE_DIR is None:
+        return None
+    try:
+        return (_CONSOLE_DIR / f"{server_id}.log").read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def down(settings: Any) -> list[str]:
+    """Remove every kernel object and process of the cloud; the namespaces that were there."""
+    from stackling.common.db import Database
+    from stackling.dataplane import kernel
+    from stackling.dataplane.names import cloud_prefix
+    from stackling.dataplane.reconciler import Reconciler
+
+    prefix = cloud_prefix(settings.db_url)
+    before = kernel.list_namespaces(prefix)
+    database = Database(settings.db_url)
+    try:
+        Reconciler(database, prefix, settings.data_dir.resolve()).teardown()
+    finally:
+        database.dispose()
+    return before
+
+
+def outside_namespace(settings: Any) -> str:
+    from stackling.dataplane.names import Names, cloud_prefix
+
+    return Names(cloud_prefix(settings.db_url)).outside

@@ -1,0 +1,351 @@
+"""The level-triggered reconciler: each pass reads the desired state and makes the cloud's
+kernel objects match it (create what is missing, fix what differs, delete what no longer
+belongs), one object at a time, so one failing object never blocks the others and the
+next pass retries it. A pass from nothing (a start after kill -9) converges the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import netaddr
+
+from stackling.common.db import Database
+from stackling.dataplane import desired as desired_
+from stackling.dataplane import kernel, rootfs
+from stackling.dataplane.dhcp import METADATA_IP, DhcpConfig, DhcpServers, DhcpSubnet
+from stackling.dataplane.guests import Guests, GuestSpec
+from stackling.dataplane.metadata import MetadataServers, documents
+from stackling.dataplane.names import Names
+
+LOG = logging.getLogger(__name__)
+DEFAULT_USER = "cirros"
+
+
+class Reconciler:
+    def __init__(self, database: Database, prefix: str, data_dir: Path) -> None:
+        self.database = database
+        self.names = Names(prefix)
+        self.run_dir = Path("/run/stackling") / prefix
+        self.console_dir = data_dir / "dataplane" / "console"
+        self.guests = Guests(self.run_dir, self.run_dir / "rootfs", self.console_dir)
+        self.dhcp = DhcpServers(self.run_dir)
+        self.metadata = MetadataServers(self._metadata_for)
+        self._docs: dict[tuple[str, str], dict[str, Any]] = {}
+        self.failures: dict[str, str] = {}  # object key -> last error, retried next pass
+        self._nft: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ one pass
+    def reconcile(self) -> bool:
+        """One full pass; True when every object converged."""
+        self.failures = {}
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir.chmod(0o755)
+        rootfs.build(self.run_dir / "rootfs")
+        with self.database.transaction(write=False) as db:
+            d = desired_.read(db)
+        self._ensure_dhcp_ports(d)
+        kernel.ensure_namespace(self.names.fabric)
+        keep_ns = {self.names.fabric}
+        with kernel.Ns(self.names.fabric) as fabric:
+            bridges = self._networks(d, fabric)
+            keep_links = set(bridges.values())
+            keep_ns |= self._outside(d, fabric, bridges, keep_links)
+            keep_ns |= self._dhcp_servers(d, fabric, bridges, keep_links)
+            keep_ns |= self._routers(d, fabric, bridges, keep_links)
+            keep_ns |= self._guests(d, fabric, bridges, keep_links)
+            for name, _link in fabric.links().items():
+                if self.names.owns(name) and name not in keep_links:
+                    self._try(f"link {name}", fabric.delete_link, name)
+        for name in kernel.list_namespaces(self.names.prefix):
+            if name not in keep_ns:
+                self._try(f"namespace {name}", kernel.remove_namespace, name)
+        if self.failures:
+            LOG.warning("dataplane: %d object(s) not converged, retried next pass: %s",
+                        len(self.failures), "; ".join(f"{k}: {v}" for k, v in
+                                                      sorted(self.failures.items())[:5]))
+        return not self.failures
+
+    def _try(self, key: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - per-object retry on the next pass
+            LOG.debug("dataplane: %s failed", key, exc_info=True)
+            self.failures[key] = f"{type(exc).__name__}: {exc}"
+            return None
+
+    # ------------------------------------------------------------------ L2
+    def _networks(self, d: desired_.Desired, fabric: kernel.Ns) -> dict[str, str]:
+        """A bridge per network in the fabric namespace, named by its segment, at its MTU."""
+        bridges = {}
+        for net in d.networks.values():
+            name = self.names.bridge(net.get("provider:network_type") or "local",
+                                     net.get("provider:segmentation_id"), net["id"])
+            if net.get("provider:network_type") == "flat":
+                name = self.names.bridge("flat", None, net["id"])
+            if self._try(f"bridge {name}", fabric.ensure_bridge, name, net.get("mtu") or 1500):
+                bridges[net["id"]] = name
+        return bridges
+
+    def _plug(self, fabric: kernel.Ns, bridges: dict[str, str], keep_links: set[str],
+              d: desired_.Desired, port: dict[str, Any], namespace: str, inside: str) -> bool:
+        bridge = bridges.get(port["network_id"])
+        if bridge is None:
+            return False
+        tap = self.names.tap(port["id"])
+        keep_links.add(tap)
+        mtu = d.networks[port["network_id"]].get("mtu") or 1500
+        return self._try(f"port {port['id']}", fabric.ensure_veth_into, tap,
+                         self.names.peer(port["id"]), namespace, inside, bridge=bridge,
+                         mac=port["mac_address"], mtu=mtu) is not False and \
+            f"port {port['id']}" not in self.failures
+
+    # ------------------------------------------------------------------ outside
+    def _outside(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
+                 keep_links: set[str]) -> set[str]:
+        """The outside world: a namespace on every external network, holding its subnets'
+        gateway addresses (where DevStack's br-ex holds them)."""
+        ns = self.names.outside
+        self._try("namespace outside", kernel.ensure_namespace, ns)
+        for net in d.networks.values():
+            if not net.get("router:external") or net["id"] not in bridges:
+                continue
+            link = self.names._name("o", net["id"])
+            inside = "ex-" + net["id"][:8]
+            keep_links.add(link)
+            self._try(f"outside {net['id']}", fabric.ensure_veth_into, link,
+                      self.names._name("q", net["id"]), ns, inside, bridge=bridges[net["id"]],
+                      mac=None, mtu=net.get("mtu") or 1500)
+            cidrs = [f"{s['gateway_ip']}/{netaddr.IPNetwork(s['cidr']).prefixlen}"
+                     for s in (d.subnets.get(i) for i in net.get("subnets", []))
+                     if s and s.get("gateway_ip") and s["ip_version"] == 4]
+
+            def address(inside: str = inside, cidrs: list[str] = cidrs) -> None:
+                with kernel.Ns(ns) as out:
+                    out.ensure_addresses(inside, cidrs)
+
+            self._try(f"outside {net['id']} addresses", address)
+        return {ns}
+
+    # ------------------------------------------------------------------ DHCP + metadata
+    def _ensure_dhcp_ports(self, d: desired_.Desired) -> None:
+        for net_id, net in d.networks.items():
+            subnets = d.dhcp_subnets(net_id)
+            if subnets and d.dhcp_port(net_id) is None and not net.get("router:external"):
+                def create(net_id: str = net_id, net: dict[str, Any] = net,
+                           subnets: list[dict[str, Any]] = subnets) -> None:
+                    with self.database.transaction() as db:
+                        desired_.ensure_dhcp_port(db, net_id, f"dhcp{self.names.prefix}-{net_id}",
+                                                  [s["id"] for s in subnets], net["project_id"])
+
+                self._try(f"dhcp port {net_id}", create)
+        if any(k.startswith("dhcp port") for k in self.failures) or any(
+                d.dhcp_subnets(n) and d.dhcp_port(n) is None and not net.get("router:external")
+                for n, net in d.networks.items()):
+            with self.database.transaction(write=False) as db:
+                fresh = desired_.read(db)
+            d.ports, d.by_device = fresh.ports, fresh.by_device
+
+    def _dhcp_servers(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
+                      keep_links: set[str]) -> set[str]:
+        keep = set()
+        docs: dict[tuple[str, str], dict[str, Any]] = {}
+        for net_id, net in d.networks.items():
+            port = d.dhcp_port(net_id)
+            subnets = d.dhcp_subnets(net_id)
+            if port is None or not subnets:
+                continue
+            ns = self.names.dhcp(net_id)
+            keep.add(ns)
+            if self._try(f"namespace {ns}", kernel.ensure_namespace, ns) is False:
+                continue
+            if not self._plug(fabric, bridges, keep_links, d, port, ns, "tap0"):
+                continue
+            addresses = [f"{ip}/{d.prefixlen(s)}" for s, ip in d.ipv4(port)]
+
+            def configure(ns: str = ns, addresses: list[str] = addresses) -> None:
+                with kernel.Ns(ns) as dns:
+                    dns.ensure_addresses("tap0", [*addresses, f"{METADATA_IP}/32"])
+
+            self._try(f"dhcp {net_id} addresses", configure)
+            server_ip = addresses[0].split("/")[0] if addresses else METADATA_IP
+            hosts = []
+            for p in d.ports.values():
+                if p["network_id"] != net_id or p["device_owner"] == desired_.DHCP_OWNER:
+                    continue
+                for subnet_id, ip in d.ipv4(p):
+                    if d.subnets[subnet_id]["enable_dhcp"]:
+                        hosts.append((p["id"], p["mac_address"], ip, p["device_id"]))
+                server = d.servers.get(p["device_id"])
+                if server is not None:
+                    mine = d.by_device.get(p["device_id"], [])
+                    body = documents(server, mine, d.subnets, d.networks)
+                    for _, ip in d.ipv4(p):
+                        docs[(net_id, ip)] = body
+            cfg = DhcpConfig(net_id, "tap0", server_ip, net.get("mtu") or 1500,
+                             [DhcpSubnet(s["id"], s["cidr"], s.get("gateway_ip"),
+                                         s.get("dns_nameservers") or [], s.get("host_routes") or [])
+                              for s in subnets], hosts)
+            self._try(f"dnsmasq {net_id}", self.dhcp.ensure, cfg, ns)
+            self._try(f"metadata {net_id}", self.metadata.ensure, net_id,
+                      lambda ns=ns: kernel.listen_tcp(ns, METADATA_IP, 80))
+        self._docs = docs
+        wanted = {n for n in d.networks if self.names.dhcp(n) in keep}
+        for net_id in set(self.dhcp.known()) - wanted:
+            self._try(f"dnsmasq {net_id}", self.dhcp.stop, net_id)
+        for net_id in set(self.metadata.servers) - wanted:
+            self.metadata.stop(net_id)
+        return keep
+
+    def _metadata_for(self, network_id: str, address: str) -> dict[str, Any] | None:
+        return self._docs.get((network_id, address))
+
+    # ------------------------------------------------------------------ routers
+    def _routers(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
+                 keep_links: set[str]) -> set[str]:
+        """Neutron's L3 agent's shape: a namespace per router, `qr-` per subnet interface,
+        `qg-` on the external network with SNAT and the floating IPs as 1:1 NAT."""
+        keep = set()
+        for router_id, router in d.routers.items():
+            ns = self.names.router(router_id)
+            keep.add(ns)
+            if self._try(f"namespace {ns}", kernel.ensure_namespace, ns) is False:
+                continue
+            self._try(f"router {router_id}", self._router, d, fabric, bridges, keep_links,
+                      router, ns)
+        return keep
+
+    def _router(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
+                keep_links: set[str], router: dict[str, Any], ns: str) -> None:
+        ports = d.by_device.get(router["id"], [])
+        internal, gateway = [], None
+        with kernel.Ns(ns) as rns:
+            wanted_links = {"lo"}
+            for port in ports:
+                role = "qg-" if port["device_owner"] == desired_.GATEWAY_OWNER else "qr-"
+                inside = role + port["id"][:11]
+                if not self._plug(fabric, bridges, keep_links, d, port, ns, inside):
+                    continue
+                wanted_links.add(inside)
+                addresses = [f"{ip}/{d.prefixlen(s)}" for s, ip in d.ipv4(port)]
+                if role == "qg-":
+                    gateway = (inside, port)
+                    fips = [f["floating_ip_address"] for f in d.floating_ips
+                            if f.get("router_id") == router["id"] and f.get("fixed_ip_address")]
+                    addresses += [f"{ip}/32" for ip in fips]
+                else:
+                    internal += [d.subnets[s]["cidr"] for s, _ in d.ipv4(port)]
+                rns.ensure_addresses(inside, addresses)
+            routes = {}
+            if gateway is not None:
+                for subnet_id, _ in d.ipv4(gateway[1]):
+                    gw = d.subnets[subnet_id].get("gateway_ip")
+                    if gw:
+                        routes["0.0.0.0/0"] = gw
+            for route in router.get("routes") or []:
+                if ":" not in route["destination"]:
+                    routes[str(netaddr.IPNetwork(route["destination"]).cidr)] = route["nexthop"]
+            rns.ensure_routes(routes)
+            rns.sysctl("net.ipv4.ip_forward", "1" if router.get("admin_state_up", True) else "0")
+            for name in set(rns.links()) - wanted_links:
+                rns.delete_link(name)
+        self._nft_apply(ns, self._router_rules(d, router, internal, gateway))
+
+    def _router_rules(self, d: desired_.Desired, router: dict[str, Any], internal: list[str],
+                      gateway: tuple[str, dict[str, Any]] | None) -> str:
+        table = self.names.prefix
+        pre, post = [], []
+        if gateway is not None:
+            qg, port = gateway
+            for fip in d.floating_ips:
+                if fip.get("router_id") == router["id"] and fip.get("fixed_ip_address"):
+                    pre.append(f"ip daddr {fip['floating_ip_address']} dnat to "
+                               f"{fip['fixed_ip_address']}")
+                    post.append(f"oifname \"{qg}\" ip saddr {fip['fixed_ip_address']} snat to "
+                                f"{fip['floating_ip_address']}")
+            snat = (router.get("external_gateway_info") or {}).get("enable_snat", True)
+            gw_ips = [ip for _, ip in d.ipv4(port)]
+            if snat and gw_ips and internal:
+                post.append(f"oifname \"{qg}\" ip saddr {{ {', '.join(sorted(set(internal)))} }} "
+                            f"snat to {gw_ips[0]}")
+        forward = "accept" if router.get("admin_state_up", True) else "drop"
+        return (f"table ip {table} {{}}\ndelete table ip {table}\n"
+                f"table ip {table} {{\n"
+                f"  chain prerouting {{ type nat hook prerouting priority dstnat; policy accept;\n"
+                + "".join(f"    {r}\n" for r in pre) + "  }\n"
+                "  chain postrouting { type nat hook postrouting priority srcnat; policy accept;\n"
+                + "".join(f"    {r}\n" for r in post) + "  }\n"
+                f"  chain forward {{ type filter hook forward priority filter; policy {forward}; }}\n"
+                "}\n")
+
+    def _nft_apply(self, ns: str, ruleset: str) -> None:
+        """The whole table in one `nft -f` transaction (the kernel never sees half of it)."""
+        digest = hashlib.sha256(ruleset.encode()).hexdigest()
+        if self._nft.get(ns) == digest:
+            return
+        subprocess.run(["nsenter", f"--net=/run/netns/{ns}", "--", "nft", "-f", "-"],
+                       input=ruleset, text=True, check=True, capture_output=True, timeout=30)
+        self._nft[ns] = digest
+
+    # ------------------------------------------------------------------ guests
+    def _guests(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
+                keep_links: set[str]) -> set[str]:
+        keep = set()
+        running = self.guests.running()
+        for server in d.servers.values():
+            if server["state"] == "off":
+                continue
+            ns = self.names.guest(server["id"])
+            keep.add(ns)
+            self._try(f"guest {server['id']}", self._guest, d, fabric, bridges, keep_links,
+                      server, ns, running)
+        wanted = {s for s in d.servers if self.names.guest(s) in keep}
+        for server_id in set(self.guests.known()) - wanted:
+            self._try(f"guest {server_id}", self.guests.stop, server_id)
+        return keep
+
+    def _guest(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
+               keep_links: set[str], server: dict[str, Any], ns: str,
+               running: dict[str, str]) -> None:
+        kernel.ensure_namespace(ns)
+        nics = []
+        ports = [p for p in d.by_device.get(server["id"], [])
+                 if p["device_owner"].startswith("compute:")]
+        with kernel.Ns(ns) as gns:
+            wanted = {"lo"}
+            for i, port in enumerate(ports):
+                if self._plug(fabric, bridges, keep_links, d, port, ns, f"eth{i}"):
+                    wanted.add(f"eth{i}")
+                    nics.append((port["id"], port["mac_address"],
+                                 d.networks[port["network_id"]].get("mtu") or 1500))
+            for name in set(gns.links()) - wanted:
+                gns.delete_link(name)
+        spec = GuestSpec(server["id"], server["hostname"] or server["name"],
+                         server.get("os_admin_user") or DEFAULT_USER, tuple(nics),
+                         server["boots"])
+        if running.get(server["id"]) != spec.token():
+            if server["id"] in running:
+                self.guests.stop(server["id"], forget=False)
+            self.guests.start(spec, ns)
+        paused = server["state"] == "paused"
+        if self.guests.frozen(server["id"]) != paused:
+            self.guests.pause(server["id"], paused)
+
+    # ------------------------------------------------------------------ teardown
+    def teardown(self) -> None:
+        """Remove every kernel object and process of this cloud (`dataplane down`, a clean
+        stop): guests, dnsmasq, metadata sockets, namespaces (their links go with them)."""
+        self.metadata.stop_all()
+        for server_id in self.guests.known():
+            self.guests.stop(server_id)
+        for net_id in self.dhcp.known():
+            self.dhcp.stop(net_id)
+        for name in kernel.list_namespaces(self.names.prefix):
+            kernel.remove_namespace(name)
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        self._nft.clear()

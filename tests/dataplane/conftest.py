@@ -1,0 +1,163 @@
+"""Live clouds with `dataplane.driver: netns` (marker `dataplane`): they run as root with
+the tools `make dataplane-deps` installs, and skip with the reason elsewhere.
+
+Every test runs between a snapshot and a check of the machine's own network namespace
+(`host-netns-guard`), and its cloud's clean stop must leave none of its kernel objects or
+processes behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GUARD = Path(__file__).resolve().parents[3] / "shared" / "tools" / "host-netns-guard"
+SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", "-o", "LogLevel=ERROR"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/dataplane/" in str(item.fspath):
+            item.add_marker(pytest.mark.dataplane)
+
+
+def _unavailable() -> str | None:
+    from stackling.dataplane.interface import unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is None and not GUARD.exists() and not Path("/work/shared/tools/host-netns-guard").exists():
+        return "host-netns-guard is missing"
+    return reason
+
+
+@pytest.fixture
+def netns_guard(tmp_path: Path) -> Iterator[None]:
+    """The machine's own namespace gains nothing (addresses, routes, links, rules, tables)."""
+    reason = _unavailable()
+    if reason:
+        pytest.skip(f"dataplane: {reason}")
+    guard = str(GUARD if GUARD.exists() else "/work/shared/tools/host-netns-guard")
+    snap = tmp_path / "host-netns.snapshot"
+    subprocess.run([guard, "snapshot", str(snap)], check=True)
+    yield
+    check = subprocess.run([guard, "check", str(snap)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+class DataplaneCloud:
+    def __init__(self, cloud: Any) -> None:
+        from stackling.dataplane.names import Names, cloud_prefix
+
+        self.cloud = cloud
+        self.prefix = cloud_prefix(cloud.database_url)
+        self.names = Names(self.prefix)
+        self.key = cloud.data_dir.parent / "id_ed25519"
+        if not self.key.exists():
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.key)],
+                           check=True)
+
+    @property
+    def sdk(self) -> Any:
+        return self.cloud.sdk()
+
+    def keypair(self, name: str = "dp-key") -> Any:
+        found = self.sdk.compute.find_keypair(name)
+        return found or self.sdk.compute.create_keypair(
+            name=name, public_key=self.key.with_suffix(".pub").read_text())
+
+    def network(self, name: str, cidr: str) -> tuple[Any, Any]:
+        net = self.sdk.network.create_network(name=name)
+        subnet = self.sdk.network.create_subnet(network_id=net.id, cidr=cidr, ip_version=4,
+                                                name=f"{name}-subnet")
+        return net, subnet
+
+    def server(self, name: str, network_id: str, user_data: str | None = None) -> Any:
+        image = self.sdk.image.find_image("cirros")
+        flavor = self.sdk.compute.find_flavor("m1.tiny")
+        kwargs: dict[str, Any] = {}
+        if user_data:
+            kwargs["user_data"] = base64.b64encode(user_data.encode()).decode()
+        server = self.sdk.compute.create_server(
+            name=name, image_id=image.id, flavor_id=flavor.id, key_name=self.keypair().name,
+            networks=[{"uuid": network_id}], **kwargs)
+        return self.sdk.compute.wait_for_server(server, wait=120, interval=0.2)
+
+    def address(self, server: Any) -> str:
+        ports = list(self.sdk.network.ports(device_id=server.id))
+        return ports[0].fixed_ips[0]["ip_address"]
+
+    def in_ns(self, namespace: str, *cmd: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        return subprocess.run(["nsenter", f"--net=/run/netns/{namespace}", "--", *cmd],
+                              capture_output=True, text=True, timeout=timeout)
+
+    def ssh(self, namespace: str, address: str, command: str, user: str = "cirros"
+            ) -> subprocess.CompletedProcess:
+        return self.in_ns(namespace, "ssh", "-i", str(self.key), *SSH_OPTS,
+                          f"{user}@{address}", command)
+
+    def wait_ssh(self, namespace: str, address: str, command: str = "hostname",
+                 timeout: float = 60) -> str:
+        """Wait (on the condition, bounded) until SSH answers; the command's output."""
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            last = self.ssh(namespace, address, command)
+            if last.returncode == 0:
+                return last.stdout
+            time.sleep(0.2)
+        raise AssertionError(f"ssh {address} from {namespace}: {last.stderr if last else ''}\n"
+                             f"{self.cloud.log_tail(3000)}")
+
+    def unreachable(self, namespace: str, address: str, port: int = 22) -> bool:
+        """Nothing answers a TCP connect from `namespace` (busy-waiting is not needed: a
+        refusal or a timeout of 2 s is the answer)."""
+        probe = self.in_ns(namespace, "timeout", "3", "bash", "-c",
+                           f"exec 3<>/dev/tcp/{address}/{port}", timeout=10)
+        return probe.returncode != 0
+
+    def leftovers(self) -> list[str]:
+        """Every kernel object or process of this cloud still on the machine."""
+        out = [f"netns {n}" for n in
+               subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+               .stdout.split() if n.startswith(self.prefix + "-")]
+        run_dir = f"/run/stackling/{self.prefix}"
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if run_dir in cmdline:
+                out.append(f"process {pid}: {cmdline[:120]}")
+        links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+        out += [f"host link {line}" for line in links.splitlines() if f" {self.prefix}-" in line]
+        return out
+
+
+@pytest.fixture
+def dataplane_cloud(netns_guard: None, cloud_factory: Callable[..., Any]
+                    ) -> Iterator[DataplaneCloud]:
+    """A cloud on SQLite with the netns driver; after the test, its clean stop leaves
+    nothing of it on the machine."""
+    cloud = cloud_factory("sqlite", extra_env={"STACKLING_DATAPLANE__DRIVER": "netns"})
+    dp = DataplaneCloud(cloud)
+    try:
+        yield dp
+    finally:
+        cloud.stop()
+        left = dp.leftovers()
+        if left:
+            subprocess.run([str(Path(sys.executable).parent / "stackling"), "dataplane",
+                            "down", "--database-url", cloud.database_url,
+                            "--data-dir", str(cloud.data_dir)], capture_output=True)
+        assert not left, f"left behind after a clean stop: {left}"
