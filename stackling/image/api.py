@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from starlette.responses import StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from stackling.common.errors import ApiError, BadRequest, Forbidden, NotFound
 from stackling.common.http import ApiRequest, Service, json_response, no_content
@@ -180,7 +180,11 @@ def download_file(rq: ApiRequest) -> Any:
         headers["Content-MD5"] = image.checksum
     if wanted is not None:
         headers["Content-Range"] = f"bytes {offset}-{offset + length - 1}/{size}"
-    return StreamingResponse(download.chunks(fh, offset, length), status_code=206 if wanted else 200,
+    status = 206 if wanted else 200
+    if rq.method == "HEAD":  # the headers only: no need to read the file
+        fh.close()
+        return Response(status_code=status, headers=headers, media_type="application/octet-stream")
+    return StreamingResponse(download.chunks(fh, offset, length), status_code=status,
                              headers=headers, media_type="application/octet-stream")
 
 

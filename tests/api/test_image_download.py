@@ -105,3 +105,17 @@ def test_a_download_is_streamed_in_chunks(api, monkeypatch):
     r = api.get(f"/image/v2/images/{image_id}/file")
     assert r.content == DATA + b"!!"
     assert reads == [8, 8, 8, 4]
+
+
+def test_head_answers_the_headers_without_reading_the_data(api, image, monkeypatch):
+    from stackling.image import download
+
+    def never(*args):
+        raise AssertionError("a HEAD read the image data")
+
+    monkeypatch.setattr(download, "chunks", never)
+    r = api.request("HEAD", f"/image/v2/images/{image}/file")
+    assert r.status_code == 200
+    assert r.headers["content-length"] == str(len(DATA))
+    assert r.headers["content-md5"] == MD5
+    assert r.content == b""
