@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from stackling.audit import Finding, register
+from stackling.audit.findings import Finding, register
 from stackling.network.core.models import IPAllocation, Port, Segment, Subnet
 from stackling.network.segments import host_mapping, routed
 from stackling.placement import interface as placement

@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
@@ -33,8 +33,21 @@ from stackling.common.microversion import Version, VersionSpec
 from stackling.common.policy import require_project_scope
 from stackling.observability import logs, metrics
 
-if TYPE_CHECKING:
-    from stackling.runtime import Runtime
+
+class Runtime(Protocol):
+    """What the HTTP layer needs of the process runtime (`stackling.runtime.Runtime`, which
+    sits above common and builds the services on it)."""
+
+    settings: Any
+    db: Any
+    enforcer: Any
+    state: dict[str, Any]
+    ready: dict[str, Any]  # component name -> threading.Event set once it has started
+
+    def authenticate(self, db: Session, headers: Any, request_id: str) -> RequestContext: ...
+
+    def component(self, name: str) -> Any: ...
+
 
 LOG = logging.getLogger(__name__)
 

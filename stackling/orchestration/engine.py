@@ -607,3 +607,22 @@ def run_inline(db: Session, runtime: Any, stack_id: str) -> None:
 def purge_actions(db: Session, stack_id: str) -> None:
     db.execute(delete(StackAction).where(StackAction.stack_id == stack_id))
 
+
+
+def stack_outputs(db: Session, runtime: Any, stack: Stack) -> list[dict[str, Any]]:
+    """The stack's outputs: `output_key`, `description` and `output_value` (None with an
+    `output_error` when its value cannot be resolved)."""
+    defn = Definition(spec_of(stack), stack_name=stack.name, stack_id=stack.id,
+                      project_id=stack.project_id, strict=False)
+    resolver = Runner(db, runtime, stack, defn).resolver()
+    out = []
+    for key, output in defn.active_outputs(resolver).items():
+        item: dict[str, Any] = {"output_key": key,
+                                "description": output.get("description", "No description given")}
+        try:
+            item["output_value"] = resolver.resolve(output.get("value"))
+        except ApiError as err:
+            item["output_value"] = None
+            item["output_error"] = err.text
+        out.append(item)
+    return out

@@ -492,21 +492,8 @@ def engine_actions() -> set[str]:
 
 # ------------------------------------------------------------------ outputs
 def outputs(db: Session, runtime: Any, stack: Stack) -> list[dict[str, Any]]:
-    defn = Definition(engine.spec_of(stack), stack_name=stack.name, stack_id=stack.id,
-                      project_id=stack.project_id, strict=False)
-    runner = engine.Runner(db, runtime, stack, defn)
-    resolver = runner.resolver()
-    out = []
-    for key, output in defn.active_outputs(resolver).items():
-        item: dict[str, Any] = {"output_key": key,
-                                "description": output.get("description", "No description given")}
-        try:
-            item["output_value"] = resolver.resolve(output.get("value"))
-        except ApiError as err:
-            item["output_value"] = None
-            item["output_error"] = err.text
-        out.append(item)
-    return out
+    """The stack's outputs with their values (or errors), resolved by the engine."""
+    return engine.stack_outputs(db, runtime, stack)
 
 
 def output_list(stack: Stack) -> list[dict[str, Any]]:

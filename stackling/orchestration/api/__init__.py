@@ -9,7 +9,9 @@ from starlette.responses import Response
 from stackling.common.http import ApiRequest, Service, json_response
 from stackling.orchestration import stacks as logic
 from stackling.orchestration import views
-from stackling.orchestration.errors import BadRequest, Forbidden, InvalidTenant
+from stackling.orchestration.api.common import authorize, resource_class
+from stackling.orchestration.api.common import path_stack as _stack
+from stackling.orchestration.errors import BadRequest
 
 LOOKUP_WORDS = {"resources", "events", "template", "environment", "files", "outputs",
                 "actions", "preview", "abandon", "export", "snapshots"}
@@ -21,23 +23,10 @@ def base(rq: ApiRequest) -> str:
     return rq.service_url
 
 
-def authorize(rq: ApiRequest, action: str) -> None:
-    """Heat's checks: the URL's project is the token's, then the policy rule."""
-    tenant = rq.path_params.get("tenant_id")
-    if tenant is not None and tenant != rq.ctx.project_id:
-        raise InvalidTenant(target=tenant, actual=rq.ctx.project_id)
-    rq.authorize(action, {"project_id": rq.ctx.project_id}, exc=Forbidden(action=action))
-
-
 def body(rq: ApiRequest) -> Any:
     data = rq.json(bad_request=BadRequest, malformed="The request body could not be "
                    "parsed as JSON.", required=False)
     return data if data is not None else {}
-
-
-def _stack(rq: ApiRequest) -> Any:
-    return logic.get_stack(rq.db, rq.ctx, rq.path_params["stack_name"],
-                           rq.path_params["stack_id"])
 
 
 def _redirect(rq: ApiRequest, rest: str = "") -> Response:
@@ -463,18 +452,6 @@ def list_resource_types(rq: ApiRequest) -> Any:
         return {"resource_types": [{"resource_type": n, "description": (
             load_all()[n].__doc__ or "").strip()} for n in names]}
     return {"resource_types": names}
-
-
-def resource_class(rq: ApiRequest) -> Any:
-    """The plugin class of the path's `type_name`, or Heat's 404."""
-    from stackling.orchestration.errors import EntityNotFound
-    from stackling.orchestration.resources import load_all
-
-    name = rq.path_params["type_name"]
-    cls = load_all().get(name)
-    if cls is None:
-        raise EntityNotFound(entity="Resource Type", name=name)
-    return cls
 
 
 def show_resource_type(rq: ApiRequest) -> Any:

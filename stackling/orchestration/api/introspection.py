@@ -9,7 +9,7 @@ from typing import Any
 from stackling.common.db import utcnow
 from stackling.common.http import ApiRequest
 from stackling.orchestration import worker
-from stackling.orchestration.api import authorize, resource_class
+from stackling.orchestration.api.common import authorize, resource_class
 from stackling.orchestration.errors import BadRequest
 from stackling.orchestration.views import ts
 

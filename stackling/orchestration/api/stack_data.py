@@ -8,7 +8,8 @@ from typing import Any
 
 from stackling.common.http import ApiRequest
 from stackling.orchestration import stacks as logic
-from stackling.orchestration.api import _stack, authorize
+from stackling.orchestration.api.common import authorize
+from stackling.orchestration.api.common import path_stack as _stack
 from stackling.orchestration.errors import EntityNotFound, NotSupported
 
 

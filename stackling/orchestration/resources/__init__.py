@@ -7,7 +7,8 @@ from typing import Any
 
 from stackling.orchestration.resources.base import REGISTRY, Resource, register
 
-__all__ = ["REGISTRY", "Resource", "register", "load_all", "resource_class"]
+__all__ = ["REGISTRY", "Resource", "register", "load_all", "resource_class",
+           "register_template_resource"]
 
 # The modules that define resource types (imported once, on first use).
 MODULES = [
@@ -20,6 +21,13 @@ MODULES = [
 ]
 
 _loaded = False
+# The class of template resources (a type naming a template in the stack's `files`), set
+# by stack_resource.py when load_all imports it.
+_template_resource: list[type[Resource]] = []
+
+
+def register_template_resource(cls: type[Resource]) -> None:
+    _template_resource[:] = [cls]
 
 
 def load_all() -> dict[str, type[Resource]]:
@@ -36,7 +44,5 @@ def resource_class(type_name: str, files: dict[str, Any] | None) -> type[Resourc
     resource when the type names a template in the stack's `files`."""
     cls = load_all().get(type_name)
     if cls is None and type_name in (files or {}):
-        from stackling.orchestration.resources.stack_resource import TemplateResource
-
-        return TemplateResource
+        return _template_resource[0]
     return cls

@@ -21,6 +21,7 @@ from stackling.common.errors import ApiError
 from stackling.orchestration import limits
 from stackling.orchestration.errors import ResourceFailure, StackValidationFailed
 from stackling.orchestration.properties import UNKNOWN, Constraint, Property, contains_unknown
+from stackling.orchestration.resources import register_template_resource
 from stackling.orchestration.resources.base import Resource, register
 
 
@@ -317,14 +318,15 @@ class TemplateResource(StackResource):
         child = self.child()
         if child is None:
             return None
-        from stackling.orchestration import stacks
-
-        for output in stacks.outputs(self.db, self.runtime, child):
+        for output in _engine().stack_outputs(self.db, self.runtime, child):
             if output["output_key"] == name:
                 return output.get("output_value")
         from stackling.orchestration.errors import InvalidTemplateAttribute
 
         raise InvalidTemplateAttribute(resource=self.name, key=name)
+
+
+register_template_resource(TemplateResource)
 
 
 def nested_stacks_of(db: Any, stack_id: str) -> list[Any]:

@@ -1,0 +1,36 @@
+"""What every orchestration handler module shares: Heat's authorization, the path's
+stack and the path's resource type (the route table is in `api/__init__.py`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackling.common.http import ApiRequest
+from stackling.orchestration import stacks as logic
+from stackling.orchestration.errors import Forbidden, InvalidTenant
+
+
+def authorize(rq: ApiRequest, action: str) -> None:
+    """Heat's checks: the URL's project is the token's, then the policy rule."""
+    tenant = rq.path_params.get("tenant_id")
+    if tenant is not None and tenant != rq.ctx.project_id:
+        raise InvalidTenant(target=tenant, actual=rq.ctx.project_id)
+    rq.authorize(action, {"project_id": rq.ctx.project_id}, exc=Forbidden(action=action))
+
+
+def path_stack(rq: ApiRequest) -> Any:
+    """The stack named by the path's `stack_name` and `stack_id` (Heat's 404 otherwise)."""
+    return logic.get_stack(rq.db, rq.ctx, rq.path_params["stack_name"],
+                           rq.path_params["stack_id"])
+
+
+def resource_class(rq: ApiRequest) -> Any:
+    """The plugin class of the path's `type_name`, or Heat's 404."""
+    from stackling.orchestration.errors import EntityNotFound
+    from stackling.orchestration.resources import load_all
+
+    name = rq.path_params["type_name"]
+    cls = load_all().get(name)
+    if cls is None:
+        raise EntityNotFound(entity="Resource Type", name=name)
+    return cls
