@@ -280,3 +280,12 @@ def delete_flavor_extra_spec(db: Session, ctx: RequestContext, flavor_id: str,
 def set_flavor_description(db: Session, ctx: RequestContext, flavor_id: str,
                            description: str | None) -> None:
     flavors.set_description(db, ctx, flavor_id, description)
+
+
+def register_console_log(fn: Any) -> None:
+    """The dataplane's look-up of a guest's console log (`fn(server_id) -> str | None`),
+    which `GET .../os-getConsoleOutput` serves; without it compute makes up a boot log.
+    Registered by the dataplane when it runs guests (it imports compute, never the reverse)."""
+    from stackling.compute import server_actions
+
+    server_actions.set_console_log(fn)

@@ -35,6 +35,9 @@ def start(settings: Any) -> None:
     cloud's lease); every process serves console logs."""
     global _LOOP, _CONSOLE_DIR
     _CONSOLE_DIR = settings.data_dir.resolve() / "dataplane" / "console"
+    from stackling.compute import interface as compute
+
+    compute.register_console_log(console_log)
     if _LOOP is None:
         from stackling.dataplane.service import DataplaneLoop
 
