@@ -105,6 +105,7 @@ def create_app(runtime: Runtime | None = None) -> Any:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         nonlocal loader
+        runtime.db.log_pool()
         runtime.start(background=True)
         dataplane = _start_dataplane(runtime.settings)
         metrics.load_in_background()

@@ -63,7 +63,7 @@ class Runtime:
     def __init__(self, settings: Settings, components: list[Component]) -> None:
         self.settings = settings
         self.components = components
-        self.db = Database(settings.db_url)
+        self.db = Database(settings.db_url, processes=settings.workers)
         # Each statement's deadline, and cancellation of requests nobody waits for.
         statements.install(self.db.engine, settings.http.statement_timeout)
         self.enforcer = Enforcer(load_policy_file(settings.policy_file))

@@ -8,17 +8,23 @@ commits on success and rolls back on any exception.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import random
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy import JSON, DateTime, MetaData, String, create_engine, event, exc
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
+
+LOG = logging.getLogger(__name__)
+LOG.setLevel(logging.INFO)  # the pool sizing said at start is always logged
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -78,17 +84,141 @@ def Id(length: int = 36) -> String:  # noqa: N802 - reads like a type
     return String(length)
 
 
+# ------------------------------------------------------------------ connection pools
+POOL_SIZE, POOL_MAX = 10, 30  # connections a process keeps, and the most it may open
+POOL_TIMEOUT = 30  # seconds a request waits for a pooled connection, then 503
+# Left free by the cloud's own processes for others (an operator's psql, a migration).
+RESERVE_SHARE, RESERVE_MIN = 10, 2  # per cent, at least
+
+
+@dataclass
+class PoolPlan:
+    """How many connections each of `processes` processes may hold, from the limit the
+    database allows the cloud (None: unknown, SQLAlchemy's defaults above)."""
+
+    limit: int | None
+    source: str
+    processes: int
+    size: int = POOL_SIZE
+    overflow: int = POOL_MAX - POOL_SIZE
+
+    @classmethod
+    def for_limit(cls, limit: int | None, source: str, processes: int) -> PoolPlan:
+        processes = max(1, processes)
+        if limit is None:
+            return cls(None, source, processes)
+        usable = limit - max(RESERVE_MIN, limit * RESERVE_SHARE // 100)
+        # At least two a process: a request may need a second session (after-commit work).
+        per_process = max(2, min(POOL_MAX, usable // processes))
+        size = min(POOL_SIZE, per_process)
+        return cls(limit, source, processes, size, per_process - size)
+
+    def describe(self) -> str:
+        per = self.size + self.overflow
+        workers = f"{self.processes} worker{'s' if self.processes > 1 else ''}"
+        if self.limit is None:
+            return (f"database connection limit unknown ({self.source}); {workers} x at most "
+                    f"{per} connections (pool {self.size} + overflow {self.overflow})")
+        line = (f"database connection limit {self.limit} ({self.source}); {workers} x at most "
+                f"{per} connections (pool {self.size} + overflow {self.overflow}), "
+                f"{self.limit - per * self.processes} left for other clients")
+        if per * self.processes > self.limit:
+            line += ": too many workers for this limit, requests may get 503"
+        return line
+
+    def engine_args(self) -> dict[str, int]:
+        return {"pool_size": self.size, "max_overflow": self.overflow,
+                "pool_timeout": POOL_TIMEOUT}
+
+
+def connection_limit(engine: Engine) -> tuple[int | None, str]:
+    """The connections the database allows this user here, and where that comes from:
+    the server's max_connections (less PostgreSQL's superuser-reserved slots), or lower, a
+    role's or database's CONNECTION LIMIT (PostgreSQL) or the account's
+    MAX_USER_CONNECTIONS (MariaDB)."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            row = conn.exec_driver_sql(
+                "SELECT current_setting('max_connections')::int, "
+                "current_setting('superuser_reserved_connections')::int, "
+                "(SELECT rolconnlimit FROM pg_roles WHERE rolname = current_user), "
+                "(SELECT datconnlimit FROM pg_database WHERE datname = current_database())"
+            ).one()
+            limits = [(row[0] - row[1], f"max_connections {row[0]} less {row[1]} reserved")]
+            if row[2] is not None and row[2] >= 0:
+                limits.append((row[2], "the role's CONNECTION LIMIT"))
+            if row[3] is not None and row[3] >= 0:
+                limits.append((row[3], "the database's CONNECTION LIMIT"))
+        else:
+            row = conn.exec_driver_sql("SELECT @@max_connections, @@max_user_connections").one()
+            limits = [(int(row[0]), "max_connections")]
+            if int(row[1] or 0) > 0:  # the account's limit, or the server-wide one
+                limits.append((int(row[1]), "max_user_connections"))
+    return min(limits)
+
+
+def plan_pool(url: str, processes: int) -> PoolPlan:
+    """Read the limit once at start (one short-lived connection) and share it out."""
+    probe = create_engine(_server_url(url), poolclass=NullPool)
+    try:
+        limit, source = connection_limit(probe)
+    except exc.SQLAlchemyError as err:
+        return PoolPlan.for_limit(None, f"not read: {type(err).__name__}", processes)
+    finally:
+        probe.dispose()
+    return PoolPlan.for_limit(limit, source, processes)
+
+
+def _server_url(url: str) -> str:
+    if url.startswith("mysql") and "charset=" not in url:
+        url += ("&" if "?" in url else "?") + "charset=utf8mb4"
+    return url
+
+
+OVERLOAD_TEXTS = ("too many connections", "too many clients", "remaining connection slots",
+                  "max_user_connections", "(1040,", "(1203,", "(1226,")
+
+
+def is_overloaded(err: BaseException | None) -> bool:
+    """True when the database could not give the request a connection: the pool stayed
+    exhausted for POOL_TIMEOUT, or the server refused one more (its, a role's or an
+    account's connection limit). Upstream answers these 503, never 500."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, exc.TimeoutError):  # QueuePool limit reached, timed out
+            return True
+        text = str(getattr(err, "orig", err)).lower()
+        if any(s in text for s in OVERLOAD_TEXTS):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
+
+
+def is_refused_connection(err: BaseException) -> bool:
+    """The server refused a new connection (no pool wait behind it): worth a retry."""
+    return is_overloaded(err) and not isinstance(err, exc.TimeoutError)
+
+
 class Database:
     """An engine plus a session factory, one per process."""
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(self, url: str, *, echo: bool = False, processes: int = 1) -> None:
         self.url = url
-        self.engine = make_engine(url, echo=echo)
+        # PostgreSQL and MariaDB: each of the `processes` (serve --workers N) may hold a
+        # share of the connections the database allows, so together they never exceed it.
+        self.pool = None if url.startswith("sqlite") else plan_pool(url, processes)
+        self.engine = make_engine(url, echo=echo, pool=self.pool)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False, autoflush=True)
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
+
+    def log_pool(self) -> None:
+        """Say what the database's connection limit allows this process (at start)."""
+        if self.pool is not None:
+            LOG.info("%s", self.pool.describe())
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Session]:
@@ -113,7 +243,7 @@ class Database:
         self.engine.dispose()
 
 
-def make_engine(url: str, *, echo: bool = False) -> Engine:
+def make_engine(url: str, *, echo: bool = False, pool: PoolPlan | None = None) -> Engine:
     kwargs: dict[str, Any] = {"echo": echo, "future": True}
     if url.startswith("sqlite"):
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
@@ -142,7 +272,7 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
             url += ("&" if "?" in url else "?") + "charset=utf8mb4"
     else:
         kwargs.update(pool_pre_ping=True, isolation_level="READ COMMITTED")
-    kwargs.update(pool_size=10, max_overflow=20)
+    kwargs.update((pool or PoolPlan(None, "default", 1)).engine_args())
     return create_engine(url, **kwargs)
 
 
@@ -227,13 +357,19 @@ def is_deadlock(err: BaseException) -> bool:
     return False
 
 
+def lost_race_or_refused(err: BaseException) -> bool:
+    return is_deadlock(err) or is_refused_connection(err)
+
+
 def retry_on_conflict(
     fn: Callable[[], T],
     *,
     attempts: int = 8,
-    retry_if: Callable[[BaseException], bool] = is_deadlock,
+    retry_if: Callable[[BaseException], bool] = lost_race_or_refused,
 ) -> T:
-    """Run `fn` (one whole transaction) again, with jittered backoff, after a lost race."""
+    """Run `fn` (one whole transaction) again, with jittered backoff, after a lost race
+    or a connection the database refused (nothing was done: a start hook or a background
+    step then outlasts a moment of overload)."""
     for attempt in range(attempts):
         try:
             return fn()

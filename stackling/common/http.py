@@ -28,7 +28,12 @@ from starlette.routing import Router
 
 from stackling.common import access_rules, errors, limits, statements
 from stackling.common.context import RequestContext, new_request_id
-from stackling.common.db import is_deadlock, retry_on_conflict
+from stackling.common.db import (
+    is_deadlock,
+    is_overloaded,
+    is_refused_connection,
+    retry_on_conflict,
+)
 from stackling.common.microversion import Version, VersionSpec
 from stackling.common.policy import require_project_scope
 from stackling.observability import logs, metrics
@@ -53,6 +58,9 @@ LOG = logging.getLogger(__name__)
 
 Handler = Callable[["ApiRequest"], Any]
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# An overloaded database (no connection to be had): 503 and when to retry, in seconds.
+OVERLOADED = "The service is temporarily overloaded; retry the request later."
+RETRY_AFTER = "2"
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
@@ -313,9 +321,14 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
                 lambda: run_in_threadpool(_run, rq, route, handler))
         except errors.ApiError as err:
             response = _render_error(rq, err)
-        except Exception:  # noqa: BLE001 - the last resort: a family 500, logged
-            LOG.exception("unhandled error in %s %s", method, request.url.path)
-            response = service.render_error(errors.InternalError(), request_id)
+        except Exception as err:  # noqa: BLE001 - the last resort: a family 500, logged
+            if is_overloaded(err):  # no connection to be had: the client should retry
+                LOG.warning("database overloaded in %s %s: %s", method, request.url.path, err)
+                response = _render_error(rq, errors.ServiceUnavailable(
+                    OVERLOADED, headers={"Retry-After": RETRY_AFTER}))
+            else:
+                LOG.exception("unhandled error in %s %s", method, request.url.path)
+                response = service.render_error(errors.InternalError(), request_id)
         response = _finish(rq, response)
         _observe(service, route, method, request.url.path, response.status_code, started,
                  rq.client_address)
@@ -337,7 +350,7 @@ def _run(rq: ApiRequest, route: Route, handler: Handler) -> Response:
         if is_deadlock(err):
             write = True
             return True
-        return False
+        return is_refused_connection(err)  # nothing was done: try again shortly
 
     def attempt() -> Response:
         rq._after_commit.clear()
