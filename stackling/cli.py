@@ -30,7 +30,7 @@ def _prepare(overrides: dict[str, Any], settings: Any = None) -> tuple[Any, Any,
     """Migrate, bootstrap what is missing, refresh clouds.yaml: the start of every serve."""
     from stackling.app import BOOTSTRAP_STEPS, create_runtime, load_pending_now
     from stackling.config import load_settings
-    from stackling.identity.interface import write_clouds_yaml
+    from stackling.identity.interface import hash_bootstrap_passwords_ahead, write_clouds_yaml
     from stackling.migrations.schema import upgrade
 
     settings = settings or load_settings(**overrides)
@@ -39,6 +39,7 @@ def _prepare(overrides: dict[str, Any], settings: Any = None) -> tuple[Any, Any,
     upgrade(runtime.db.engine)
     ran: list[str] = []
     if not runtime.bootstrap_complete(BOOTSTRAP_STEPS):
+        hash_bootstrap_passwords_ahead(settings)  # while the services load
         load_pending_now(runtime)  # a first start bootstraps every service before serving
         ran = runtime.run_bootstrap()
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host

@@ -7,13 +7,15 @@ Functions take the caller's session and commit nothing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stackling.identity.models import Project
 
-__all__ = ["ADMIN_PROJECT", "admin_project_id", "project_exists", "write_clouds_yaml"]
+__all__ = ["ADMIN_PROJECT", "admin_project_id", "hash_bootstrap_passwords_ahead", "project_exists",
+           "write_clouds_yaml"]
 
 ADMIN_PROJECT = "admin"  # the project bootstrap creates for the admin user
 
@@ -36,3 +38,11 @@ def write_clouds_yaml(data_dir: Path, auth_url: str, region: str,
     from stackling.identity import bootstrap
 
     return bootstrap.write_clouds_yaml(data_dir, auth_url, region, passwords)
+
+
+def hash_bootstrap_passwords_ahead(settings: Any) -> None:
+    """A first start: hash the bootstrap users' passwords (at the configured bcrypt cost) in
+    background threads while the services load; identity's bootstrap then takes them."""
+    from stackling.identity import bootstrap
+
+    bootstrap.hash_passwords_ahead(settings.identity)
