@@ -24,6 +24,7 @@ run: $(STAMP)
 
 test: $(STAMP) browser dataplane-deps
 	$(BIN)/ruff check stackling tests bench
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # The console's browser tests drive Debian's chromium (Playwright never downloads a browser).
@@ -44,6 +45,7 @@ screenshots: $(STAMP) browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check stackling tests bench
+	$(BIN)/lint-imports --no-cache --no-logo
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -1,0 +1,1 @@
+"""The web console: static pages over the services' own APIs, and /metrics."""
