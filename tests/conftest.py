@@ -27,6 +27,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.openstack_cli import Zygote, shorten_sdk_polls
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -35,6 +37,9 @@ DEMO_PASSWORD = "demo-secret"
 PG_ADMIN_URL = os.environ.get("STACKLING_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432")
 MY_ADMIN_URL = os.environ.get("STACKLING_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306")
 BACKENDS = ["sqlite", "postgresql", "mariadb"]
+# The `openstack` CLI: forked per command from one warm process per worker (tests/openstack_cli.py).
+OPENSTACK_CLI = Zygote(ROOT)
+shorten_sdk_polls()
 SERVER_ENV = {
     "STACKLING_ADMIN_PASSWORD": ADMIN_PASSWORD,
     "STACKLING_DEMO_PASSWORD": DEMO_PASSWORD,
@@ -110,10 +115,30 @@ def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
 
 
 # ------------------------------------------------------------------ live servers
+# Servers listen below the kernel's ephemeral range (32768-60999 by default), each test
+# worker in its own slice: a port the kernel hands a client socket, or another worker's
+# server, is not given out between our check and the server's bind. Cloud.start retries
+# on another port if one was taken all the same (another run on the machine).
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
+_PORTS = iter(range(20000 + (_WORKER % 12) * 1000 + (os.getpid() % 500),
+                    20000 + (_WORKER % 12 + 1) * 1000))
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    global _PORTS
+    for port in _PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    _PORTS = iter(range(20000 + (_WORKER % 12) * 1000, 20000 + (_WORKER % 12 + 1) * 1000))
+    return free_port()
+
+
+class PortTaken(Exception):
+    """`stackling serve` found its port in use (it exits before writing anything)."""
 
 
 class Cloud:
@@ -136,12 +161,21 @@ class Cloud:
 
     # -- process
     def start(self, timeout: float = 180) -> Cloud:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        for _ in range(5):
+            try:
+                return self._start(timeout)
+            except PortTaken:
+                self.port = free_port()
+                self.url = f"http://127.0.0.1:{self.port}"
+        return self._start(timeout)
+
+    def _start(self, timeout: float) -> Cloud:
         cmd = [str(BIN / "stackling"), "serve", "--data-dir", str(self.data_dir), "--port",
                str(self.port), "--database-url", self.database_url, "--quiet",
                "--workers", str(self.workers)]
         if self.config:
             cmd += ["--config", str(self.config)]
-        self.data_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.data_dir.parent / f"server-{self.port}.log", "ab")  # noqa: SIM115
         # Its own process group: a kill -9 of the service takes its worker processes with
         # it (killing only the master left them serving, holding database connections).
@@ -150,6 +184,8 @@ class Cloud:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                if "port: cannot listen" in self.log_tail():
+                    raise PortTaken(self.port)
                 raise RuntimeError(f"stackling serve exited: {self.log_tail()}")
             try:
                 if httpx.get(f"{self.url}/identity/v3", timeout=1).status_code == 200:
@@ -210,11 +246,10 @@ class Cloud:
             env: dict[str, str] | None = None, parse: bool = True) -> Any:
         """Run the real `openstack` CLI; `-f json` output is parsed."""
         full_env = {**os.environ, "OS_CLIENT_CONFIG_FILE": str(self.clouds_yaml), **(env or {})}
-        cmd = [str(BIN / "openstack")]
-        if cloud:
-            cmd += ["--os-cloud", cloud]
-        cmd += list(args)
-        proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=120)
+        argv = ["--os-cloud", cloud] if cloud else []
+        argv += list(args)
+        cmd = ["openstack", *argv]
+        proc = OPENSTACK_CLI.run(argv, full_env, timeout=120)
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
                                  f"{proc.stdout}\n{proc.stderr}\n{self.log_tail(2000)}")
@@ -237,6 +272,10 @@ class Cloud:
             "auth_url": f"{self.url}/identity", "username": user.name, "password": "pw-secret",
             "project_name": name, "user_domain_id": "default", "project_domain_id": "default"})
         return {"project": project, "user": user, "sdk": conn, "password": "pw-secret"}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    OPENSTACK_CLI.stop()
 
 
 def sdk_connection(clouds_yaml: Path | None, cloud: str | None,
