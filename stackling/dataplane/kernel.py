@@ -23,16 +23,21 @@ def list_namespaces(prefix: str) -> list[str]:
     return sorted(n for n in netns.listnetns() if n.startswith(prefix + "-"))
 
 
-def ensure_namespace(name: str) -> None:
+def ensure_namespace(name: str) -> bool:
+    """True when it was made now (whatever was known of it before is gone)."""
+    created = False
     if name not in netns.listnetns():
         try:
             netns.create(name)
+            created = True
         except FileExistsError:
             pass
-    with NetNS(name) as ns:
-        lo = ns.link_lookup(ifname="lo")
-        if lo:
-            ns.link("set", index=lo[0], state="up")
+    if created:
+        with NetNS(name) as ns:
+            lo = ns.link_lookup(ifname="lo")
+            if lo:
+                ns.link("set", index=lo[0], state="up")
+    return created
 
 
 def remove_namespace(name: str) -> None:

@@ -17,7 +17,7 @@ import netaddr
 
 from stackling.common.db import Database
 from stackling.dataplane import desired as desired_
-from stackling.dataplane import kernel, rootfs
+from stackling.dataplane import firewall, kernel, rootfs
 from stackling.dataplane.dhcp import METADATA_IP, DhcpConfig, DhcpServers, DhcpSubnet
 from stackling.dataplane.guests import Guests, GuestSpec
 from stackling.dataplane.metadata import MetadataServers, documents
@@ -50,7 +50,7 @@ class Reconciler:
         with self.database.transaction(write=False) as db:
             d = desired_.read(db)
         self._ensure_dhcp_ports(d)
-        kernel.ensure_namespace(self.names.fabric)
+        self._ensure_namespace(self.names.fabric)
         keep_ns = {self.names.fabric}
         with kernel.Ns(self.names.fabric) as fabric:
             bridges = self._networks(d, fabric)
@@ -64,12 +64,17 @@ class Reconciler:
                     self._try(f"link {name}", fabric.delete_link, name)
         for name in kernel.list_namespaces(self.names.prefix):
             if name not in keep_ns:
+                self._nft.pop(name, None)
                 self._try(f"namespace {name}", kernel.remove_namespace, name)
         if self.failures:
             LOG.warning("dataplane: %d object(s) not converged, retried next pass: %s",
                         len(self.failures), "; ".join(f"{k}: {v}" for k, v in
                                                       sorted(self.failures.items())[:5]))
         return not self.failures
+
+    def _ensure_namespace(self, name: str) -> None:
+        if kernel.ensure_namespace(name):
+            self._nft.pop(name, None)  # a new namespace has none of the tables written before
 
     def _try(self, key: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -111,7 +116,7 @@ class Reconciler:
         """The outside world: a namespace on every external network, holding its subnets'
         gateway addresses (where DevStack's br-ex holds them)."""
         ns = self.names.outside
-        self._try("namespace outside", kernel.ensure_namespace, ns)
+        self._try("namespace outside", self._ensure_namespace, ns)
         for net in d.networks.values():
             if not net.get("router:external") or net["id"] not in bridges:
                 continue
@@ -162,7 +167,7 @@ class Reconciler:
                 continue
             ns = self.names.dhcp(net_id)
             keep.add(ns)
-            if self._try(f"namespace {ns}", kernel.ensure_namespace, ns) is False:
+            if self._try(f"namespace {ns}", self._ensure_namespace, ns) is False:
                 continue
             if not self._plug(fabric, bridges, keep_links, d, port, ns, "tap0"):
                 continue
@@ -214,7 +219,7 @@ class Reconciler:
         for router_id, router in d.routers.items():
             ns = self.names.router(router_id)
             keep.add(ns)
-            if self._try(f"namespace {ns}", kernel.ensure_namespace, ns) is False:
+            if self._try(f"namespace {ns}", self._ensure_namespace, ns) is False:
                 continue
             self._try(f"router {router_id}", self._router, d, fabric, bridges, keep_links,
                       router, ns)
@@ -297,13 +302,20 @@ class Reconciler:
                 keep_links: set[str]) -> set[str]:
         keep = set()
         running = self.guests.running()
+        compute_ports = [p for p in d.ports.values() if p["device_owner"].startswith("compute:")]
+        members = firewall.group_members(compute_ports)
+        secured: dict[str, dict[str, Any]] = {}
         for server in d.servers.values():
             if server["state"] == "off":
                 continue
             ns = self.names.guest(server["id"])
             keep.add(ns)
             self._try(f"guest {server['id']}", self._guest, d, fabric, bridges, keep_links,
-                      server, ns, running)
+                      server, ns, running, members)
+            secured.update({self.names.tap(p["id"]): p for p in d.by_device.get(server["id"], [])
+                            if firewall.secured(p)})
+        self._try("anti-spoofing", self._nft_apply, self.names.fabric,
+                  firewall.anti_spoofing(self.names.prefix, secured))
         wanted = {s for s in d.servers if self.names.guest(s) in keep}
         for server_id in set(self.guests.known()) - wanted:
             self._try(f"guest {server_id}", self.guests.stop, server_id)
@@ -311,8 +323,8 @@ class Reconciler:
 
     def _guest(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
                keep_links: set[str], server: dict[str, Any], ns: str,
-               running: dict[str, str]) -> None:
-        kernel.ensure_namespace(ns)
+               running: dict[str, str], members: dict[str, dict[str, set[str]]]) -> None:
+        self._ensure_namespace(ns)
         nics = []
         ports = [p for p in d.by_device.get(server["id"], [])
                  if p["device_owner"].startswith("compute:")]
@@ -325,6 +337,9 @@ class Reconciler:
                                  d.networks[port["network_id"]].get("mtu") or 1500))
             for name in set(gns.links()) - wanted:
                 gns.delete_link(name)
+        nic_ports = [(f"eth{i}", p) for i, p in enumerate(ports) if f"eth{i}" in wanted]
+        self._nft_apply(ns, firewall.guest_rules(self.names.prefix, nic_ports,
+                                                 d.security_groups, members))
         spec = GuestSpec(server["id"], server["hostname"] or server["name"],
                          server.get("os_admin_user") or DEFAULT_USER, tuple(nics),
                          server["boots"])

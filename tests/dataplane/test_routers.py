@@ -53,6 +53,17 @@ def test_floating_ip_from_outside_and_snat_to_outside(dataplane_cloud: Dataplane
     fip = dp.sdk.network.create_ip(floating_network_id=public.id, port_id=port.id)
     address = fip.floating_ip_address
 
+    # the default group refuses ingress from outside; a rule for SSH opens it
+    # (once the router holds the floating IP)
+    assert _eventually(lambda: address in dp.in_ns(dp.names.router(router.id), "ip", "-4",
+                                                    "-o", "addr").stdout)
+    assert dp.unreachable(dp.names.outside, address)
+    group = next(iter(dp.sdk.network.security_groups(name="default",
+                                                     project_id=server.project_id)))
+    dp.sdk.network.create_security_group_rule(
+        security_group_id=group.id, direction="ingress", ethertype="IPv4", protocol="tcp",
+        port_range_min=22, port_range_max=22, remote_ip_prefix="0.0.0.0/0")
+
     # from the outside namespace, as `stackling outside -- ssh cirros@<fip> hostname`
     deadline = time.monotonic() + 60
     out = None
