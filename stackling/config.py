@@ -109,6 +109,7 @@ class OrchestrationSettings:
     max_resources_per_stack: int = 1000
     max_nested_stack_depth: int = 5
     max_events_per_stack: int = 1000
+    stack_action_timeout: int = 3600  # seconds, for a stack without `timeout_mins`
 
 
 @dataclass

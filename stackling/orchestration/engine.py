@@ -20,11 +20,11 @@ import uuid
 from typing import Any
 
 from sqlalchemy import delete, insert, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
-from stackling.common.db import utcnow
+from stackling.common.db import is_deadlock, utcnow
 from stackling.common.errors import ApiError
 from stackling.observability import logs
 from stackling.orchestration import limits
@@ -83,6 +83,12 @@ def set_stack_state(db: Session, stack: Stack, action: str, status: str, reason:
     if action != "CREATE" or status != "IN_PROGRESS":
         stack.updated_at = utcnow() if action not in ("CREATE",) else stack.updated_at
     stack_event(db, stack)
+
+
+def transient(err: BaseException) -> bool:
+    """A lost lock race or a lost connection: the whole transaction is retried (nothing
+    of it committed). Any other error is the step's own and fails it."""
+    return is_deadlock(err) or (isinstance(err, DBAPIError) and err.connection_invalidated)
 
 
 def failure_reason(name: str, err: BaseException) -> str:
@@ -220,8 +226,12 @@ def _run_handler(step: Step, row: Resource, fn: Any, action: str,
         savepoint.commit()
         step.r.event(row, action, "FAILED", failure_reason(row.name, err))
         return "FAILED"
-    except (ResourceFailure, ApiError) as err:
+    except Exception as err:  # noqa: BLE001 - any error fails the resource, once
+        if transient(err):
+            raise
         savepoint.rollback()
+        if not isinstance(err, ResourceFailure | ApiError):
+            LOG.exception("resource %s: %s failed", row.name, action)
         if new:  # what the handler recorded was rolled back with it
             row.physical_resource_id, row.data = before
             db.add(row)
@@ -242,7 +252,9 @@ def _poll(step: Step, row: Resource) -> str:
              "DELETE": plugin.check_delete_complete}.get(action, lambda t: True)
     try:
         done = check(poll.get("token"))
-    except (ResourceFailure, ApiError) as err:
+    except Exception as err:  # noqa: BLE001 - any error fails the resource, once
+        if transient(err):
+            raise
         row.data = {k: v for k, v in (row.data or {}).items() if k != TOKEN}
         step.r.event(row, action, "FAILED", failure_reason(row.name, err))
         return "FAILED"
@@ -484,8 +496,7 @@ def advance(db: Session, runtime: Any, stack_id: str, budget: float = 0.1) -> tu
     step = Step(runner, action, time.monotonic() + budget)
     work = dict(action.work or {})
     kind = action.action
-    if stack.timeout_mins and kind in ("CREATE", "UPDATE") and utcnow() > (
-            action.started_at + dt.timedelta(minutes=stack.timeout_mins)):
+    if kind in ("CREATE", "UPDATE") and utcnow() > action.started_at + timeout_of(stack):
         return _fail(db, runner, action, kind, "Timed out"), False
     try:
         if kind in ("CREATE", "UPDATE") or (kind == "ROLLBACK" and work.get("target")):
@@ -519,6 +530,13 @@ def advance(db: Session, runtime: Any, stack_id: str, budget: float = 0.1) -> tu
     return True, False
 
 
+def timeout_of(stack: Stack) -> dt.timedelta:
+    """The stack's `timeout_mins`, else upstream's `stack_action_timeout` (a setting)."""
+    if stack.timeout_mins:
+        return dt.timedelta(minutes=stack.timeout_mins)
+    return dt.timedelta(seconds=limits.STACK_ACTION_TIMEOUT)
+
+
 def _complete(db: Session, runner: Runner, action: StackAction, kind: str) -> None:
     stack = runner.stack
     if kind == "DELETE":
@@ -546,6 +564,27 @@ def _fail(db: Session, runner: Runner, action: StackAction, kind: str, reason: s
         return False
     db.delete(action)
     return True
+
+
+def fail_action(db: Session, runtime: Any, stack_id: str, err: BaseException) -> bool:
+    """A step raised (its work already rolled back): the action fails with the error as
+    its reason, once (a rollback starts when the stack allows it); True when it ended."""
+    action = db.get(StackAction, stack_id)
+    stack = db.get(Stack, stack_id)
+    if action is None or stack is None:
+        return True
+    reason = f"{err.type_name}: {err.text}" if isinstance(err, ApiError) else (
+        f"{type(err).__name__}: {err}")
+    try:
+        with db.begin_nested():
+            return _fail(db, Runner(db, runtime, stack), action, action.action, reason)
+    except Exception as again:  # noqa: BLE001 - the last resort: end it without a rollback
+        if transient(again):
+            raise
+        LOG.exception("stack %s: failing the action failed", stack_id)
+        set_stack_state(db, stack, action.action, "FAILED", reason)
+        db.delete(action)
+        return True
 
 
 def _simple(step: Step, kind: str) -> str:

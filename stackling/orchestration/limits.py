@@ -3,7 +3,9 @@
 Upstream's `heat.conf` options and their defaults: `max_template_size` 524288 bytes,
 `max_resources_per_stack` 1000 (all resources of a stack's tree), `max_nested_stack_depth`
 5, `max_stacks_per_tenant` 512. Exceeding one is Heat's `RequestLimitExceeded`, a 400.
-`max_events_per_stack` 1000: older events are purged. All but the first are settings
+`max_events_per_stack` 1000: older events are purged; `stack_action_timeout` 3600 s: a
+create or update of a stack without `timeout_mins` fails "Timed out" after it. All but the
+first are settings
 here (`orchestration:` in the configuration file, `STACKLING_ORCHESTRATION__*` in the
 environment).
 
@@ -14,6 +16,7 @@ lists of 300 is 27 million items) or on a YAML document's aliases; here both are
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, select
@@ -28,6 +31,7 @@ MAX_RESOURCES_PER_STACK = 1000
 MAX_NESTED_STACK_DEPTH = 5
 MAX_STACKS_PER_TENANT = 512
 MAX_EVENTS_PER_STACK = 1000
+STACK_ACTION_TIMEOUT = 3600  # seconds: a create or update without `timeout_mins`
 
 # A parsed template or environment: nesting depth (as HttpSettings.max_json_depth for
 # bodies) and nodes counted with repetition, so YAML aliases cannot multiply the work
@@ -45,8 +49,9 @@ RESOURCES_EXCEEDED = "Maximum resources per stack exceeded."
 def configure(settings: Any) -> None:
     """The process's limits from its settings (`orchestration:` in the configuration)."""
     global MAX_STACKS_PER_TENANT, MAX_RESOURCES_PER_STACK, MAX_NESTED_STACK_DEPTH
-    global MAX_EVENTS_PER_STACK
+    global MAX_EVENTS_PER_STACK, STACK_ACTION_TIMEOUT
     MAX_STACKS_PER_TENANT = settings.max_stacks_per_tenant
+    STACK_ACTION_TIMEOUT = settings.stack_action_timeout
     MAX_EVENTS_PER_STACK = settings.max_events_per_stack
     MAX_RESOURCES_PER_STACK = settings.max_resources_per_stack
     MAX_NESTED_STACK_DEPTH = settings.max_nested_stack_depth
@@ -63,8 +68,14 @@ def depth_message() -> str:
     return f"Recursion depth exceeds {MAX_NESTED_STACK_DEPTH}."
 
 
-def check_template_size(text: str) -> None:
-    size = len(text.encode())
+def check_template_size(template: str | dict[str, Any]) -> None:
+    """Text is measured as sent; a JSON object as its serialized text (upstream measures
+    the object's text too), counted chunk by chunk (no copy of the whole text)."""
+    if isinstance(template, str):
+        size = len(template.encode())
+    else:
+        size = sum(len(chunk.encode()) for chunk in
+                   json.JSONEncoder(ensure_ascii=False).iterencode(template))
     if size > MAX_TEMPLATE_SIZE:
         raise RequestLimitExceeded(message=f"Template size ({size} bytes) exceeds maximum "
                                            f"allowed size ({MAX_TEMPLATE_SIZE} bytes).")

@@ -76,6 +76,13 @@ RESOURCE_KEYS = {"type", "properties", "metadata", "depends_on", "deletion_polic
                  "update_policy", "description", "condition", "external_id"}
 OUTPUT_KEYS = {"description", "value", "condition"}
 PSEUDO_PARAMS = ("OS::stack_name", "OS::stack_id", "OS::project_id")
+# upstream's field types of a resource definition (`_rsrc_defn_args`); a map may be a function
+RESOURCE_FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "type": (str, "string"), "properties": (dict, "object"), "metadata": (dict, "object"),
+    "depends_on": ((list, str), "list or string"), "deletion_policy": ((str, dict), "string"),
+    "update_policy": (dict, "object"), "description": (str, "string"),
+    "external_id": ((str, dict), "string"), "condition": ((str, bool, dict), "string_or_boolean"),
+}
 NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
 
 
@@ -106,6 +113,8 @@ def parse_document(text: Any, what: str = "template") -> dict[str, Any]:
     """A template or environment given as a JSON object or YAML/JSON text."""
     if isinstance(text, dict):
         check_document(text, what)
+        if what == "template":
+            check_template_size(text)
         return text
     if not isinstance(text, str):
         raise BadRequest(f"The {what} is not a JSON object or YAML mapping.")
@@ -135,6 +144,7 @@ class Template:
             raise InvalidTemplateVersion(explanation=(
                 'Template version was not provided'))
         self.version = canonical_version(tmpl["heat_template_version"])
+        self.check_sections()
 
     def at_least(self, version: str) -> bool:
         return self.version >= version
@@ -159,7 +169,9 @@ class Template:
     def conditions(self) -> dict[str, Any]:
         return self.t.get("conditions") or {}
 
-    def validate_structure(self) -> None:
+    def check_sections(self) -> None:
+        """Every section and member has the type the engine reads it as (upstream's
+        messages), before anything uses them: a wrong type is a 400, never a 500."""
         for key in self.t:
             if key not in TOP_KEYS:
                 raise StackValidationFailed(f'"{key}" is not a valid keyword inside a HOT '
@@ -172,16 +184,61 @@ class Template:
             raise StackValidationFailed('"conditions" is not a valid keyword inside a HOT '
                                         "template")
         for name, snippet in self.resources.items():
+            if not snippet:
+                raise StackValidationFailed("Each resource must contain a type key.")
             if not isinstance(snippet, dict):
-                raise StackValidationFailed(f'Resource {name} is not a map')
+                raise StackValidationFailed(
+                    f'"resources" must contain a map of resource maps. Found a '
+                    f"[{type(snippet)}] instead")
             for key in snippet:
                 if key not in RESOURCE_KEYS:
                     raise StackValidationFailed(
                         f'"{key}" is not a valid keyword inside a resource definition')
             if "type" not in snippet:
                 raise StackValidationFailed(f'Resource {name} is missing "type"')
-            if not isinstance(snippet["type"], str):
-                raise StackValidationFailed(f'Resource {name} "type" must be a string')
+            for key, (kinds, typename) in RESOURCE_FIELD_TYPES.items():
+                if key in snippet and snippet[key] is not None and not isinstance(
+                        snippet[key], kinds):
+                    raise StackValidationFailed(
+                        f"Resource {name} {key} type must be {typename}")
+            if snippet["type"] is None:
+                raise StackValidationFailed(f"Resource {name} type type must be string")
+            deps = snippet.get("depends_on")
+            if isinstance(deps, list) and not all(isinstance(d, str) for d in deps):
+                raise StackValidationFailed(
+                    f"Resource {name} depends_on must be a list of strings")
+        for name, output in self.outputs.items():
+            if not isinstance(output, dict):
+                raise StackValidationFailed(
+                    f"Output definitions must be a map. Found a {type(output).__name__} "
+                    f"instead")
+            for key in output:
+                if key not in OUTPUT_KEYS:
+                    raise StackValidationFailed(
+                        f'"{key}" is not a valid keyword inside an output definition')
+            if not isinstance(output.get("description", ""), str):
+                raise StackValidationFailed(f"Output {name} description must be a string")
+            if not isinstance(output.get("condition", ""), str | bool | dict):
+                raise StackValidationFailed(
+                    f"Output {name} condition type must be string_or_boolean")
+        groups = self.t.get("parameter_groups") or []
+        if not isinstance(groups, list):
+            raise StackValidationFailed("Parameter Groups error: parameter_groups: "
+                                        "The parameter_groups should be a list.")
+        for group in groups:
+            params = group.get("parameters") if isinstance(group, dict) else None
+            if not isinstance(params, list):
+                raise StackValidationFailed("Parameter Groups error: parameter_groups."
+                                            ": The parameters must be provided for each "
+                                            "parameter group.")
+            for p in params:
+                if not isinstance(p, str) or p not in self.parameters:
+                    raise StackValidationFailed(f"Parameter Groups error: parameter_groups."
+                                                f": The grouped parameter {p} does not "
+                                                f"reference a valid parameter.")
+
+    def validate_structure(self) -> None:
+        for name, snippet in self.resources.items():
             deps = snippet.get("depends_on")
             for dep in ([deps] if isinstance(deps, str) else deps or []):
                 if dep not in self.resources:
@@ -197,25 +254,9 @@ class Template:
             if "condition" in snippet and not self.at_least("2016-10-14"):
                 raise StackValidationFailed(
                     '"condition" is not a valid keyword inside a resource definition')
-        for name, output in self.outputs.items():
-            if not isinstance(output, dict):
-                raise StackValidationFailed(f"Output {name} is not a map")
-            for key in output:
-                if key not in OUTPUT_KEYS:
-                    raise StackValidationFailed(
-                        f'"{key}" is not a valid keyword inside an output definition')
-        groups = self.t.get("parameter_groups") or []
-        if not isinstance(groups, list):
-            raise StackValidationFailed("Parameter Groups error: parameter_groups: "
-                                        "The parameter_groups should be a list.")
         seen: set[str] = set()
-        for group in groups:
-            params = group.get("parameters") if isinstance(group, dict) else None
-            if not isinstance(params, list):
-                raise StackValidationFailed("Parameter Groups error: parameter_groups."
-                                            ": The parameters must be provided for each "
-                                            "parameter group.")
-            for p in params:
+        for group in self.t.get("parameter_groups") or []:
+            for p in group["parameters"]:
                 if p in seen:
                     raise StackValidationFailed(f"Parameter Groups error: parameter_groups."
                                                 f": The {p} parameter must be assigned to "

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from stackling.common.db import is_deadlock, retry_on_conflict, utcnow
+from stackling.common.workers import WorkerPool, claim_next
 from stackling.observability import logs, metrics
 from stackling.orchestration import engine
 from stackling.orchestration.models import Stack, StackAction
@@ -86,7 +87,18 @@ class Claimed(Stepped):
 
 
 def _step(db: Any, runtime: Any, stack_id: str) -> Stepped:
-    finished, waiting = engine.advance(db, runtime, stack_id, STEP_BUDGET)
+    """One step in a savepoint. An error (a bug, a failing call) undoes the step and
+    fails the action in this same transaction, so a claim never runs a raising step again
+    (it would fail alike, for ever); only a lost lock race or connection propagates, to
+    retry the whole transaction."""
+    try:
+        with db.begin_nested():
+            finished, waiting = engine.advance(db, runtime, stack_id, STEP_BUDGET)
+    except Exception as err:  # noqa: BLE001 - logged, and the stack's reason says it
+        if engine.transient(err):
+            raise
+        LOG.exception("stack action %s: a step failed", stack_id)
+        finished, waiting = engine.fail_action(db, runtime, stack_id, err), False
     stack = db.get(Stack, stack_id) if finished else None  # in the session already
     if stack is None or stack.status == "IN_PROGRESS":
         return Stepped(finished, waiting)
@@ -114,35 +126,28 @@ def step_in_request(db: Any, runtime: Any, stack_id: str) -> Stepped | None:
 def claim_one(runtime: Any) -> Claimed | None:
     """Claim one claimable stack action and run its first step in the same transaction
     (a failed step rolls the claim back with it); None when there is nothing to claim."""
-    # Look first in a read transaction: an idle worker's poll (or a second thread woken
-    # while the first runs a step) must not queue for SQLite's write lock, delaying the
-    # running action's next step, only to find nothing to claim.
-    with runtime.db.transaction(write=False) as db:
+    def peek(db: Any) -> bool:
         now = utcnow()
-        if not any(_claimable(owner, lease, now) for _, owner, lease in db.execute(_PENDING)):
-            return None
+        return any(_claimable(owner, lease, now) for _, owner, lease in db.execute(_PENDING))
 
-    def attempt() -> Claimed | None:
-        with runtime.db.transaction() as db:
-            now = utcnow()
-            rows = db.execute(_PENDING).all()
-            for stack_id, owner, lease in rows:
-                if not _claimable(owner, lease, now):
-                    continue
-                cond = StackAction.owner.is_(None) if owner is None else \
-                    StackAction.owner == owner
-                won = db.execute(update(StackAction).where(
-                    StackAction.stack_id == stack_id, cond).values(
-                    owner=OWNER, lease_until=now + LEASE).execution_options(
-                    synchronize_session=False))
-                if won.rowcount == 1:
-                    action = db.get(StackAction, stack_id)
-                    request_id = (action.work or {}).get("request_id") if action else None
-                    with logs.bound(request_id):
-                        return Claimed(stack_id, request_id, _step(db, runtime, stack_id))
+    def claim(db: Any) -> Claimed | None:
+        now = utcnow()
+        for stack_id, owner, lease in db.execute(_PENDING).all():
+            if not _claimable(owner, lease, now):
+                continue
+            cond = StackAction.owner.is_(None) if owner is None else StackAction.owner == owner
+            won = db.execute(update(StackAction).where(
+                StackAction.stack_id == stack_id, cond).values(
+                owner=OWNER, lease_until=now + LEASE).execution_options(
+                synchronize_session=False))
+            if won.rowcount == 1:
+                action = db.get(StackAction, stack_id)
+                request_id = (action.work or {}).get("request_id") if action else None
+                with logs.bound(request_id):
+                    return Claimed(stack_id, request_id, _step(db, runtime, stack_id))
         return None
 
-    return retry_on_conflict(attempt, retry_if=is_deadlock)
+    return claim_next(runtime.db, peek, claim)
 
 
 def run_step(runtime: Any, stack_id: str) -> Stepped:
@@ -218,48 +223,31 @@ class StackWorker:
 
     def __init__(self, runtime: Any, threads: int = 2) -> None:
         self.runtime = runtime
-        self.count = max(1, threads)
-        self._cond = threading.Condition()
-        self._wakeups = 0
-        self._stopping = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._pool = WorkerPool("heat-engine", threads, self._work_once, poll=POLL_SECONDS,
+                                before=self._await_services)
+        self.count = self._pool.count
 
     def start(self) -> None:
-        for i in range(self.count):
-            t = threading.Thread(target=self._loop, name=f"heat-engine-{i}", daemon=True)
-            t.start()
-            self._threads.append(t)
+        self._pool.start()
 
     def wake(self) -> None:
-        with self._cond:
-            self._wakeups += 1
-            self._cond.notify()
+        self._pool.wake()
 
     def stop(self) -> None:
-        self._stopping.set()
-        with self._cond:
-            self._cond.notify_all()
-        for t in self._threads:
-            t.join(timeout=10)
-        self._threads.clear()
+        self._pool.stop()
 
-    def _loop(self) -> None:
+    def _await_services(self) -> None:
         # Resources call the other services in process: wait for their start hooks
         # (compute registers its hosts) as their own requests would.
         for name, ready in list(self.runtime.ready.items()):
             if name != "orchestration":
                 ready.wait(timeout=60)
-        while not self._stopping.is_set():
-            try:
-                claimed = claim_one(self.runtime)
-            except Exception:  # noqa: BLE001 - e.g. the database is briefly unreachable,
-                # or the first step failed (claim and step rolled back: retried later)
-                LOG.exception("claiming a stack action failed")
-                claimed = None
-            if claimed is not None:
-                run_claimed(self.runtime, claimed, self._stopping)
-                continue
-            with self._cond:
-                if not self._wakeups and not self._stopping.is_set():
-                    self._cond.wait(POLL_SECONDS)
-                self._wakeups = max(0, self._wakeups - 1)
+
+    def _work_once(self) -> bool:
+        # A failed claim (the database briefly unreachable, or the first step failed: claim
+        # and step rolled back, retried later) is logged by the pool.
+        claimed = claim_one(self.runtime)
+        if claimed is None:
+            return False
+        run_claimed(self.runtime, claimed, self._pool.stopping)
+        return True
