@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Select, exists, func, not_, select, true
+from sqlalchemy import Select, String, any_, bindparam, func, select, true
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -46,10 +47,11 @@ class Listing:
             sortable=sort_keys(self.attrs) & set(self.columns), error=errors.BadRequest,
             max_limit=max_limit, max_values=max_values)
 
-    def where(self, stmt: Select[Any], filters: Mapping[str, list[str]]) -> Select[Any]:
+    def where(self, stmt: Select[Any], filters: Mapping[str, list[str]],
+              dialect: str = "") -> Select[Any]:
         for key, raw in filters.items():
             if key in ("tags", "tags-any", "not-tags", "not-tags-any"):
-                stmt = stmt.where(_tag_clause(key, raw, self.id_column))
+                stmt = stmt.where(_tag_clause(key, raw, self.id_column, dialect))
                 continue
             values = [query_value(key, self.attrs.get(key), v) for v in raw]
             if key in self.special:
@@ -63,7 +65,7 @@ class Listing:
         """`stmt` selects what the caller may see; the marker must be one of those rows
         (filters aside), else the resource's 404 as neutron's `_get_marker_obj`."""
         visible = stmt
-        stmt = self.where(stmt, params.filters)
+        stmt = self.where(stmt, params.filters, db.get_bind().dialect.name)
         return paginate(db, stmt, columns=self.columns, id_column=self.id_column,
                         params=params, marker_scope=visible,
                         marker_missing=partial(marker_not_found, self.id_column))
@@ -97,7 +99,8 @@ def marker_not_found(id_column: ColumnElement[Any], marker: str) -> MarkerNotFou
     return MarkerNotFound(type_name, message % marker)
 
 
-def _tag_clause(key: str, raw: list[str], id_column: ColumnElement[Any]) -> ColumnElement[Any]:
+def _tag_clause(key: str, raw: list[str], id_column: ColumnElement[Any],
+                dialect: str = "") -> ColumnElement[Any]:
     """One subquery over the (tag, resource_id) index whatever the number of tags: the
     resources holding any of them, or (`tags`, `not-tags`) all of them, counted per
     resource. (One EXISTS per tag made PostgreSQL's planning grow with the count: 100 tags
@@ -105,13 +108,17 @@ def _tag_clause(key: str, raw: list[str], id_column: ColumnElement[Any]) -> Colu
     tags = filter_values(key, raw, max_values=0)  # split and de-duplicated; bounded earlier
     if not tags:
         return true() if key in ("tags", "not-tags", "not-tags-any") else ~true()
-    if key == "not-tags-any":  # an anti-join: no row of the resource names any of them
-        return not_(exists(select(Tag.resource_id).where(Tag.resource_id == id_column,
-                                                         Tag.tag.in_(tags))))
-    holders = select(Tag.resource_id).where(Tag.tag.in_(tags))
+    # PostgreSQL: one array parameter, so the statement's text (and psycopg's parse of
+    # it) is the same at any count; elsewhere one parameter per tag.
+    named = (Tag.tag == any_(bindparam(None, tags, type_=ARRAY(String)))
+             if dialect == "postgresql" else Tag.tag.in_(tags))
+    # Grouped, the subquery is one set computed once and probed by hash, whatever the
+    # count (ungrouped, PostgreSQL's estimate of 1,000 absent tags chose a merge join at
+    # 30 ms, and NOT EXISTS a per-row probe at 300 ms when every row matched).
+    holders = select(Tag.resource_id).where(named).group_by(Tag.resource_id)
     if key in ("tags", "not-tags"):
         # (resource_id, tag) is the primary key: a resource's count is its distinct tags.
-        holders = holders.group_by(Tag.resource_id).having(func.count() == len(tags))
+        holders = holders.having(func.count() == len(tags))
     return id_column.in_(holders) if key in ("tags", "tags-any") else id_column.not_in(holders)
 
 
