@@ -13,14 +13,14 @@ is leaked, and the next worker (this process after restart, or another) builds i
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from stackling.common.db import is_deadlock, retry_on_conflict, utcnow_precise
+from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError
+from stackling.common.workers import WorkerPool, claim_next
 from stackling.compute import actions, network_api, scheduler
 from stackling.compute.errors import NoValidHost
 from stackling.compute.models import Instance, InstanceAction
@@ -154,36 +154,33 @@ class _NetworkFailed(Exception):
 def build_next(runtime: Any, uuid: str | None = None) -> bool:
     """Build one pending server (the next one, or `uuid`) if there is one; False when
     there was nothing to do."""
-    if uuid is None:
-        # Peek in a read transaction first: an idle poll must not queue for SQLite's write
-        # lock behind a long writer (a stack's step) only to find nothing pending.
-        with runtime.db.transaction(write=False) as db:
-            if db.scalar(_ANY_PENDING) is None:
-                return False
     claimed: list[str] = []
 
-    def attempt() -> bool:
+    def build(db: Session) -> tuple[str, str, str | None, str | None] | None:
         claimed.clear()
-        with runtime.db.transaction() as db:
-            got = _claim(db, uuid)
-            if got is None:
-                return False
-            inst, action = got
-            claimed.append(inst.uuid)
-            request_id = action.request_id if action is not None else None  # tags the logs
-            with logs.bound(request_id):
-                build_instance(db, inst, action)
-            outcome = (inst.uuid, inst.vm_state, inst.host, request_id)
-        _report(*outcome)
-        return True
+        got = _claim(db, uuid)
+        if got is None:
+            return None
+        inst, action = got
+        claimed.append(inst.uuid)
+        request_id = action.request_id if action is not None else None  # tags the logs
+        with logs.bound(request_id):
+            build_instance(db, inst, action)
+        return inst.uuid, inst.vm_state, inst.host, request_id
 
+    # A server just accepted is built at once; the workers peek before they claim.
+    peek = None if uuid is not None else (lambda db: db.scalar(_ANY_PENDING) is not None)
     try:
-        return retry_on_conflict(attempt, retry_if=is_deadlock)
+        outcome = claim_next(runtime.db, peek, build)
     except Exception:  # noqa: BLE001 - a bug must not kill the worker or loop forever
         LOG.exception("build of %s failed unexpectedly", claimed)
         if claimed:
             _count_failure(runtime, claimed[0])
         return bool(claimed)
+    if outcome is None:
+        return False
+    _report(*outcome)
+    return True
 
 
 def pending_count(runtime: Any) -> int:
@@ -216,17 +213,12 @@ class BuildWorker:
 
     def __init__(self, runtime: Any, threads: int) -> None:
         self.runtime = runtime
-        self.count = max(1, threads)
-        self._cond = threading.Condition()
-        self._wakeups = 0
-        self._stopping = False
-        self._threads: list[threading.Thread] = []
+        self._pool = WorkerPool("compute-build", threads, lambda: build_next(runtime),
+                                poll=POLL_SECONDS)
+        self.count = self._pool.count
 
     def start(self) -> None:
-        for i in range(self.count):
-            t = threading.Thread(target=self._loop, name=f"compute-build-{i}", daemon=True)
-            t.start()
-            self._threads.append(t)
+        self._pool.start()
 
     def build_now(self, uuid: str) -> None:
         """Build server `uuid`, just accepted and committed, in the calling request's
@@ -241,36 +233,7 @@ class BuildWorker:
             self.wake()
 
     def wake(self) -> None:
-        with self._cond:
-            self._wakeups += 1
-            self._cond.notify()
+        self._pool.wake()
 
     def stop(self) -> None:
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-        for t in self._threads:
-            t.join(timeout=10)
-        self._threads.clear()
-
-    def _wait(self) -> bool:
-        """Sleep until woken or the poll interval passes; False when stopping."""
-        with self._cond:
-            if not self._wakeups and not self._stopping:
-                self._cond.wait(POLL_SECONDS)
-            self._wakeups = max(0, self._wakeups - 1)
-            return not self._stopping
-
-    def _loop(self) -> None:
-        while True:
-            try:
-                worked = build_next(self.runtime)
-            except Exception:  # noqa: BLE001 - e.g. the database is briefly unreachable
-                LOG.exception("build worker iteration failed")
-                worked = False
-            if self._stopping:
-                return
-            if worked:
-                continue  # there may be more: keep going until the queue is empty
-            if not self._wait():
-                return
+        self._pool.stop()
