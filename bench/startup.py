@@ -4,7 +4,11 @@ bootstrap, clouds.yaml) and warm (the same dir again), and warm on a database ho
 10,000 servers, 50,000 ports and 1,000 stacks beside the empty one. Everything as ratios
 to `python -c pass` measured in the same rounds (interleaved, so load hits all alike).
 
-    python -m bench.startup [rounds]
+    python -m bench.startup [rounds] [--against DIR]
+
+`--against DIR` measures a second tree beside this one in the same rounds (DIR holds its
+`stackling` package, e.g. `git archive <commit> stackling | tar -x -C DIR`): before and
+after, under the same load.
 """
 
 from __future__ import annotations
@@ -46,19 +50,23 @@ def password_token(client: httpx.Client, url: str) -> tuple[str, str]:
     return r.headers["X-Subject-Token"], r.json()["token"]["project"]["id"]
 
 
-def user_start(data_dir: Path, timeout: float = 60) -> dict[str, float]:
+def user_start(data_dir: Path, env: dict[str, str] | None = None,
+               timeout: float = 60) -> dict[str, float]:
     """Seconds from exec to: the port answering anything, the authenticated network list
     (password token first), a 200 from every other service. The server is stopped after."""
-    srv = Server(data_dir, free_port(), env=ENV)
-    t0 = time.perf_counter()
-    srv.proc = subprocess.Popen(srv.command(), env=srv.env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+    srv = Server(data_dir, free_port(), env={**ENV, **(env or {})})
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    log = data_dir.parent / "server.log"
+    with open(log, "ab") as err:
+        t0 = time.perf_counter()
+        srv.proc = subprocess.Popen(srv.command(), env=srv.env, stdout=subprocess.DEVNULL,
+                                    stderr=err)
     out: dict[str, float] = {}
     try:
         with httpx.Client(timeout=30) as client:
             while True:
                 if time.perf_counter() - t0 > timeout or srv.proc.poll() is not None:
-                    raise RuntimeError("no answer")
+                    raise RuntimeError(f"no answer: {log.read_text(errors='replace')[-3000:]}")
                 try:
                     client.get(f"{srv.url}/identity/v3")
                     break
@@ -78,14 +86,14 @@ def user_start(data_dir: Path, timeout: float = 60) -> dict[str, float]:
     return out
 
 
-def populate(data_dir: Path) -> None:
+def populate(data_dir: Path, env: dict[str, str] | None = None) -> None:
     """A cloud holding SERVERS servers, PORTS ports (one address each) and STACKS stacks:
     one of each made through the API, then copied with bulk inserts."""
     from sqlalchemy import MetaData, create_engine, insert, select
 
     from stackling.network.core.ipam import key
 
-    srv = Server(data_dir, free_port(), env=ENV)
+    srv = Server(data_dir, free_port(), env={**ENV, **(env or {})})
     srv.start()
     try:
         with srv.client() as c:
@@ -154,60 +162,95 @@ def populate(data_dir: Path) -> None:
     engine.dispose()
 
 
+def measure(tmp: Path, rounds: int, variants: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """Every variant's runs, interleaved round by round, beside `python -c pass`."""
+    made = {}
+    for name, env in variants.items():
+        t0 = time.perf_counter()
+        populate(tmp / name / "big", env)
+        made[name] = time.perf_counter() - t0
+        user_start(tmp / name / "empty", env)  # a first start: the empty one to compare with
+    runs: dict[str, dict[str, list[dict[str, float]]]] = {
+        name: {"cold": [], "warm": [], "empty": [], "big": []} for name in variants}
+    floor: list[float] = []
+    for i in range(rounds):
+        floor.append(python_pass())
+        for name, env in variants.items():
+            fresh = tmp / name / f"cold-{i}"
+            runs[name]["cold"].append(user_start(fresh, env))
+            runs[name]["warm"].append(user_start(fresh, env))
+            shutil.rmtree(fresh, ignore_errors=True)
+            runs[name]["empty"].append(user_start(tmp / name / "empty", env))
+            runs[name]["big"].append(user_start(tmp / name / "big", env))
+    return {"runs": runs, "floor": statistics.median(floor), "made": made}
+
+
+def rows_of(result: dict[str, Any], names: list[str]) -> list[list[Any]]:
+    base = result["floor"]
+    measures = [
+        ("cold (fresh data dir): the port answers", "cold", "port"),
+        ("cold: password token + authenticated network list", "cold", "first"),
+        ("cold: … + a 200 from every service", "cold", "every"),
+        ("warm (same data dir): the port answers", "warm", "port"),
+        ("warm: password token + authenticated network list", "warm", "first"),
+        ("warm: … + a 200 from every service", "warm", "every"),
+        (f"warm, {SERVERS:,} servers/{PORTS:,} ports/{STACKS:,} stacks: first answer",
+         "big", "first"),
+        ("warm, empty database beside it: first answer", "empty", "first"),
+    ]
+    rows = []
+    for label, kind, what in measures:
+        row: list[Any] = [label]
+        for name in names:
+            med = statistics.median(r[what] for r in result["runs"][name][kind])
+            row += [med * 1000, med / base]
+        rows.append(row)
+    row = [" big − empty, paired per round (first answer)"]
+    for name in names:
+        runs = result["runs"][name]
+        extra = statistics.median(b["first"] - e["first"]
+                                  for b, e in zip(runs["big"], runs["empty"], strict=True))
+        row += [extra * 1000, extra / base]
+    rows.append(row)
+    rows.append(["python -c pass (floor)"] + [base * 1000, 1.0] * len(names))
+    return rows
+
+
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    args = sys.argv[1:]
+    against = None
+    if "--against" in args:
+        at = args.index("--against")
+        against = str(Path(args[at + 1]).resolve())
+        del args[at:at + 2]
+    rounds = int(args[0]) if args else 7
     # Measure an installed cloud: byte-compiled, as `make install` leaves it (an editable
     # checkout under PYTHONDONTWRITEBYTECODE would otherwise recompile every module).
-    subprocess.run([str(BIN / "python"), "-m", "compileall", "-q", "stackling"], check=True,
-                   cwd=ROOT)
+    for tree in filter(None, [str(ROOT), against]):
+        subprocess.run([str(BIN / "python"), "-m", "compileall", "-q", "stackling"],
+                       check=True, cwd=tree)
+    variants = {"before": {"PYTHONPATH": against}} if against else {}
+    variants["now"] = {}
     tmp = Path(tempfile.mkdtemp(prefix="stackling-startup-"))
     try:
-        t0 = time.perf_counter()
-        populate(tmp / "big")
-        made = time.perf_counter() - t0
-        user_start(tmp / "empty")  # a first start: the empty database to compare with
-        floor: list[float] = []
-        cold: list[dict[str, float]] = []
-        warm: list[dict[str, float]] = []
-        empty: list[dict[str, float]] = []
-        big: list[dict[str, float]] = []
-        for i in range(rounds):
-            floor.append(python_pass())
-            fresh = tmp / f"cold-{i}"
-            cold.append(user_start(fresh))
-            warm.append(user_start(fresh))
-            shutil.rmtree(fresh, ignore_errors=True)
-            empty.append(user_start(tmp / "empty"))
-            big.append(user_start(tmp / "big"))
-        base = statistics.median(floor)
-
-        def row(label: str, runs: list[dict[str, float]], what: str) -> list[Any]:
-            med = statistics.median(r[what] for r in runs)
-            return [label, med * 1000, med / base]
-
+        result = measure(tmp, rounds, variants)
         import_probe = subprocess.run(
             [str(BIN / "python"), "-c", "import time; t=time.perf_counter(); "
              "import stackling.app, uvicorn; print(time.perf_counter()-t)"],
             capture_output=True, text=True, check=True, env={**os.environ})
-        extra = statistics.median(b["first"] - e["first"] for b, e in zip(big, empty, strict=True))
-        rows = [
-            row("cold (fresh data dir): the port answers", cold, "port"),
-            row("cold: password token + authenticated network list", cold, "first"),
-            row("cold: … + a 200 from every service", cold, "every"),
-            row("warm (same data dir): the port answers", warm, "port"),
-            row("warm: password token + authenticated network list", warm, "first"),
-            row("warm: … + a 200 from every service", warm, "every"),
-            row(f"warm, {SERVERS:,} servers/{PORTS:,} ports/{STACKS:,} stacks: first answer",
-                big, "first"),
-            row("warm, empty database beside it: first answer", empty, "first"),
-            [" big − empty, paired per round (first answer)", extra * 1000, extra / base],
-            ["importing stackling.app + uvicorn (one probe)",
-             float(import_probe.stdout) * 1000, float(import_probe.stdout) / base],
-            ["python -c pass (floor)", base * 1000, 1.0],
-        ]
+        names = list(variants)
+        headers = ["measure (median)"]
+        for name in names:
+            headers += [f"{name}: ms", f"{name}: × python -c pass"]
+        rows = rows_of(result, names)
+        probe = float(import_probe.stdout)
+        rows.insert(-1, ["importing stackling.app + uvicorn (one probe, now)"]
+                    + ["", ""] * (len(names) - 1) + [probe * 1000, probe / result["floor"]])
+        made = ", ".join(f"{k} {v:.1f} s" for k, v in result["made"].items())
+        load = os.getloadavg()[0]
         report("startup", f"## startup ({rounds} rounds, SQLite, dataplane off, default "
-               f"bcrypt cost; populating the big database took {made:.1f} s)\n\n"
-               + table(["measure (median)", "ms", "× python -c pass"], rows))
+               f"bcrypt cost; 1-min load average at the end {load:.1f}; populating the big "
+               f"database took {made})\n\n" + table(headers, rows))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
