@@ -11,15 +11,13 @@ from stackling.common.db import insert_absent
 from stackling.common.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from stackling.common.http import ApiRequest, Service, json_response, no_content
 from stackling.common.listing import bool_from_string
-from stackling.identity import logic, tokens
+from stackling.identity import filters, logic, project_tags, tokens
 from stackling.identity.logic import SYSTEM_ALL, USER_DOMAIN, USER_PROJECT, USER_SYSTEM
 from stackling.identity.models import (
-    CatalogService,
+    NULL_DOMAIN_ID,
     Domain,
-    Endpoint,
     ImpliedRole,
     Project,
-    Region,
     Role,
     User,
 )
@@ -99,7 +97,8 @@ def user_view(rq: ApiRequest, u: User) -> dict[str, Any]:
 
 
 def role_view(rq: ApiRequest, r: Role) -> dict[str, Any]:
-    return {"id": r.id, "name": r.name, "domain_id": None, "description": r.description,
+    domain_id = None if r.domain_id == NULL_DOMAIN_ID else r.domain_id
+    return {"id": r.id, "name": r.name, "domain_id": domain_id, "description": r.description,
             "options": {}, "links": _links(rq, f"roles/{r.id}")}
 
 
@@ -270,7 +269,9 @@ def list_domains(rq: ApiRequest) -> Any:
         stmt = stmt.where(Domain.name == rq.query["name"])
     if rq.query.get("enabled") is not None:
         stmt = stmt.where(Domain.enabled.is_(bool_from_string(rq.query["enabled"], True)))
-    domains = list(rq.db.scalars(stmt))
+    columns = {"name": Domain.name, "description": Domain.description}
+    domains = filters.filter_rows(rq.db.scalars(filters.apply_inexact(stmt, rq.query, columns)),
+                                  rq.query, columns)
     if not rq.allowed("identity:list_domains"):
         mine = {rq.ctx.project_domain_id, rq.ctx.user_domain_id, rq.ctx.domain_id}
         domains = [d for d in domains if d.id in mine]
@@ -306,7 +307,10 @@ def list_projects(rq: ApiRequest) -> Any:
         stmt = stmt.where(Project.parent_id == q["parent_id"])
     if q.get("is_domain") is not None and bool_from_string(q["is_domain"], True):
         return {"projects": [], "links": _collection_links(rq)}
-    projects = list(rq.db.scalars(stmt))
+    columns = {"name": Project.name, "description": Project.description}
+    projects = filters.filter_rows(rq.db.scalars(filters.apply_inexact(stmt, q, columns)),
+                                   q, columns)
+    projects = [p for p in projects if filters.tags_match(p.tags, q)]
     return {"projects": [project_view(rq, p) for p in projects], "links": _collection_links(rq)}
 
 
@@ -327,6 +331,8 @@ def create_project(rq: ApiRequest) -> Any:
     values = {k: body[k] for k in known if k in body}
     values.setdefault("domain_id", rq.ctx.project_domain_id or rq.ctx.domain_id or "default")
     values["description"] = values.get("description") or ""
+    if "tags" in values:
+        values["tags"] = project_tags.checked(values["tags"])
     if values.get("parent_id"):
         parent = logic.get_project(rq.db, values["parent_id"])
         values["domain_id"] = parent.domain_id
@@ -348,7 +354,7 @@ def update_project(rq: ApiRequest) -> Any:
     if "description" in body:
         project.description = body["description"] or ""
     if "tags" in body:
-        project.tags = body["tags"]
+        project.tags = project_tags.checked(body["tags"])
     if "enabled" in body:
         logic.set_project_enabled(rq.db, project, body["enabled"])
     extra = {k: v for k, v in body.items() if k not in PROJECT_SPEC}
@@ -381,8 +387,9 @@ def list_users(rq: ApiRequest) -> Any:
         stmt = stmt.where(User.domain_id == q["domain_id"])
     if q.get("enabled") is not None:
         stmt = stmt.where(User.enabled.is_(bool_from_string(q["enabled"], True)))
-    return {"users": [user_view(rq, u) for u in rq.db.scalars(stmt)],
-            "links": _collection_links(rq)}
+    columns = {"name": User.name}
+    users = filters.filter_rows(rq.db.scalars(filters.apply_inexact(stmt, q, columns)), q, columns)
+    return {"users": [user_view(rq, u) for u in users], "links": _collection_links(rq)}
 
 
 def show_user(rq: ApiRequest) -> Any:
@@ -461,11 +468,15 @@ def user_projects(rq: ApiRequest) -> Any:
 # ------------------------------------------------------------------ roles
 def list_roles(rq: ApiRequest) -> Any:
     _require_admin(rq, "list_roles")
-    stmt = select(Role).order_by(Role.name)
+    # as Keystone: the global roles, or with `domain_id` that domain's own
+    stmt = select(Role).where(Role.domain_id == (rq.query.get("domain_id") or NULL_DOMAIN_ID)
+                              ).order_by(Role.name)
     if rq.query.get("name") is not None:
         stmt = stmt.where(Role.name == rq.query["name"])
-    return {"roles": [role_view(rq, r) for r in rq.db.scalars(stmt)],
-            "links": _collection_links(rq)}
+    columns = {"name": Role.name, "description": Role.description}
+    roles = filters.filter_rows(rq.db.scalars(filters.apply_inexact(stmt, rq.query, columns)),
+                                rq.query, columns)
+    return {"roles": [role_view(rq, r) for r in roles], "links": _collection_links(rq)}
 
 
 def show_role(rq: ApiRequest) -> Any:
@@ -479,8 +490,9 @@ def create_role(rq: ApiRequest) -> Any:
                  {"name": (STRING, True), "description": (STRING, False),
                   "domain_id": (STRING, False), "options": (OBJECT, False)}, allow_extra=True)
     if body.get("domain_id"):
-        raise BadRequest("Domain-specific roles are not supported.")
-    role = logic.create_role(rq.db, body["name"], body.get("description"))
+        logic.get_domain(rq.db, body["domain_id"])
+    role = logic.create_role(rq.db, body["name"], body.get("description"),
+                             domain_id=body.get("domain_id") or NULL_DOMAIN_ID)
     return 201, {"role": role_view(rq, role)}
 
 
@@ -520,6 +532,7 @@ def put_implied_role(rq: ApiRequest) -> Any:
     _require_admin(rq, "create_implied_role")
     prior = logic.get_role(rq.db, rq.path_params["prior_role_id"])
     implied = logic.get_role(rq.db, rq.path_params["implied_role_id"])
+    logic.check_inference(rq.db, prior, implied)
     # idempotent, also when two identical requests race
     insert_absent(rq.db, ImpliedRole, [{"prior_role_id": prior.id, "implied_role_id": implied.id}])
     body = {"role_inference": {"prior_role": _role_ref(rq, prior),
@@ -592,54 +605,6 @@ def list_grants(rq: ApiRequest) -> Any:
     return grant_roles_view(rq, kind, user.id, target)
 
 
-# ------------------------------------------------------------------ catalog admin (read)
-def _endpoint_view(rq: ApiRequest, ep: Endpoint) -> dict[str, Any]:
-    return {"id": ep.id, "service_id": ep.service_id, "interface": ep.interface,
-            "region": ep.region_id, "region_id": ep.region_id, "enabled": ep.enabled,
-            "url": ep.url.replace("%(base_url)s", rq.base_url),
-            "links": _links(rq, f"endpoints/{ep.id}")}
-
-
-def _service_view(rq: ApiRequest, svc: CatalogService) -> dict[str, Any]:
-    return {"id": svc.id, "type": svc.type, "name": svc.name, "enabled": svc.enabled,
-            "links": _links(rq, f"services/{svc.id}")}
-
-
-def list_services(rq: ApiRequest) -> Any:
-    _require_admin(rq, "list_services")
-    stmt = select(CatalogService).order_by(CatalogService.type)
-    if rq.query.get("type"):
-        stmt = stmt.where(CatalogService.type == rq.query["type"])
-    return {"services": [_service_view(rq, s) for s in rq.db.scalars(stmt)],
-            "links": _collection_links(rq)}
-
-
-def show_service(rq: ApiRequest) -> Any:
-    _require_admin(rq, "get_service")
-    svc = rq.db.get(CatalogService, rq.path_params["service_id"])
-    if svc is None:
-        raise NotFound(f"Could not find service: {rq.path_params['service_id']}.")
-    return {"service": _service_view(rq, svc)}
-
-
-def list_endpoints(rq: ApiRequest) -> Any:
-    _require_admin(rq, "list_endpoints")
-    stmt = select(Endpoint).order_by(Endpoint.service_id, Endpoint.interface)
-    for key, column in (("service_id", Endpoint.service_id), ("interface", Endpoint.interface),
-                        ("region_id", Endpoint.region_id)):
-        if rq.query.get(key):
-            stmt = stmt.where(column == rq.query[key])
-    return {"endpoints": [_endpoint_view(rq, e) for e in rq.db.scalars(stmt)],
-            "links": _collection_links(rq)}
-
-
-def list_regions(rq: ApiRequest) -> Any:
-    regions = rq.db.scalars(select(Region).order_by(Region.id))
-    return {"regions": [{"id": r.id, "description": r.description, "parent_region_id": None,
-                         "links": _links(rq, f"regions/{r.id}")} for r in regions],
-            "links": _collection_links(rq)}
-
-
 # ------------------------------------------------------------------ the table
 def build(runtime: Any) -> Service:
     s = Service(name="identity", prefix="/identity", family="identity",
@@ -665,12 +630,8 @@ def build(runtime: Any) -> Service:
     s.add("/v3/roles/{role_id}", get=show_role, delete=delete_role)
     s.add("/v3/roles/{prior_role_id}/implies/{implied_role_id}", put=put_implied_role)
     s.add("/v3/role_inferences", get=role_inferences)
-    s.add("/v3/services", get=list_services)
-    s.add("/v3/services/{service_id}", get=show_service)
-    s.add("/v3/endpoints", get=list_endpoints)
-    s.add("/v3/regions", get=list_regions)
     for scope in ("/v3/projects/{project_id}", "/v3/domains/{domain_id}", "/v3/system"):
         s.add(f"{scope}/users/{{user_id}}/roles", get=list_grants)
         s.add(f"{scope}/users/{{user_id}}/roles/{{role_id}}", put=put_grant, get=check_grant,
               head=check_grant, delete=delete_grant)
-    return s  # groups' and application credentials' routes: component.py adds them
+    return s  # the other route modules' routes: component.py adds them

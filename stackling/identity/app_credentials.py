@@ -22,7 +22,7 @@ from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound, U
 from stackling.identity import logic, tokens
 from stackling.identity.group_appcred_models import ApplicationCredential
 from stackling.identity.logic import USER_PROJECT
-from stackling.identity.models import Domain, Project, Role, User
+from stackling.identity.models import NULL_DOMAIN_ID, Domain, Project, Role, User
 
 METHOD = "application_credential"
 
@@ -55,7 +55,8 @@ def resolve_roles(db: Session, requested: list[dict[str, Any]] | None, token_rol
     """Requested roles (by id or name) or, when none (absent or `[]`, as the CLI sends),
     the token's; each must be held."""
     if not requested:
-        rows = list(db.scalars(select(Role).where(Role.name.in_(token_roles))))
+        rows = list(db.scalars(select(Role).where(Role.name.in_(token_roles),
+                                                 Role.domain_id == NULL_DOMAIN_ID)))
     else:
         rows = []
         for ref in requested:
@@ -65,7 +66,8 @@ def resolve_roles(db: Session, requested: list[dict[str, Any]] | None, token_rol
             if "id" in ref:
                 rows.append(logic.get_role(db, str(ref["id"])))
             else:
-                role = db.scalars(select(Role).where(Role.name == str(ref["name"]))).first()
+                role = db.scalars(select(Role).where(Role.name == str(ref["name"]),
+                                                   Role.domain_id == NULL_DOMAIN_ID)).first()
                 if role is None:
                     raise NotFound(f"Could not find role: {ref['name']}.")
                 rows.append(role)

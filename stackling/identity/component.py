@@ -4,8 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackling.identity import api, app_credentials_api, bootstrap, groups_api, tokens
+from stackling.identity import (
+    api,
+    app_credentials_api,
+    bootstrap,
+    catalog_api,
+    domains_api,
+    groups_api,
+    project_tags_api,
+    roles_api,
+    tokens,
+)
 from stackling.runtime import CatalogEntry, Component
+
+ROUTE_MODULES = (groups_api, app_credentials_api, catalog_api, domains_api, roles_api,
+                 project_tags_api)
+ROUTE_MODULE_POLICIES = tuple(p for m in ROUTE_MODULES[2:] for p in m.POLICIES)
 
 # Keystone's defaults, reduced to what stackling serves: admin for writes and for
 # reading other people's things; the self-service reads are checked in the handlers.
@@ -19,7 +33,7 @@ POLICIES = {
         "get_role", "create_role", "delete_role", "list_role_inference_rules",
         "create_implied_role", "create_grant", "check_grant", "revoke_grant", "list_grants",
         "list_role_assignments", "list_services", "get_service", "list_endpoints",
-        *groups_api.POLICIES, *app_credentials_api.POLICIES)},
+        *groups_api.POLICIES, *app_credentials_api.POLICIES, *ROUTE_MODULE_POLICIES)},
 }
 
 
@@ -31,8 +45,8 @@ def _start(runtime: Any) -> None:
 def _build(runtime: Any) -> Any:
     _start(runtime)
     service = api.build(runtime)
-    groups_api.add_routes(service)
-    app_credentials_api.add_routes(service)
+    for module in ROUTE_MODULES:
+        module.add_routes(service)
     return service
 
 

@@ -12,10 +12,11 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from stackling.common.errors import BadRequest, Conflict, NotFound, Unauthorized
+from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
 from stackling.identity import app_credential_state, tokens
 from stackling.identity.group_appcred_models import GroupMembership
 from stackling.identity.models import (
+    NULL_DOMAIN_ID,
     Assignment,
     CatalogService,
     Domain,
@@ -138,6 +139,16 @@ def expand_implied(db: Session, role_ids: Iterable[str]) -> set[str]:
     return result
 
 
+def check_inference(db: Session, prior: Role, implied: Role) -> None:
+    """Keystone's rules for a new inference: no global role implies a domain-specific one
+    (InvalidImpliedRole, 403), and none closes a cycle."""
+    if prior.domain_id == NULL_DOMAIN_ID and implied.domain_id != NULL_DOMAIN_ID:
+        raise Forbidden(f"{implied.id} cannot be an implied roles.")
+    if prior.id in expand_implied(db, [implied.id]):
+        raise BadRequest(f"Role {implied.id} already implies {prior.id}: the inference would "
+                         "form a cycle.")
+
+
 def direct_role_ids(db: Session, kind: str, actor_id: str, target_id: str) -> set[str]:
     return set(db.scalars(select(Assignment.role_id).where(
         Assignment.type == kind, Assignment.actor_id == actor_id,
@@ -150,7 +161,9 @@ def effective_roles(db: Session, kind: str, actor_id: str, target_id: str) -> li
     ids = expand_implied(db, direct | inherited_role_ids(db, kind, actor_id, target_id))
     if not ids:
         return []
-    return list(db.scalars(select(Role).where(Role.id.in_(ids)).order_by(Role.name)))
+    # as Keystone: a domain-specific role counts only by the global roles it implies
+    return list(db.scalars(select(Role).where(Role.id.in_(ids), Role.domain_id == NULL_DOMAIN_ID)
+                           .order_by(Role.name)))
 
 
 def inherited_role_ids(db: Session, user_kind: str, user_id: str, target_id: str) -> set[str]:
@@ -324,7 +337,8 @@ def render_token(db: Session, data: tokens.TokenData, base_url: str,
     elif data.system:
         body["system"] = {"all": True}
     if scoped:
-        roles = db.scalars(select(Role).where(Role.name.in_(data.roles)).order_by(Role.name))
+        roles = db.scalars(select(Role).where(Role.name.in_(data.roles),
+                                              Role.domain_id == NULL_DOMAIN_ID).order_by(Role.name))
         body["roles"] = [{"id": r.id, "name": r.name} for r in roles]
         if include_catalog:
             body["catalog"] = catalog(db, base_url, data.project_id)
@@ -352,8 +366,8 @@ def create_user(db: Session, values: dict[str, Any], rounds: int) -> User:
 
 
 def create_role(db: Session, name: str, description: str | None = None,
-                role_id: str | None = None) -> Role:
-    role = Role(id=role_id or new_id(), name=name, description=description)
+                role_id: str | None = None, domain_id: str = NULL_DOMAIN_ID) -> Role:
+    role = Role(id=role_id or new_id(), name=name, description=description, domain_id=domain_id)
     _insert_unique(db, role, "role", name)
     return role
 

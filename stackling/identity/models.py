@@ -45,11 +45,20 @@ class User(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+NULL_DOMAIN_ID = "<<null>>"  # Keystone's stand-in domain of global roles (unique keys skip NULLs)
+
+
 class Role(Base):
+    """A global role (`domain_id` NULL_DOMAIN_ID) or a domain-specific one: names are unique
+    per domain, so a domain may hold a role named like a global one."""
+
     __tablename__ = "identity_role"
+    __table_args__ = (UniqueConstraint("name", "domain_id"),)
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    name: Mapped[str] = mapped_column(String(255), unique=True)
+    name: Mapped[str] = mapped_column(String(255))
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    domain_id: Mapped[str] = mapped_column(String(64), default=NULL_DOMAIN_ID,
+                                           server_default=NULL_DOMAIN_ID)
 
 
 class ImpliedRole(Base):
@@ -76,6 +85,7 @@ class Region(Base):
     __tablename__ = "identity_region"
     id: Mapped[str] = mapped_column(String(255), primary_key=True)
     description: Mapped[str] = mapped_column(Text, default="")
+    parent_region_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
 
 class CatalogService(Base):
@@ -84,6 +94,7 @@ class CatalogService(Base):
     type: Mapped[str] = mapped_column(String(255))
     name: Mapped[str] = mapped_column(String(255))
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    extra: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)  # description
 
 
 class Endpoint(Base):
@@ -94,7 +105,7 @@ class Endpoint(Base):
     service_id: Mapped[str] = mapped_column(
         ForeignKey("identity_service.id", ondelete="CASCADE"), index=True)
     interface: Mapped[str] = mapped_column(String(8))
-    region_id: Mapped[str] = mapped_column(ForeignKey("identity_region.id"))
+    region_id: Mapped[str | None] = mapped_column(ForeignKey("identity_region.id"), nullable=True)
     url: Mapped[str] = mapped_column(Text)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
 

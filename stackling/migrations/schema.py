@@ -19,6 +19,7 @@ MODEL_MODULES = [
     "stackling.runtime",
     "stackling.identity.models",
     "stackling.identity.group_appcred_models",
+    "stackling.identity.delegation_models",
     "stackling.network.core.models",
     "stackling.network.l3.models",
     "stackling.network.quota_models",

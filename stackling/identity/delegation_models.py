@@ -1,0 +1,58 @@
+"""Identity tables for what a user hands to others: credentials (EC2 and any other
+type), trusts and their roles, and stored policy blobs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from stackling.common.db import Base, JSONType, UTCDateTime, utcnow
+
+
+class Credential(Base):
+    """A user's stored secret of some `type`; an EC2 credential's id is the SHA-256 of its
+    access key (as Keystone's), so the key finds it without a scan."""
+
+    __tablename__ = "identity_credential"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(
+        ForeignKey("identity_user.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    type: Mapped[str] = mapped_column(String(255))
+    blob: Mapped[str] = mapped_column(Text)
+    extra: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+
+
+class Trust(Base):
+    """A trustor's delegation of `roles` (role ids) on a project to a trustee.
+
+    `remaining_uses` counts the tokens still to be issued (None: unlimited); a deleted
+    trust is removed, which is what invalidates its tokens."""
+
+    __tablename__ = "identity_trust"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    trustor_user_id: Mapped[str] = mapped_column(
+        ForeignKey("identity_user.id", ondelete="CASCADE"), index=True)
+    trustee_user_id: Mapped[str] = mapped_column(
+        ForeignKey("identity_user.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    impersonation: Mapped[bool] = mapped_column(Boolean, default=False)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    remaining_uses: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    roles: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    extra: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Policy(Base):
+    """A policy blob stored for others to fetch (Keystone's /v3/policies keeps, never
+    enforces them)."""
+
+    __tablename__ = "identity_policy"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    type: Mapped[str] = mapped_column(String(255))
+    blob: Mapped[str] = mapped_column(Text)
+    extra: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
