@@ -1,8 +1,8 @@
 """Concurrent identical `fixed_ips` updates of one port (issue 19, item 8).
 
 Setting a port's addresses to what it holds, or to what a concurrent identical request has
-just given it, always succeeds: the losers of the insert race find the address held by
-the very port they update, never 409 IpAddressAlreadyAllocated for the port's own address.
+just given it, always succeeds: never 409 IpAddressAlreadyAllocated for the port's own
+address, and a request by subnet alone never leaves the port with two addresses there.
 """
 
 from __future__ import annotations
@@ -61,3 +61,20 @@ def test_identical_fixed_ips_updates_all_succeed(cloud_factory, backend):
                 ips = http.get(f"{N}/ports", params={"network_id": net["id"]}).json()["ports"]
                 taken = [f["ip_address"] for p in ips for f in p["fixed_ips"]]
                 assert taken.count(ip) == 1
+    # By subnet only, moving between two subnets: the first racer picks the address, the
+    # others find the port already holding one there; it never ends with two.
+    with server.http(token) as http:
+        other = http.post(f"{N}/subnets", json={"subnet": {
+            "network_id": net["id"], "cidr": "10.79.0.0/24", "ip_version": 4}}
+        ).json()["subnet"]
+    for n in range(ROUNDS):
+        target = (other, subnet)[n % 2]
+        results = _race(server, token, url, {"port": {"fixed_ips": [
+            {"subnet_id": target["id"]}]}})
+        assert [r.status_code for r in results] == [200] * RACERS, \
+            [r.text for r in results if r.status_code != 200]
+        with server.http(token) as http:
+            held = http.get(url).json()["port"]["fixed_ips"]
+        assert [f["subnet_id"] for f in held] == [target["id"]], held
+        assert {r.json()["port"]["fixed_ips"][0]["ip_address"] for r in results} == \
+            {held[0]["ip_address"]}

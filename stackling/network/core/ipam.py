@@ -34,7 +34,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from stackling.network import errors
-from stackling.network.core.models import IPAllocation, Subnet
+from stackling.network.core.models import IPAllocation, Port, Subnet
 
 ATTEMPTS = 32
 LOWEST_FIRST_OWNERS = ("network:dhcp", "network:distributed")
@@ -188,6 +188,13 @@ def check_in_subnet(subnet: Subnet, ip: str) -> None:
         raise errors.InvalidIpForSubnet(ip_address=ip)
     if net.version == 4 and net.prefixlen <= 30 and int(addr) in (net.first, net.last):
         raise errors.InvalidIpForSubnet(ip_address=ip)
+
+
+def lock_port(db: Session, port_id: str) -> None:
+    """Changes of one port's addresses take turns (its row locked to the end of the
+    transaction): each then reads the addresses the one before it left (read committed),
+    so concurrent identical requests agree instead of each allocating anew."""
+    db.execute(select(Port.id).where(Port.id == port_id).with_for_update())
 
 
 def release_port(db: Session, port_id: str, keep: Sequence[tuple[str, str]] = ()) -> None:

@@ -744,6 +744,8 @@ def _change_mac(db: Session, net: Network, port: Port, mac: str | None) -> None:
 
 
 def _replace_fixed_ips(db: Session, port: Port, requested: list[dict[str, str]]) -> None:
+    ipam.lock_port(db, port.id)
+    db.expire(port, ["fixed_ips"])  # as a concurrent update of this port left them
     current = [(a.subnet_id, a.ip_address, a.ordinal) for a in port.fixed_ips]
     keep: dict[tuple[str, str], int] = {}
     wanted: list[dict[str, str]] = []
