@@ -17,8 +17,6 @@ import re
 import time
 from typing import Any
 
-import regex
-
 # What one request may spend matching, and how far repeats may expand (a{100000}
 # compiles in ~20 ms).
 BUDGET = 0.5
@@ -68,6 +66,8 @@ def _compiled(pattern: str) -> Any:
         raise PatternError(str(err)) from None
     except RecursionError:
         raise PatternTooCostly("the regular expression nests too deeply") from None
+    import regex  # ~10 ms to import: only when a user's pattern is first matched
+
     return regex.compile(pattern)
 
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -19,6 +16,10 @@ from stackling.compute.models import KeyPair
 
 def fingerprint(public_key: str) -> str:
     """Colon-separated MD5 of the key blob, as `ssh-keygen -l -E md5` and Nova print it."""
+    # cryptography's SSH and ed25519 parts (~8 ms to import) only when keys are handled.
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+
     try:
         key = serialization.load_ssh_public_key(public_key.strip().encode())
     except (ValueError, TypeError, UnsupportedAlgorithm):
@@ -31,6 +32,9 @@ def fingerprint(public_key: str) -> str:
 
 def generate() -> tuple[str, str]:
     """A new (private OpenSSH PEM, public OpenSSH line) pair."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
     private = ed25519.Ed25519PrivateKey.generate()
     private_pem = private.private_bytes(serialization.Encoding.PEM,
                                         serialization.PrivateFormat.OpenSSH,
