@@ -1,4 +1,6 @@
-"""Neutron's exceptions, by their upstream names (the `type` in NeutronError bodies).
+"""Neutron's exceptions, by their upstream names (the `type` in NeutronError bodies): the
+core resources', then L3's (routers, floating IPs, auto-allocation, quotas), RBAC's and
+address scopes', and the segments plugin's. One module for the service family.
 
 Statuses follow neutron-lib's families: BadRequest/InvalidInput 400, NotAuthorized 403,
 NotFound 404, Conflict/InUse 409, PreconditionFailed 412, ServiceUnavailable 503.
@@ -6,12 +8,20 @@ NotFound 404, Conflict/InUse 409, PreconditionFailed 412, ServiceUnavailable 503
 
 from __future__ import annotations
 
+from typing import Any
+
 from stackling.common import errors
 
 
 class BadRequest(errors.BadRequest):
-    error_type = "HTTPBadRequest"
     message = "Bad request."
+
+    @property
+    def type_name(self) -> str:
+        # neutron's generic 400 is `HTTPBadRequest`; a named one is its class's name
+        if self.error_type:
+            return self.error_type
+        return "HTTPBadRequest" if type(self) is BadRequest else type(self).__name__
 
 
 class InvalidInput(errors.BadRequest):
@@ -129,31 +139,21 @@ class GatewayConflictWithAllocationPools(InUse):
 
 
 class DNSNameServersExhausted(BadRequest):
-    error_type = "DNSNameServersExhausted"
     message = ("Unable to complete operation for %(subnet_id)s. The number of DNS "
                "nameservers exceeds the limit %(quota)s.")
 
 
 class HostRoutesExhausted(BadRequest):
-    error_type = "HostRoutesExhausted"
     message = ("Unable to complete operation for %(subnet_id)s. The number of host routes "
                "exceeds the limit %(quota)s.")
 
 
 class InvalidAllocationPool(BadRequest):
-    error_type = "InvalidAllocationPool"
     message = "The allocation pool %(pool)s is not valid."
 
 
 class OutOfBoundsAllocationPool(BadRequest):
-    error_type = "OutOfBoundsAllocationPool"
     message = "The allocation pool %(pool)s spans beyond the subnet cidr %(subnet_cidr)s."
-
-
-class SubnetsNotAllAssociatedWithSegments(BadRequest):
-    error_type = "SubnetsNotAllAssociatedWithSegments"
-    message = ("Subnets hosted on the same network must be allocated from the same segment "
-               "or all subnets must be unassociated (network %(network_id)s)")
 
 
 # ------------------------------------------------------------------ subnet pools
@@ -166,13 +166,11 @@ class SubnetAllocationError(Conflict):
 
 
 class MinPrefixSubnetAllocationError(BadRequest):
-    error_type = "MinPrefixSubnetAllocationError"
     message = ("Unable to allocate subnet with prefix length %(prefixlen)s, minimum allowed "
                "prefix is %(min_prefixlen)s.")
 
 
 class MaxPrefixSubnetAllocationError(BadRequest):
-    error_type = "MaxPrefixSubnetAllocationError"
     message = ("Unable to allocate subnet with prefix length %(prefixlen)s, maximum allowed "
                "prefix is %(max_prefixlen)s.")
 
@@ -182,12 +180,10 @@ class SubnetPoolQuotaExceeded(Conflict):
 
 
 class SubnetPoolDeleteError(BadRequest):
-    error_type = "SubnetPoolDeleteError"
     message = "Unable to delete subnet pool: %(reason)s."
 
 
 class IllegalSubnetPoolPrefixUpdate(BadRequest):
-    error_type = "IllegalSubnetPoolPrefixUpdate"
     message = "Illegal update to prefixes: %(msg)s."
 
 
@@ -225,12 +221,10 @@ class IpAddressGenerationFailureNoMatchingSubnet(Conflict):
 
 
 class InvalidIpForSubnet(BadRequest):
-    error_type = "InvalidIpForSubnet"
     message = "IP address %(ip_address)s is not a valid IP for the specified subnet."
 
 
 class InvalidIpForNetwork(BadRequest):
-    error_type = "InvalidIpForNetwork"
     message = "IP address %(ip_address)s is not a valid IP for any of the subnets on the specified network."
 
 
@@ -326,3 +320,204 @@ class SecurityGroupConflict(Conflict):
 class SecurityGroupRuleInvalidEtherType(InvalidInput):
     message = ("Security group rule for ethertype '%(ethertype)s' not supported. Allowed values "
                "are %(values)s.")
+
+
+# ------------------------------------------------------------------ L3 (routers, floating IPs, quotas)
+class BadResourceRequest(InvalidInput):
+    """neutron-lib's `BadRequest(resource=..., msg=...)`: type `BadRequest`."""
+
+    error_type = "BadRequest"
+    message = "Bad %(resource)s request: %(msg)s."
+
+    def __init__(self, msg: str, resource: str = "router") -> None:
+        super().__init__(resource=resource, msg=msg)
+
+
+def bad_router(msg: str) -> BadResourceRequest:
+    return BadResourceRequest(msg, "router")
+
+
+def bad_floatingip(msg: str) -> BadResourceRequest:
+    return BadResourceRequest(msg, "floatingip")
+
+
+class RouterNotFound(NotFound):
+    message = "Router %(router_id)s could not be found"
+
+
+class RouterInUse(InUse):
+    message = "Router %(router_id)s %(reason)s"
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("reason", "still has ports")
+        super().__init__(**kwargs)
+
+
+class RouterInterfaceNotFound(NotFound):
+    message = "Router %(router_id)s does not have an interface with id %(port_id)s"
+
+
+class RouterInterfaceNotFoundForSubnet(NotFound):
+    message = "Router %(router_id)s has no interface on subnet %(subnet_id)s"
+
+
+class RouterInterfaceInUseByFloatingIP(InUse):
+    message = ("Router interface for subnet %(subnet_id)s on router %(router_id)s cannot be "
+               "deleted, as it is required by one or more floating IPs.")
+
+
+class RouterInterfaceInUseByRoute(InUse):
+    message = ("Router interface for subnet %(subnet_id)s on router %(router_id)s cannot be "
+               "deleted, as it is required by one or more routes.")
+
+
+class RouterExternalGatewayInUseByFloatingIp(InUse):
+    message = ("Gateway cannot be updated for router %(router_id)s, since a gateway to "
+               "external network %(net_id)s is required by one or more floating IPs.")
+
+
+class InvalidRoutes(InvalidInput):
+    message = "Invalid format for routes: %(routes)s, %(reason)s"
+
+
+class RoutesExhausted(BadRequest):
+    message = ("Unable to complete operation for %(router_id)s. The number of routes "
+               "exceeds the maximum %(quota)s.")
+
+
+class PortInUse(InUse):
+    message = ("Unable to complete operation on port %(port_id)s for network %(net_id)s. "
+               "Port already has an attached device %(device_id)s.")
+
+
+class SubnetMismatchForPort(BadRequest):
+    message = "Subnet on port %(port_id)s does not match the requested subnet %(subnet_id)s."
+
+
+class FloatingIPNotFound(NotFound):
+    message = "Floating IP %(floatingip_id)s could not be found"
+
+
+class ExternalGatewayForFloatingIPNotFound(NotFound):
+    message = ("External network %(external_network_id)s is not reachable from subnet "
+               "%(subnet_id)s.  Therefore, cannot associate Port %(port_id)s with a "
+               "Floating IP.")
+
+
+class FloatingIPPortAlreadyAssociated(InUse):
+    message = ("Cannot associate floating IP %(floating_ip_address)s (%(fip_id)s) with port "
+               "%(port_id)s using fixed IP %(fixed_ip)s, as that fixed IP already has a "
+               "floating IP on external network %(net_id)s.")
+
+
+class ExternalIpAddressExhausted(BadRequest):
+    message = "Unable to find any IP address on external network %(net_id)s."
+
+
+class AutoAllocationFailure(Conflict):
+    message = "Deployment error: %(reason)s."
+
+
+class OverQuota(Conflict):
+    message = "Quota exceeded for resources: %(overs)s."
+
+
+class QuotaNotAuthorized(NotAuthorized):
+    error_type = "NotAuthorized"
+    message = "Only admin is authorized to access quotas for another project"
+
+
+# ------------------------------------------------------------------ RBAC policies and address scopes
+class RbacPolicyNotFound(NotFound):
+    message = "RBAC policy of type %(object_type)s with ID %(id)s not found"
+
+
+class DuplicateRbacPolicy(Conflict):
+    message = "An RBAC policy already exists with those values."
+
+
+class RbacPolicyInUse(Conflict):
+    message = ("RBAC policy on object %(object_id)s cannot be removed because other objects "
+               "depend on it.\nDetails: %(details)s")
+
+
+class InvalidActionForType(InvalidInput):
+    message = ("Invalid action '%(action)s' for object type '%(object_type)s'. Valid actions: "
+               "%(valid_actions)s")
+
+
+class AddressScopeNotFound(NotFound):
+    message = "Address scope %(address_scope_id)s could not be found"
+
+
+class AddressScopeInUse(InUse):
+    message = ("Unable to complete operation on address scope %(address_scope_id)s. There are "
+               "one or more subnet pools in use on the address scope")
+
+
+class AddressScopeUpdateError(BadRequest):
+    message = "Unable to update address scope %(address_scope_id)s : %(reason)s"
+
+
+class AddressScopePrefixConflict(Conflict):
+    message = ("Failed to associate address scope: subnetpools within an address scope must "
+               "have unique prefixes.")
+
+
+class IllegalSubnetPoolAssociationToAddressScope(BadRequest):
+    message = ("Illegal subnetpool association: subnetpool %(subnetpool_id)s cannot be "
+               "associated with address scope %(address_scope_id)s.")
+
+
+class IllegalSubnetPoolIpVersionAssociationToAddressScope(BadRequest):
+    message = ("Illegal subnetpool association: subnetpool %(subnetpool_id)s cannot associate "
+               "with address scope %(address_scope_id)s because subnetpool ip_version is not "
+               "%(ip_version)s.")
+
+
+# ------------------------------------------------------------------ segments
+class SegmentNotFound(NotFound):
+    message = "Segment %(segment_id)s could not be found."
+
+
+class SegmentInUse(InUse):
+    message = "Segment '%(segment_id)s' cannot be deleted: %(reason)s."
+
+
+class NetworkIdsDontMatch(BadRequest):
+    message = ("The subnet's network id, '%(subnet_network)s', doesn't match the network_id "
+               "of segment '%(segment_id)s'")
+
+
+class SubnetsNotAllAssociatedWithSegments(BadRequest):
+    message = ("All of the subnets on network '%(network_id)s' must either all be associated "
+               "with segments or all not associated with any segment.")
+
+
+class SubnetCantAssociateToDynamicSegment(BadRequest):
+    message = "A subnet cannot be associated with a dynamic segment."
+
+
+class SubnetSegmentAssociationChangeNotAllowed(BadRequest):
+    message = ("A subnet that is already associated with a segment cannot have its segment "
+               "association changed.")
+
+
+class NoUpdateSubnetWhenMultipleSegmentsOnNetwork(BadRequest):
+    message = ("The network '%(network_id)s' has multiple segments, it is only possible to "
+               "associate an existing subnet with a segment on networks with a single "
+               "segment.")
+
+
+class FixedIpsSubnetsNotOnSameSegment(BadRequest):
+    message = "Cannot allocate addresses from different segments."
+
+
+class HostNotConnectedToAnySegment(Conflict):
+    message = ("Host %(host)s is not connected to any segments on routed provider network "
+               "'%(network_id)s'.  It should be connected to one.")
+
+
+class HostNotCompatibleWithFixedIps(Conflict):
+    message = ("Host %(host)s is not connected to a segment where the existing fixed_ips on "
+               "port %(port_id)s will function given the routed network topology.")

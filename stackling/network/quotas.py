@@ -36,7 +36,6 @@ from stackling.network.core.models import (
     Subnet,
     SubnetPool,
 )
-from stackling.network.l3 import errors as l3e
 from stackling.network.l3.models import FloatingIP, Quota, Router
 from stackling.network.quota_models import QuotaLock
 from stackling.network.rbac.models import RbacPolicy
@@ -72,7 +71,7 @@ def defaults(db: Session) -> dict[str, int]:
 
 def _authorize_read(db: Session, ctx: RequestContext, project_id: str) -> None:
     if project_id != ctx.project_id and not (ctx.is_admin or ctx.is_service):
-        raise l3e.QuotaNotAuthorized()
+        raise errors.QuotaNotAuthorized()
     pol.authorize(db, ctx, "get_quota", {"project_id": project_id})
 
 
@@ -137,7 +136,7 @@ def _check(db: Session, project_id: str, resource: str, requested: int) -> None:
         lock_project(db, QuotaLock, project_id)
         memo.table(db)[("quota_lock", project_id)] = True
     if used(db, project_id, resource) + requested > limit:
-        raise l3e.OverQuota(overs=[resource])
+        raise errors.OverQuota(overs=[resource])
 
 
 @contextmanager

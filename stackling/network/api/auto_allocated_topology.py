@@ -9,14 +9,13 @@ from stackling.network import errors
 from stackling.network.api import common
 from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.l3 import auto_allocate
-from stackling.network.l3 import errors as l3e
 
 
 def show_topology(rq: ApiRequest) -> Any:
     fields = common.fields_of(rq)
     dry_run = auto_allocate.DRY_RUN in fields
     if fields and not dry_run:
-        raise l3e.BadResourceRequest("Unrecognized field", "auto_allocate")
+        raise errors.BadResourceRequest("Unrecognized field", "auto_allocate")
     topology = auto_allocate.get_topology(rq.db, rq.ctx, _project_id(rq), dry_run=dry_run)
     return {"auto_allocated_topology": topology}
 

@@ -27,7 +27,6 @@ from stackling.network import errors
 from stackling.network import policy as pol
 from stackling.network.core import networks, subnetpools, subnets
 from stackling.network.core.models import Network, Port, SubnetPool
-from stackling.network.l3 import errors as l3e
 from stackling.network.l3 import routers as l3
 from stackling.network.l3.models import AutoAllocatedTopology, RouterPort
 
@@ -54,7 +53,7 @@ def default_external_network(db: Session) -> Network:
                                           Network.is_default.is_(True))
                     .order_by(Network.created_at, Network.id).limit(1))
     if net is None:
-        raise l3e.AutoAllocationFailure(reason="No default router:external network")
+        raise errors.AutoAllocationFailure(reason="No default router:external network")
     return net
 
 
@@ -72,7 +71,7 @@ def get_topology(db: Session, ctx: RequestContext, project_id: str | None, *,
     if dry_run:
         default_external_network(db)
         if not default_pools(db):
-            raise l3e.AutoAllocationFailure(reason="No default subnetpools defined")
+            raise errors.AutoAllocationFailure(reason="No default subnetpools defined")
         return _response("dry-run=pass", project_id)
     row = db.get(AutoAllocatedTopology, project_id)
     if row is not None and row.network_id is not None:
@@ -109,7 +108,7 @@ def _build(db: Session, admin: RequestContext, project_id: str, external: Networ
     """Network, subnets, router (all the project's); raises with the precise cause."""
     pools = default_pools(db)
     if not pools:
-        raise l3e.AutoAllocationFailure(
+        raise errors.AutoAllocationFailure(
             reason="Unable to provide project private network: No default subnetpools "
                    "defined")
     net = networks.create_network(db, admin, {
@@ -125,7 +124,7 @@ def _build(db: Session, admin: RequestContext, project_id: str, external: Networ
         except ApiError as err:
             if err.status not in (400, 404, 409):
                 raise
-            raise l3e.AutoAllocationFailure(
+            raise errors.AutoAllocationFailure(
                 reason=f"Unable to provide project private network: IPv{pool.ip_version} "
                        f"default subnet pool {pool.id}: {_cause(err)}") from None
     try:
@@ -137,7 +136,7 @@ def _build(db: Session, admin: RequestContext, project_id: str, external: Networ
     except ApiError as err:
         if err.status != 400:
             raise
-        raise l3e.AutoAllocationFailure(
+        raise errors.AutoAllocationFailure(
             reason=f"Unable to provide external connectivity: {_cause(err)}") from None
     net.admin_state_up = True
     db.flush()

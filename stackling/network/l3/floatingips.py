@@ -20,8 +20,8 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow, uuid_str
 from stackling.common.listing import ListParams, Page
+from stackling.network import errors, quotas, standard
 from stackling.network import policy as pol
-from stackling.network import quotas, standard
 from stackling.network.attributes import (
     DESCRIPTION,
     REQUIRED,
@@ -34,7 +34,6 @@ from stackling.network.attributes import (
 )
 from stackling.network.core import networks, ports
 from stackling.network.core.models import IPAllocation, Port, Subnet
-from stackling.network.l3 import errors as l3e
 from stackling.network.l3.models import FloatingIP, Router, RouterPort
 from stackling.network.l3.routers import INTERFACE, port_ips
 from stackling.network.querying import Listing
@@ -73,7 +72,7 @@ LISTING = Listing(
 def get_visible(db: Session, ctx: RequestContext, fip_id: str) -> FloatingIP:
     fip = db.get(FloatingIP, fip_id)
     if fip is None or not (ctx.is_admin or ctx.is_service or fip.project_id == ctx.project_id):
-        raise l3e.FloatingIPNotFound(floatingip_id=fip_id)
+        raise errors.FloatingIPNotFound(floatingip_id=fip_id)
     return fip
 
 
@@ -131,22 +130,22 @@ def _internal_ip(db: Session, ctx: RequestContext, fip: FloatingIP, port_id: str
     """The internal port, the subnet and the IPv4 address the floating IP maps to."""
     port = ports.get_visible(db, ctx, port_id)
     if port.project_id != fip.project_id and not (ctx.is_admin or ctx.is_service):
-        raise l3e.bad_floatingip(f"Cannot process floating IP association with Port {port_id}, "
+        raise errors.bad_floatingip(f"Cannot process floating IP association with Port {port_id}, "
                                  "since that port is owned by a different project")
     if fixed_ip is not None:
         if netaddr.IPAddress(fixed_ip).version != 4:
-            raise l3e.bad_floatingip(f"Cannot process floating IP association with "
+            raise errors.bad_floatingip(f"Cannot process floating IP association with "
                                      f"{fixed_ip}, since that is not an IPv4 address")
         match = next((s for s, ip in port_ips(db, port.id) if ip == fixed_ip), None)
         if match is None:
-            raise l3e.bad_floatingip(f"Port {port.id} does not have fixed ip {fixed_ip}")
+            raise errors.bad_floatingip(f"Port {port.id} does not have fixed ip {fixed_ip}")
         return port, match, fixed_ip
     v4 = [(s, ip) for s, ip in port_ips(db, port.id) if ":" not in ip]
     if not v4:
-        raise l3e.bad_floatingip(f"Cannot add floating IP to port {port.id} that has no "
+        raise errors.bad_floatingip(f"Cannot add floating IP to port {port.id} that has no "
                                  "fixed IPv4 addresses")
     if len(v4) > 1:
-        raise l3e.bad_floatingip(f"Port {port.id} has multiple fixed IPv4 addresses.  Must "
+        raise errors.bad_floatingip(f"Port {port.id} has multiple fixed IPv4 addresses.  Must "
                                  "provide a specific IPv4 address when assigning a floating "
                                  "IP")
     return port, v4[0][0], v4[0][1]
@@ -163,7 +162,7 @@ def router_for(db: Session, port: Port, subnet_id: str, external_network_id: str
                Router.gw_network_id == external_network_id)
         .order_by(RouterPort.router_id)).all()
     if not rows:
-        raise l3e.ExternalGatewayForFloatingIPNotFound(
+        raise errors.ExternalGatewayForFloatingIPNotFound(
             subnet_id=subnet_id, external_network_id=external_network_id, port_id=port.id)
     if len({r for r, _ in rows}) == 1:  # one candidate: no tie to break by gateway IP
         return rows[0][0]
@@ -188,8 +187,8 @@ def _associate(db: Session, ctx: RequestContext, fip: FloatingIP, port_id: str,
     fip.known_port = port  # type: ignore[attr-defined]  # for render's port_details, once
 
 
-def _already(fip: FloatingIP, port_id: str, ip: str) -> l3e.FloatingIPPortAlreadyAssociated:
-    return l3e.FloatingIPPortAlreadyAssociated(
+def _already(fip: FloatingIP, port_id: str, ip: str) -> errors.FloatingIPPortAlreadyAssociated:
+    return errors.FloatingIPPortAlreadyAssociated(
         port_id=port_id, fip_id=fip.id, floating_ip_address=fip.floating_ip_address,
         fixed_ip=ip, net_id=fip.floating_network_id)
 
@@ -218,12 +217,12 @@ def create_floatingip(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -
         pol.authorize(db, ctx, "create_floatingip:floating_ip_address", tgt)
     net = networks.get_visible(db, ctx, attrs["floating_network_id"])
     if not net.router_external:
-        raise l3e.bad_floatingip(f"Network {net.id} is not a valid external network")
+        raise errors.bad_floatingip(f"Network {net.id} is not a valid external network")
     on_net = ports.network_subnets(db, net.id)  # the floating port's candidates too
     if not any(s.ip_version == 4 for s in on_net):
-        raise l3e.bad_floatingip(f"Network {net.id} does not contain any IPv4 subnet")
+        raise errors.bad_floatingip(f"Network {net.id} does not contain any IPv4 subnet")
     if attrs.get("fixed_ip_address") and not attrs.get("port_id"):
-        raise l3e.bad_floatingip("fixed_ip_address cannot be specified without a port_id")
+        raise errors.bad_floatingip("fixed_ip_address cannot be specified without a port_id")
     quotas.check(db, attrs["project_id"], "floatingip")
     fip_id = uuid_str()
     port_attrs: dict[str, Any] = {"project_id": "", "network_id": net.id,
@@ -240,7 +239,7 @@ def create_floatingip(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -
     made = port.__dict__["known_parts"][0]  # its fixed IPs, in order
     v4 = [(a["subnet_id"], a["ip_address"]) for a in made if ":" not in a["ip_address"]]
     if not v4:
-        raise l3e.ExternalIpAddressExhausted(net_id=net.id)
+        raise errors.ExternalIpAddressExhausted(net_id=net.id)
     now = utcnow()
     fip = FloatingIP(id=fip_id, project_id=attrs["project_id"], floating_network_id=net.id,
                      floating_port_id=port.id, floating_ip_address=v4[0][1],
@@ -266,14 +265,14 @@ def update_floatingip(db: Session, ctx: RequestContext, fip_id: str, attrs: dict
     if "port_id" in attrs:
         if attrs["port_id"] is None:
             if attrs.get("fixed_ip_address"):
-                raise l3e.bad_floatingip("fixed_ip_address cannot be specified without a "
+                raise errors.bad_floatingip("fixed_ip_address cannot be specified without a "
                                          "port_id")
             _disassociate(fip)
         else:
             _associate(db, ctx, fip, attrs["port_id"], attrs.get("fixed_ip_address"))
     elif attrs.get("fixed_ip_address") is not None:
         if fip.fixed_port_id is None:
-            raise l3e.bad_floatingip("fixed_ip_address cannot be specified without a port_id")
+            raise errors.bad_floatingip("fixed_ip_address cannot be specified without a port_id")
         _associate(db, ctx, fip, fip.fixed_port_id, attrs["fixed_ip_address"])
     if "description" in attrs:
         fip.description = attrs["description"]

@@ -54,7 +54,6 @@ from stackling.network.attributes import (
 )
 from stackling.network.core import networks, ports, subnets
 from stackling.network.core.models import IPAllocation, Port, Subnet, Tag
-from stackling.network.l3 import errors as l3e
 from stackling.network.l3.models import FloatingIP, Router, RouterPort, RouterRoute
 from stackling.network.querying import Listing
 
@@ -145,7 +144,7 @@ def get_visible(db: Session, ctx: RequestContext, router_id: str, *,
         if for_update else db.get(Router, router_id)
     if router is None or not (ctx.is_admin or ctx.is_service
                               or router.project_id == ctx.project_id):
-        raise l3e.RouterNotFound(router_id=router_id)
+        raise errors.RouterNotFound(router_id=router_id)
     return router
 
 
@@ -234,7 +233,7 @@ def _admin(ctx: RequestContext) -> RequestContext:
 def _check_not_dvr_ha(attrs: dict[str, Any]) -> None:
     for key in ("distributed", "ha"):
         if attrs.get(key):
-            raise l3e.bad_router(f"'{key}' routers are not supported by this deployment")
+            raise errors.bad_router(f"'{key}' routers are not supported by this deployment")
 
 
 @dataclass
@@ -284,7 +283,7 @@ def _check_dup_subnets(db: Session, attached: list[_Attached], new: Sequence[Sub
     for item in attached:
         for subnet_id, _ in item.ips:
             if subnet_id in new_ids:
-                raise l3e.bad_router(f"Router already has a port on subnet {subnet_id}")
+                raise errors.bad_router(f"Router already has a port on subnet {subnet_id}")
     if not overlap:
         return
     interface_subnets = {sid for a in attached if a.port_type == INTERFACE for sid, _ in a.ips}
@@ -293,7 +292,7 @@ def _check_dup_subnets(db: Session, attached: list[_Attached], new: Sequence[Sub
         for s in new:
             cur = netaddr.IPNetwork(s.cidr)
             if old.version == cur.version and (cur in old or old in cur):
-                raise l3e.bad_router(f"Cidr {s.cidr} of subnet {s.id} overlaps with cidr "
+                raise errors.bad_router(f"Cidr {s.cidr} of subnet {s.id} overlaps with cidr "
                                      f"{existing.cidr} of subnet {existing.id}")
 
 
@@ -323,7 +322,7 @@ def _remove_gateway(db: Session, ctx: RequestContext, router: Router) -> None:
     if not router.gw_port_id:
         return
     if _fips_use_router(db, router.id):
-        raise l3e.RouterExternalGatewayInUseByFloatingIp(router_id=router.id,
+        raise errors.RouterExternalGatewayInUseByFloatingIp(router_id=router.id,
                                                           net_id=router.gw_network_id)
     port_id = router.gw_port_id
     router.gw_port_id = None
@@ -343,16 +342,16 @@ def _set_gateway(db: Session, ctx: RequestContext, router: Router,
         return None
     net = networks.get_visible(db, ctx, network_id)
     if not net.router_external:
-        raise l3e.bad_router(f"Network {network_id} is not an external network")
+        raise errors.bad_router(f"Network {network_id} is not an external network")
     ext_ips = info.get("external_fixed_ips") or []  # type: ignore[union-attr]
     ext_subnets = ports.network_subnets(db, net.id)  # the gateway port's candidates too
     gateways = {s.gateway_ip for s in ext_subnets if s.gateway_ip}
     for entry in ext_ips:
         if entry.get("ip_address") in gateways:
-            raise l3e.bad_router(f"External IP {entry['ip_address']} is the same as the "
+            raise errors.bad_router(f"External IP {entry['ip_address']} is the same as the "
                                  "gateway IP")
         if entry.get("subnet_id") and entry["subnet_id"] not in {s.id for s in ext_subnets}:
-            raise l3e.bad_router(f"Subnet {entry['subnet_id']} is not on external network "
+            raise errors.bad_router(f"Subnet {entry['subnet_id']} is not on external network "
                                  f"{net.id}")
     router.enable_snat = info.get("enable_snat", True)  # type: ignore[union-attr]
     if router.gw_port_id and router.gw_network_id == net.id:
@@ -453,7 +452,7 @@ def delete_router(db: Session, ctx: RequestContext, router_id: str,
     router = get_visible(db, ctx, router_id, for_update=True)
     if db.scalar(select(RouterPort.port_id).where(RouterPort.router_id == router.id,
                                                   RouterPort.port_type != GATEWAY).limit(1)):
-        raise l3e.RouterInUse(router_id=router.id)
+        raise errors.RouterInUse(router_id=router.id)
     _remove_gateway(db, ctx, router)
     standard.delete_tags(db, [router.id])
     db.delete(router)
@@ -463,7 +462,7 @@ def delete_router(db: Session, ctx: RequestContext, router_id: str,
 # ------------------------------------------------------------------ extra routes
 def _validate_routes(db: Session, router: Router, routes: list[dict[str, str]]) -> None:
     if len(routes) > MAX_ROUTES:
-        raise l3e.RoutesExhausted(router_id=router.id, quota=MAX_ROUTES)
+        raise errors.RoutesExhausted(router_id=router.id, quota=MAX_ROUTES)
     attached = _attached(db, router.id)
     own_ips = {ip for a in attached for _, ip in a.ips}
     cidrs = [netaddr.IPNetwork(s.cidr) for s in
@@ -471,10 +470,10 @@ def _validate_routes(db: Session, router: Router, routes: list[dict[str, str]]) 
     for route in routes:
         hop = netaddr.IPAddress(route["nexthop"])
         if not any(hop.version == c.version and hop in c for c in cidrs):
-            raise l3e.InvalidRoutes(routes=route, reason="the nexthop is not connected with "
+            raise errors.InvalidRoutes(routes=route, reason="the nexthop is not connected with "
                                                          "router")
         if route["nexthop"] in own_ips:
-            raise l3e.InvalidRoutes(routes=route, reason="the nexthop is used by router")
+            raise errors.InvalidRoutes(routes=route, reason="the nexthop is used by router")
 
 
 def _replace_routes(db: Session, router: Router, routes: list[dict[str, str]]) -> None:
@@ -532,16 +531,16 @@ def parse_interface_info(body: Any, *, for_removal: bool = False) -> dict[str, s
         body = {}
     port_given, subnet_given = "port_id" in body, "subnet_id" in body
     if not (port_given or subnet_given):
-        raise l3e.bad_router("Either subnet_id or port_id must be specified")
+        raise errors.bad_router("Either subnet_id or port_id must be specified")
     out = {}
     for key in ("port_id", "subnet_id"):
         if key in body:
             try:
                 out[key] = uuid_value(body[key])
             except Invalid as exc:
-                raise l3e.bad_router(str(exc)) from None
+                raise errors.bad_router(str(exc)) from None
     if not for_removal and port_given and subnet_given:
-        raise l3e.bad_router("Cannot specify both subnet-id and port-id")
+        raise errors.bad_router("Cannot specify both subnet-id and port-id")
     return out
 
 
@@ -570,23 +569,23 @@ def _add_by_port(db: Session, ctx: RequestContext, router: Router, attached: lis
                  port_id: str) -> tuple[Port, list[str]]:
     port = ports.get_visible(db, ctx, port_id)
     if port.device_id:
-        raise l3e.PortInUse(port_id=port.id, net_id=port.network_id, device_id=port.device_id)
+        raise errors.PortInUse(port_id=port.id, net_id=port.network_id, device_id=port.device_id)
     ips = port_ips(db, port.id)
     if not ips:
-        raise l3e.bad_router("Router port must have at least one fixed IP")
+        raise errors.bad_router("Router port must have at least one fixed IP")
     subnet_rows = _subnet_rows(db, {s for s, _ in ips})
     new = [subnet_rows[s] for s in dict.fromkeys(s for s, _ in ips)]
     if any(s.ip_version == 6 for s in new):
         for item in attached:
             if (item.port_type == INTERFACE and item.network_id == port.network_id
                     and any(":" in ip for _, ip in item.ips)):
-                raise l3e.bad_router(
+                raise errors.bad_router(
                     "Cannot have multiple router ports with the same network id if both "
                     f"contain IPv6 subnets. Existing port {item.port_id} has IPv6 subnet(s) "
                     f"and network id {item.network_id}")
     _check_dup_subnets(db, attached, new)
     if len([s for s in new if s.ip_version == 4]) > 1:
-        raise l3e.bad_router("Cannot have multiple IPv4 subnets on router port")
+        raise errors.bad_router("Cannot have multiple IPv4 subnets on router port")
     port.device_id = router.id
     port.device_owner = INTERFACE
     port.status = "ACTIVE"
@@ -600,10 +599,10 @@ def _add_by_subnet(db: Session, ctx: RequestContext, router: Router,
                    attached: list[_Attached], subnet_id: str) -> tuple[Port, list[str]]:
     subnet = subnets.get_visible(db, ctx, subnet_id)
     if not subnet.gateway_ip:
-        raise l3e.bad_router("Subnet for router interface must have a gateway IP")
+        raise errors.bad_router("Subnet for router interface must have a gateway IP")
     if subnet.ip_version == 6 and subnet.ipv6_ra_mode is None \
             and subnet.ipv6_address_mode is not None:
-        raise l3e.bad_router(f"IPv6 subnet {subnet.id} configured to receive RAs from an "
+        raise errors.bad_router(f"IPv6 subnet {subnet.id} configured to receive RAs from an "
                              "external router cannot be added to Neutron Router.")
     _check_dup_subnets(db, attached, [subnet])
     fixed_ip = {"subnet_id": subnet.id, "ip_address": subnet.gateway_ip}
@@ -627,12 +626,12 @@ def _confirm_not_in_use(db: Session, router: Router, subnet: Subnet) -> None:
     for (ip,) in db.execute(select(FloatingIP.fixed_ip_address)
                             .where(FloatingIP.router_id == router.id)):
         if ip and netaddr.IPAddress(ip) in net:
-            raise l3e.RouterInterfaceInUseByFloatingIP(router_id=router.id,
+            raise errors.RouterInterfaceInUseByFloatingIP(router_id=router.id,
                                                        subnet_id=subnet.id)
     for route in _current_routes(db, router.id):
         hop = netaddr.IPAddress(route["nexthop"])
         if hop.version == net.version and hop in net:
-            raise l3e.RouterInterfaceInUseByRoute(router_id=router.id, subnet_id=subnet.id)
+            raise errors.RouterInterfaceInUseByRoute(router_id=router.id, subnet_id=subnet.id)
 
 
 def remove_router_interface(db: Session, ctx: RequestContext, router_id: str,
@@ -644,10 +643,10 @@ def remove_router_interface(db: Session, ctx: RequestContext, router_id: str,
     if "port_id" in info:
         item = next((a for a in attached if a.port_id == info["port_id"]), None)
         if item is None:
-            raise l3e.RouterInterfaceNotFound(router_id=router.id, port_id=info["port_id"])
+            raise errors.RouterInterfaceNotFound(router_id=router.id, port_id=info["port_id"])
         port_subnets = [s for s, _ in item.ips]
         if subnet_id and subnet_id not in port_subnets:
-            raise l3e.SubnetMismatchForPort(port_id=item.port_id, subnet_id=subnet_id)
+            raise errors.SubnetMismatchForPort(port_id=item.port_id, subnet_id=subnet_id)
         rows = _subnet_rows(db, set(port_subnets))
         for sid in port_subnets:
             _confirm_not_in_use(db, router, rows[sid])
@@ -660,7 +659,7 @@ def remove_router_interface(db: Session, ctx: RequestContext, router_id: str,
         _confirm_not_in_use(db, router, subnet)
         item = next((a for a in attached if subnet.id in {s for s, _ in a.ips}), None)
         if item is None:
-            raise l3e.RouterInterfaceNotFoundForSubnet(router_id=router.id,
+            raise errors.RouterInterfaceNotFoundForSubnet(router_id=router.id,
                                                        subnet_id=subnet.id)
         port = db.get_one(Port, item.port_id)
         result = _interface_info(router, port, [subnet.id])

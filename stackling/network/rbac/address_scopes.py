@@ -15,11 +15,11 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import uuid_str
 from stackling.common.listing import ListParams, Page
+from stackling.network import errors
 from stackling.network import policy as pol
 from stackling.network.attributes import ID, PROJECT, REQUIRED, Attr, boolean, ip_version, string
 from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.querying import Listing
-from stackling.network.rbac import errors as rerr
 from stackling.network.rbac import visibility
 from stackling.network.rbac import wildcards as rbac
 from stackling.network.rbac.models import AddressScope
@@ -71,7 +71,7 @@ def _target(s: AddressScope) -> dict[str, Any]:
 def get_visible(db: Session, ctx: RequestContext, scope_id: str) -> AddressScope:
     scope = db.get(AddressScope, scope_id)
     if scope is None or not visibility.address_scope_visible(db, ctx, scope):
-        raise rerr.AddressScopeNotFound(address_scope_id=scope_id)
+        raise errors.AddressScopeNotFound(address_scope_id=scope_id)
     return scope
 
 
@@ -105,7 +105,7 @@ def update_scope(db: Session, ctx: RequestContext, scope_id: str, attrs: dict[st
     pol.authorize_attrs(db, ctx, "update_address_scope", attrs, ("shared",), _target(scope))
     if "shared" in attrs and attrs["shared"] != scope.shared:
         if not attrs["shared"]:
-            raise rerr.AddressScopeUpdateError(address_scope_id=scope.id,
+            raise errors.AddressScopeUpdateError(address_scope_id=scope.id,
                                                reason="Shared address scope can't be unshared")
         scope.shared = True
         rbac.sync_wildcard(db, "address_scope", scope.id, scope.project_id,
@@ -123,7 +123,7 @@ def delete_scope(db: Session, ctx: RequestContext, scope_id: str) -> None:
     pol.authorize(db, ctx, "delete_address_scope", _target(scope))
     if db.scalar(select(SubnetPool.id).where(SubnetPool.address_scope_id == scope.id)
                  .limit(1)) is not None:
-        raise rerr.AddressScopeInUse(address_scope_id=scope.id)
+        raise errors.AddressScopeInUse(address_scope_id=scope.id)
     rbac.delete_for(db, "address_scope", scope.id)
     db.delete(scope)
     db.flush()
@@ -141,10 +141,10 @@ def check_pool_association(db: Session, ctx: RequestContext, pool_id: str | None
         return
     scope = get_visible(db, ctx, scope_id)
     if not (ctx.is_admin or ctx.is_service) and scope.project_id != ctx.project_id:
-        raise rerr.IllegalSubnetPoolAssociationToAddressScope(
+        raise errors.IllegalSubnetPoolAssociationToAddressScope(
             subnetpool_id=pool_id or "", address_scope_id=scope_id)
     if scope.ip_version != ip_version:
-        raise rerr.IllegalSubnetPoolIpVersionAssociationToAddressScope(
+        raise errors.IllegalSubnetPoolIpVersionAssociationToAddressScope(
             subnetpool_id=pool_id or "", address_scope_id=scope_id,
             ip_version=scope.ip_version)
     mine = netaddr.IPSet(str(p) for p in prefixes)
@@ -153,4 +153,4 @@ def check_pool_association(db: Session, ctx: RequestContext, pool_id: str | None
         SubnetPool.address_scope_id == scope_id,
         SubnetPool.id != (pool_id or "")))
     if not mine.isdisjoint(netaddr.IPSet(others)):
-        raise rerr.AddressScopePrefixConflict()
+        raise errors.AddressScopePrefixConflict()

@@ -33,7 +33,6 @@ from stackling.network import policy as pol
 from stackling.network.attributes import ID, PROJECT, REQUIRED, Attr, one_of, string, uuid_value
 from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.querying import Listing
-from stackling.network.rbac import errors as rerr
 from stackling.network.rbac import visibility
 from stackling.network.rbac.models import RbacPolicy
 from stackling.network.rbac.visibility import EXTERNAL, SHARED, WILDCARD
@@ -130,7 +129,7 @@ def get_policy(db: Session, ctx: RequestContext, policy_id: str) -> RbacPolicy:
     p = db.get(RbacPolicy, policy_id)
     if p is None or not (ctx.is_admin or ctx.is_service or p.project_id == ctx.project_id) \
             or not pol.allowed(db, ctx, "get_rbac_policy", _target(p)):
-        raise rerr.RbacPolicyNotFound(object_type="rbac", id=policy_id)
+        raise errors.RbacPolicyNotFound(object_type="rbac", id=policy_id)
     return p
 
 
@@ -176,7 +175,7 @@ def create_policy(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Rb
     pol.authorize(db, ctx, "create_rbac_policy", {"project_id": project_id})
     object_type, action = attrs["object_type"], attrs["action"]
     if action not in ACTIONS[object_type]:
-        raise rerr.InvalidActionForType(action=action, object_type=object_type,
+        raise errors.InvalidActionForType(action=action, object_type=object_type,
                                         valid_actions=list(ACTIONS[object_type]))
     target_tenant = attrs["target_tenant"]
     _check_target(db, ctx, "create_rbac_policy", target_tenant, project_id)
@@ -189,7 +188,7 @@ def create_policy(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Rb
             db.add(p)
             db.flush()
     except IntegrityError:
-        raise rerr.DuplicateRbacPolicy() from None
+        raise errors.DuplicateRbacPolicy() from None
     visibility.forget_grants(db)
     _set_flags(db, obj, object_type)
     _touch(obj)
@@ -218,7 +217,7 @@ def update_policy(db: Session, ctx: RequestContext, policy_id: str,
         with db.begin_nested():
             db.flush()
     except IntegrityError:
-        raise rerr.DuplicateRbacPolicy() from None
+        raise errors.DuplicateRbacPolicy() from None
     visibility.forget_grants(db)
     _set_flags(db, obj, p.object_type)
     _touch(obj)
@@ -261,4 +260,4 @@ def _check_in_use(db: Session, p: RbacPolicy, obj: Any) -> None:
         return
     reason = in_use.find(db, p.object_type, p.action, obj, projects, wildcard)
     if reason:
-        raise rerr.RbacPolicyInUse(object_id=p.object_id, details=reason)
+        raise errors.RbacPolicyInUse(object_id=p.object_id, details=reason)

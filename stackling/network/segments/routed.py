@@ -38,7 +38,6 @@ from sqlalchemy.orm import Session
 from stackling.network import errors
 from stackling.network.compute_hooks import compute
 from stackling.network.core.models import IPAllocation, Port, Segment, Subnet
-from stackling.network.segments import errors as seg_errors
 from stackling.network.segments import host_mapping
 from stackling.network.segments.host_mapping import NAME_STUB, provider_name
 
@@ -348,7 +347,7 @@ def candidate_subnets(db: Session, network_id: str, subnets: list[Subnet], host:
     reachable = set(host_mapping.segments_for_host(db, host, network_id))
     on_host = [s for s in subnets if s.segment_id in reachable]
     if not on_host:
-        raise seg_errors.HostNotConnectedToAnySegment(host=host, network_id=network_id)
+        raise errors.HostNotConnectedToAnySegment(host=host, network_id=network_id)
     lock_segments(db, {s.segment_id for s in on_host if s.segment_id})
     # Beyond upstream: skip segments whose IPv4 capacity is used up (placement's view).
     from stackling.placement import interface as placement
@@ -374,7 +373,7 @@ def candidate_subnets(db: Session, network_id: str, subnets: list[Subnet], host:
 
 def check_same_segment(db: Session, port_id: str, segments: set[str] | None = None) -> None:
     if len(segments_of_port(db, port_id) if segments is None else segments) > 1:
-        raise seg_errors.FixedIpsSubnetsNotOnSameSegment()
+        raise errors.FixedIpsSubnetsNotOnSameSegment()
 
 
 def check_host_compatible(db: Session, port_id: str, network_id: str, host: str,
@@ -389,7 +388,7 @@ def check_host_compatible(db: Session, port_id: str, network_id: str, host: str,
         return
     reachable = set(host_mapping.segments_for_host(db, host, network_id))
     if not segments <= reachable:
-        raise seg_errors.HostNotCompatibleWithFixedIps(host=host, port_id=port_id)
+        raise errors.HostNotCompatibleWithFixedIps(host=host, port_id=port_id)
 
 
 # ------------------------------------------------------------------ for the scheduler

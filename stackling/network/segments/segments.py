@@ -36,7 +36,6 @@ from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.netconfig import get_config
 from stackling.network.querying import Listing
 from stackling.network.segments import host_mapping, segmentation
-from stackling.network.segments.errors import SegmentInUse, SegmentNotFound
 from stackling.network.segments.segmentation import SegmentSpec
 
 EXTENSIONS.extend([
@@ -93,7 +92,7 @@ def get_segment(db: Session, ctx: RequestContext, segment_id: str, *,
     seg = db.get(Segment, segment_id, with_for_update=for_update or None,
                  populate_existing=for_update)
     if seg is None or seg.is_dynamic or not pol.allowed(db, ctx, "get_segment", {}):
-        raise SegmentNotFound(segment_id=segment_id)
+        raise errors.SegmentNotFound(segment_id=segment_id)
     return seg
 
 
@@ -178,7 +177,7 @@ def delete_segment(db: Session, ctx: RequestContext, segment_id: str,
     subnet_ids = list(db.scalars(select(Subnet.id).where(Subnet.segment_id == seg.id)
                                  .order_by(Subnet.id)))
     if subnet_ids:
-        raise SegmentInUse(segment_id=seg.id, reason="The segment is still associated with "
+        raise errors.SegmentInUse(segment_id=seg.id, reason="The segment is still associated with "
                                                     f"subnet(s) {', '.join(subnet_ids)}")
     segmentation.release(db, SegmentSpec(seg.network_type, seg.physical_network,
                                          seg.segmentation_id))

@@ -13,9 +13,8 @@ from sqlalchemy import bindparam, exists, select
 from sqlalchemy.orm import Session
 
 from stackling.common import memo
-from stackling.network import standard
+from stackling.network import errors, standard
 from stackling.network.core.models import Segment, Subnet
-from stackling.network.segments import errors as seg_errors
 from stackling.network.segments import routed
 
 ROUTED_SERVICE_TYPE = "network:routed"  # subnets of this type are exempt from all-or-none
@@ -50,13 +49,13 @@ def check_segment(db: Session, network_id: str, segment_id: str | None,
         row = db.execute(_SEGMENT_CHECK, {"seg": segment_id, "net": network_id,
                                           "exclude": exclude or ""}).first()
         if row is None:
-            raise seg_errors.SegmentNotFound(segment_id=segment_id)
+            raise errors.SegmentNotFound(segment_id=segment_id)
         seg_network, is_dynamic, unsegmented, has_peers = row
         if seg_network != network_id:
-            raise seg_errors.NetworkIdsDontMatch(subnet_network=network_id,
+            raise errors.NetworkIdsDontMatch(subnet_network=network_id,
                                                  segment_id=segment_id)
         if is_dynamic:
-            raise seg_errors.SubnetCantAssociateToDynamicSegment()
+            raise errors.SubnetCantAssociateToDynamicSegment()
         peers[(network_id, segment_id)] = bool(has_peers)
         if ROUTED_SERVICE_TYPE in service_types or not unsegmented:
             return
@@ -68,19 +67,19 @@ def check_segment(db: Session, network_id: str, segment_id: str | None,
     for other_id, types in db.execute(select(Subnet.id, Subnet.service_types).where(
             Subnet.network_id == network_id, other_side)):
         if other_id != exclude and ROUTED_SERVICE_TYPE not in (types or []):
-            raise seg_errors.SubnetsNotAllAssociatedWithSegments(network_id=network_id)
+            raise errors.SubnetsNotAllAssociatedWithSegments(network_id=network_id)
 
 
 def check_segment_update(db: Session, subnet: Subnet, segment_id: str | None) -> None:
     """`subnet-segmentid-writable`: only from no segment to one, on a one-segment network."""
     if subnet.segment_id is not None:
-        raise seg_errors.SubnetSegmentAssociationChangeNotAllowed()
+        raise errors.SubnetSegmentAssociationChangeNotAllowed()
     if segment_id is None:
         return
     count = len(list(db.scalars(select(Segment.id).where(
         Segment.network_id == subnet.network_id, Segment.is_dynamic.is_(False)))))
     if count > 1:
-        raise seg_errors.NoUpdateSubnetWhenMultipleSegmentsOnNetwork(
+        raise errors.NoUpdateSubnetWhenMultipleSegmentsOnNetwork(
             network_id=subnet.network_id)
     check_segment(db, subnet.network_id, segment_id, subnet.service_types or [],
                   exclude=subnet.id)
