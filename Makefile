@@ -2,30 +2,65 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# What is installed in the venv: the cloud alone (`make run`), plus the openstack CLI
+# (`make client`), or everything for development and tests (`make test`, a superset).
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_CLIENT := $(VENV)/.installed-client
 STAMP := $(VENV)/.installed
 DATA_DIR ?= .stackling
 PORT ?= 8900
+# pytest-xdist workers: live servers, databases and CLI waits leave the 2 cores idle often
+# enough that 4 workers beat 2. Each worker has its own data dirs, databases and ports.
+WORKERS ?= 4
 PYTEST_ARGS ?=
+# Tests run in groups (tests/conftest.py): a module's tests together, the session clouds'
+# tests of one backend together, one multi-process race per database server at a time.
+PYTEST := $(BIN)/pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: install run test lint bench clean browser screenshots dataplane-deps
+.PHONY: install client run test test-quick lint bench clean sysdeps browser screenshots dataplane-deps
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	$(BIN)/python -m compileall -q stackling
+	touch $(STAMP_RUN)
+
+$(STAMP_CLIENT): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[client]'
+	touch $(STAMP_RUN) $(STAMP_CLIENT)
+
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/python -m compileall -q stackling
-	touch $(STAMP)
+	touch $(STAMP_RUN) $(STAMP_CLIENT) $(STAMP)
 
 install: $(STAMP)
 
-run: $(STAMP)
+# The cloud only (no test tools, no clients), in the foreground.
+run: $(STAMP_RUN)
 	@$(BIN)/python -m compileall -q stackling
 	$(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)
 
-test: $(STAMP) browser dataplane-deps
+# The openstack CLI (python-openstackclient, osc-placement, heatclient) in .venv/bin.
+client: $(STAMP_CLIENT)
+
+test: $(STAMP) sysdeps
 	$(BIN)/ruff check stackling tests bench
 	$(BIN)/lint-imports --no-cache --no-logo
-	$(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_ARGS)
+
+# The inner loop: SQLite only, no browser, no CLI stories, no dataplane.
+test-quick: $(STAMP)
+	$(BIN)/ruff check stackling tests bench
+	STACKLING_TEST_BACKENDS=sqlite $(PYTEST) -m "not cli and not browser and not dataplane" \
+	  $(PYTEST_ARGS)
+
+# System packages the tests need, installed when missing (idempotent; root, Debian's apt).
+# Add a new one as a prerequisite here, with its own target below.
+sysdeps: browser dataplane-deps
 
 # The console's browser tests drive Debian's chromium (Playwright never downloads a browser).
 browser:

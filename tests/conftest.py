@@ -37,6 +37,12 @@ DEMO_PASSWORD = "demo-secret"
 PG_ADMIN_URL = os.environ.get("STACKLING_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432")
 MY_ADMIN_URL = os.environ.get("STACKLING_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306")
 BACKENDS = ["sqlite", "postgresql", "mariadb"]
+# `make test-quick` sets STACKLING_TEST_BACKENDS=sqlite: the others' tests are deselected.
+ONLY_BACKENDS = [b for b in os.environ.get("STACKLING_TEST_BACKENDS", "").split(",") if b] or BACKENDS
+# Each PostgreSQL test database carries a CONNECTION LIMIT: superusers (the tests connect
+# as postgres) are exempt, but the cloud sizes its pools from it (common/db.py, PoolPlan),
+# so the clouds of parallel test workers share the server's max_connections (100).
+PG_CONNECTION_LIMIT = 30
 # The `openstack` CLI: forked per command from one warm process per worker (tests/openstack_cli.py).
 OPENSTACK_CLI = Zygote(ROOT)
 shorten_sdk_polls()
@@ -59,6 +65,8 @@ def _server_reachable(port: int) -> bool:
 
 def create_database(backend: str, tmp: Path) -> str:
     name = f"stackling_test_{uuid.uuid4().hex[:10]}"
+    if backend not in ONLY_BACKENDS:
+        pytest.skip(f"{backend} is not in STACKLING_TEST_BACKENDS")
     if backend == "sqlite":
         tmp.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{tmp / 'stackling.db'}"
@@ -72,7 +80,7 @@ def create_database(backend: str, tmp: Path) -> str:
 
         with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres",
                              autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}" CONNECTION LIMIT {PG_CONNECTION_LIMIT}')
         return f"{PG_ADMIN_URL}/{name}"
     import pymysql
 
@@ -291,9 +299,10 @@ def sdk_connection(clouds_yaml: Path | None, cloud: str | None,
     return openstack.connection.Connection(config=config.get_one(cloud=cloud))
 
 
-# Tests that drive the slow `openstack` CLI run once, against the embedded default:
-# `@sqlite_only` selects the sqlite instance of the session `cloud` fixture (no skips).
-sqlite_only = pytest.mark.parametrize("cloud", ["sqlite"], indirect=True)
+def sqlite_only(test: Any) -> Any:
+    """Tests that drive the `openstack` CLI run once, against the embedded default: the
+    sqlite instance of the session `cloud` fixture (no skips), marked `cli`."""
+    return pytest.mark.cli(pytest.mark.parametrize("cloud", ["sqlite"], indirect=True)(test))
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
@@ -397,3 +406,64 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
     data_dir = tmp_path_factory.mktemp("api")
     yield from make_api(data_dir)
     shutil.rmtree(data_dir, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ selection and scheduling
+# `make test` runs pytest-xdist workers with `--dist loadgroup --no-loadscope-reorder`, and
+# the groups are ours (`_group`, from the test id alone; xdist 3.8's own loadgroup reads the
+# `item._nodeid` that pytest 9.2 no longer has). A group runs on one worker, in order:
+# - the multi-process races (tests/concurrency) on one database server: one at a time, so
+#   their connection pools and processes never meet another race's;
+# - the client tests (tests/clients) on PostgreSQL, and those on MariaDB: the session
+#   `cloud` of that backend starts once for the run, not once per worker (SQLite's is cheap);
+# - otherwise the test's module: its module-scoped fixtures are built once.
+# Groups start longest first (races, live-cloud stories, browser, then in-process tests), so
+# that no long group starts last and keeps one worker busy alone at the end.
+_RANKS = {"concurrency": 1, "clients": 1, "browser": 2, "dataplane": 3, "api": 5}
+
+
+def _id_backend(nodeid: str) -> str | None:
+    """The backend a test id names as one of its parameters, if any."""
+    params = nodeid.partition("[")[2].rpartition("]")[0]
+    return next((b for b in BACKENDS if b in params.split("-")), None)
+
+
+def _group(nodeid: str) -> tuple[int, str]:
+    """(start rank, group name) of a test id."""
+    path = nodeid.split("::")[0]
+    folder = path.split("/")[1] if path.count("/") > 1 else ""
+    backend = _id_backend(nodeid)
+    if folder == "concurrency" and backend in ("postgresql", "mariadb"):
+        return 0, f"races-{backend}"
+    if folder == "clients" and backend in ("postgresql", "mariadb"):
+        return 3, f"clients-{backend}"
+    return _RANKS.get(folder, 6), path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)[1]
+
+    return GroupScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if ONLY_BACKENDS != BACKENDS:
+        kept, dropped = [], []
+        for item in items:
+            backend = _id_backend(item.nodeid)
+            (dropped if backend and backend not in ONLY_BACKENDS else kept).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+    for item in items:
+        if item.nodeid.startswith("tests/browser/"):
+            item.add_marker(pytest.mark.browser)
+    items.sort(key=lambda item: _group(item.nodeid)[0])
