@@ -78,12 +78,10 @@ class NetworkSegmentRangeNotFound(errors.NotFound):
 
 
 class NetworkSegmentRangeNetTypeNotSupported(errors.BadRequest):
-    error_type = "NetworkSegmentRangeNetTypeNotSupported"
     message = "Network type %(type)s does not support network segment ranges."
 
 
 class NetworkSegmentRangeDefaultReadOnly(errors.BadRequest):
-    error_type = "NetworkSegmentRangeDefaultReadOnly"
     message = ("Network Segment Range %(range_id)s is a default segment range which could "
                "not be updated or deleted.")
 
@@ -104,12 +102,10 @@ class BadRangeRequest(errors.BadRequest):
 
 # Upstream raises these two as plain NeutronExceptions (a 500); bad input is a 400 here.
 class NetworkVlanRangeError(errors.BadRequest):
-    error_type = "NetworkVlanRangeError"
     message = "Invalid network VLAN range: '%(vlan_range)s' - '%(error)s'."
 
 
 class NetworkTunnelRangeError(errors.BadRequest):
-    error_type = "NetworkTunnelRangeError"
     message = "Invalid network tunnel range: '%(tunnel_range)s' - %(error)s."
 
 
