@@ -132,7 +132,9 @@ class Ns:
         `final` inside `target_ns`, with the port's MAC and the network's MTU."""
         with Ns(target_ns) as other:
             inside = other.index(final)
+            created = False
             if self.index(local) is None or inside is None:
+                created = True
                 self.delete_link(local)
                 other.delete_link(final)
                 self.delete_link(peer)
@@ -140,15 +142,11 @@ class Ns:
                 self.ip.link("set", index=self.index(peer), net_ns_fd=target_ns)
                 inside = other.index(peer)
                 other.ip.link("set", index=inside, ifname=final)
-            values: dict[str, Any] = {"mtu": mtu, "state": "up"}
-            if mac:
-                values["address"] = mac
+            if created and mac:  # the MAC is set when plugged; later it is the guest's
+                other.ip.link("set", index=inside, address=mac)
             current = other.links().get(final, {})
-            if current.get("mtu") != mtu or (mac and current.get("address") != mac.lower()) \
-                    or not current.get("up"):
-                if mac and current.get("address") != mac.lower():
-                    other.ip.link("set", index=inside, state="down")
-                other.ip.link("set", index=inside, **values)
+            if current.get("mtu") != mtu or not current.get("up"):
+                other.ip.link("set", index=inside, mtu=mtu, state="up")
         idx = self.index(local)
         master = self.ip.link("get", index=idx)[0].get("master") if bridge else None
         values = {"mtu": mtu, "state": "up"}

@@ -325,27 +325,32 @@ class Reconciler:
                keep_links: set[str], server: dict[str, Any], ns: str,
                running: dict[str, str], members: dict[str, dict[str, set[str]]]) -> None:
         self._ensure_namespace(ns)
-        nics = []
         ports = [p for p in d.by_device.get(server["id"], [])
-                 if p["device_owner"].startswith("compute:")]
+                 if p["device_owner"].startswith("compute:") and p["network_id"] in bridges]
+        nics = tuple((p["id"], p["mac_address"], d.networks[p["network_id"]].get("mtu") or 1500)
+                     for p in ports)
+        spec = GuestSpec(server["id"], server["hostname"] or server["name"],
+                         server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"])
+        boot = running.get(server["id"]) != spec.token()
         with kernel.Ns(ns) as gns:
+            if boot:
+                if server["id"] in running:
+                    self.guests.stop(server["id"], forget=False)
+                # a boot plugs its NICs anew, with the ports' MACs (as a hypervisor does);
+                # afterwards the guest's own changes are its own (anti-spoofing answers them)
+                for name in gns.links():
+                    if name != "lo":
+                        gns.delete_link(name)
             wanted = {"lo"}
             for i, port in enumerate(ports):
                 if self._plug(fabric, bridges, keep_links, d, port, ns, f"eth{i}"):
                     wanted.add(f"eth{i}")
-                    nics.append((port["id"], port["mac_address"],
-                                 d.networks[port["network_id"]].get("mtu") or 1500))
             for name in set(gns.links()) - wanted:
                 gns.delete_link(name)
         nic_ports = [(f"eth{i}", p) for i, p in enumerate(ports) if f"eth{i}" in wanted]
         self._nft_apply(ns, firewall.guest_rules(self.names.prefix, nic_ports,
                                                  d.security_groups, members))
-        spec = GuestSpec(server["id"], server["hostname"] or server["name"],
-                         server.get("os_admin_user") or DEFAULT_USER, tuple(nics),
-                         server["boots"])
-        if running.get(server["id"]) != spec.token():
-            if server["id"] in running:
-                self.guests.stop(server["id"], forget=False)
+        if boot:
             self.guests.start(spec, ns)
         paused = server["state"] == "paused"
         if self.guests.frozen(server["id"]) != paused:

@@ -80,12 +80,15 @@ class DataplaneCloud:
                                                 name=f"{name}-subnet")
         return net, subnet
 
-    def server(self, name: str, network_id: str, user_data: str | None = None) -> Any:
+    def server(self, name: str, network_id: str, user_data: str | None = None,
+               security_groups: list[str] | None = None) -> Any:
         image = self.sdk.image.find_image("cirros")
         flavor = self.sdk.compute.find_flavor("m1.tiny")
         kwargs: dict[str, Any] = {}
         if user_data:
             kwargs["user_data"] = base64.b64encode(user_data.encode()).decode()
+        if security_groups:
+            kwargs["security_groups"] = [{"name": g} for g in security_groups]
         server = self.sdk.compute.create_server(
             name=name, image_id=image.id, flavor_id=flavor.id, key_name=self.keypair().name,
             networks=[{"uuid": network_id}], **kwargs)
