@@ -70,6 +70,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"bootstrapped: {', '.join(ran)}")
         cli = Path(sys.executable).parent / "openstack"
         osc = str(cli) if cli.exists() else "openstack"
+        if not cli.exists():  # `make run` installs the cloud alone
+            print("\n  the openstack CLI is not installed here: `make client` installs it in .venv")
         print(f"\n  export OS_CLIENT_CONFIG_FILE={clouds}\n"
               f"  {osc} --os-cloud stackling token issue\n"
               f"  {osc} --os-cloud stackling server create --flavor m1.tiny --image cirros "
