@@ -9,12 +9,14 @@ os-floating-ips, os-floating-ip-pools, os-networks and os-tenant-networks only b
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from typing import Any
 
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.compute import network_proxy
 from stackling.compute.api.common import authorize, version
+from stackling.compute.api.server_views import target as _target
 from stackling.compute.models import Instance
 
 READER = "rule:context_is_admin or rule:project_reader_api"
@@ -51,8 +53,19 @@ def _until(rq: ApiRequest, removed: str) -> None:
         raise NotFound("The resource could not be found.")
 
 
-def _target(inst: Instance) -> dict[str, Any]:
-    return {"project_id": inst.project_id, "user_id": inst.user_id}
+def _proxy(rq: ApiRequest, action: str) -> None:
+    """A proxy API: Nova's 404 from 2.36 on, then the action's policy."""
+    _until(rq, PROXY_REMOVED)
+    authorize(rq, action)
+
+
+def _body(rq: ApiRequest, key: str) -> dict[str, Any]:
+    """The request body's `key` object (Nova's 400s for a malformed or missing one)."""
+    data = rq.json(malformed="Malformed request body")
+    value = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(value, dict):
+        raise BadRequest("The request body can't be empty")
+    return value
 
 
 # ------------------------------------------------------------------ a server's groups
@@ -139,85 +152,68 @@ def _sg_property(value: Any, prop: str) -> str:
     return value
 
 
+def _sg_values(rq: ApiRequest) -> tuple[str, str]:
+    """The name and description of a create or update body."""
+    sg = _body(rq, "security_group")
+    return _sg_property(sg.get("name"), "name"), _sg_property(sg.get("description"), "description")
+
+
 def sg_index(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-security-groups:get")
+    _proxy(rq, "os-security-groups:get")
     all_tenants = rq.query.get("all_tenants") not in (None, "0", "false", "False")
     return {"security_groups": network_proxy.list_groups(rq.db, rq.ctx, all_tenants)}
 
 
 def sg_show(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-security-groups:show")
+    _proxy(rq, "os-security-groups:show")
     return {"security_group": network_proxy.show_group(rq.db, rq.ctx, rq.path_params["sg_id"])}
 
 
 def sg_create(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-security-groups:create")
-    data = rq.json(malformed="Malformed request body")
-    sg = data.get("security_group") if isinstance(data, dict) else None
-    if not isinstance(sg, dict):
-        raise BadRequest("The request body can't be empty")
-    name = _sg_property(sg.get("name"), "name")
-    description = _sg_property(sg.get("description"), "description")
+    _proxy(rq, "os-security-groups:create")
+    name, description = _sg_values(rq)
     return {"security_group": network_proxy.create_group(rq.db, rq.ctx, name, description)}
 
 
 def sg_update(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-security-groups:update")
-    data = rq.json(malformed="Malformed request body")
-    sg = data.get("security_group") if isinstance(data, dict) else None
-    if not isinstance(sg, dict):
-        raise BadRequest("The request body can't be empty")
-    name = _sg_property(sg.get("name"), "name")
-    description = _sg_property(sg.get("description"), "description")
+    _proxy(rq, "os-security-groups:update")
+    name, description = _sg_values(rq)
     return {"security_group": network_proxy.update_group(rq.db, rq.ctx, rq.path_params["sg_id"],
                                                          name, description)}
 
 
 def sg_delete(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-security-groups:delete")
+    _proxy(rq, "os-security-groups:delete")
     network_proxy.delete_group(rq.db, rq.ctx, rq.path_params["sg_id"])
     return 202, None
 
 
 def rule_create(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-security-groups:rule:create")
-    data = rq.json(malformed="Malformed request body")
-    rule = data.get("security_group_rule") if isinstance(data, dict) else None
-    if not isinstance(rule, dict):
-        raise BadRequest("The request body can't be empty")
+    _proxy(rq, "os-security-groups:rule:create")
+    rule = _body(rq, "security_group_rule")
     return {"security_group_rule": network_proxy.create_rule(rq.db, rq.ctx, rule)}
 
 
 def rule_delete(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-security-groups:rule:delete")
+    _proxy(rq, "os-security-groups:rule:delete")
     network_proxy.delete_rule(rq.db, rq.ctx, rq.path_params["rule_id"])
     return 202, None
 
 
 # ------------------------------------------------------------------ os-floating-ips
 def fip_index(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-floating-ips:list")
+    _proxy(rq, "os-floating-ips:list")
     return {"floating_ips": network_proxy.list_floating_ips(rq.db, rq.ctx)}
 
 
 def fip_show(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-floating-ips:show")
+    _proxy(rq, "os-floating-ips:show")
     return {"floating_ip": network_proxy.show_floating_ip(rq.db, rq.ctx,
                                                           rq.path_params["fip_id"])}
 
 
 def fip_create(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-floating-ips:create")
+    _proxy(rq, "os-floating-ips:create")
     data = rq.json(malformed="Malformed request body") if rq.raw_body.strip() else None
     pool = data.get("pool") if isinstance(data, dict) else None
     if pool is not None and not isinstance(pool, str):
@@ -226,46 +222,55 @@ def fip_create(rq: ApiRequest) -> Any:
 
 
 def fip_delete(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-floating-ips:delete")
+    _proxy(rq, "os-floating-ips:delete")
     network_proxy.release_floating_ip(rq.db, rq.ctx, rq.path_params["fip_id"])
     return 202, None
 
 
 def fip_pools(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-floating-ip-pools:list")
+    _proxy(rq, "os-floating-ip-pools:list")
     return {"floating_ip_pools": [{"name": n.get("name") or n["id"]}
                                   for n in network_proxy.pools(rq.db, rq.ctx)]}
 
 
 # ------------------------------------------------------------------ networks
+# os-networks and os-tenant-networks: the same look-ups, each in its own view.
+NetworkView = Callable[[ApiRequest, dict[str, Any]], dict[str, Any]]
+
+
+def _list_networks(rq: ApiRequest, action: str, view: NetworkView) -> Any:
+    _proxy(rq, action)
+    return {"networks": [view(rq, n) for n in network_proxy.list_networks(rq.db, rq.ctx)]}
+
+
+def _show_network(rq: ApiRequest, action: str, view: NetworkView) -> Any:
+    _proxy(rq, action)
+    return {"network": view(rq, network_proxy.get_network(rq.db, rq.ctx,
+                                                          rq.path_params["network_id"]))}
+
+
+def _nova_view(rq: ApiRequest, net: dict[str, Any]) -> dict[str, Any]:
+    return network_proxy.network_view(net, rq.ctx.is_admin)
+
+
+def _tenant_view(rq: ApiRequest, net: dict[str, Any]) -> dict[str, Any]:
+    return network_proxy.tenant_network_view(net)
+
+
 def networks_index(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-networks:list")
-    nets = network_proxy.list_networks(rq.db, rq.ctx)
-    return {"networks": [network_proxy.network_view(n, rq.ctx.is_admin) for n in nets]}
+    return _list_networks(rq, "os-networks:list", _nova_view)
 
 
 def networks_show(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-networks:view")
-    net = network_proxy.get_network(rq.db, rq.ctx, rq.path_params["network_id"])
-    return {"network": network_proxy.network_view(net, rq.ctx.is_admin)}
+    return _show_network(rq, "os-networks:view", _nova_view)
 
 
 def tenant_networks_index(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-tenant-networks:list")
-    nets = network_proxy.list_networks(rq.db, rq.ctx)
-    return {"networks": [network_proxy.tenant_network_view(n) for n in nets]}
+    return _list_networks(rq, "os-tenant-networks:list", _tenant_view)
 
 
 def tenant_networks_show(rq: ApiRequest) -> Any:
-    _until(rq, PROXY_REMOVED)
-    authorize(rq, "os-tenant-networks:show")
-    net = network_proxy.get_network(rq.db, rq.ctx, rq.path_params["network_id"])
-    return {"network": network_proxy.tenant_network_view(net)}
+    return _show_network(rq, "os-tenant-networks:show", _tenant_view)
 
 
 def add_routes(s: Any) -> None:
