@@ -11,7 +11,7 @@ from stackling.common.db import insert_absent
 from stackling.common.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from stackling.common.http import ApiRequest, Service, json_response, no_content
 from stackling.common.listing import bool_from_string
-from stackling.identity import filters, logic, project_tags, tokens
+from stackling.identity import filters, logic, project_tags, tokens, trusts
 from stackling.identity.logic import SYSTEM_ALL, USER_DOMAIN, USER_PROJECT, USER_SYSTEM
 from stackling.identity.models import (
     NULL_DOMAIN_ID,
@@ -179,7 +179,11 @@ def _check_auth_body(body: Any) -> dict[str, Any]:
                 if "id" not in ref and kind == "project" and not isinstance(ref.get("domain"), dict):
                     raise BadRequest("Invalid input for field scope/project/domain: "
                                      "id or name must be present.")
-            if not ({"project", "domain", "system"} & set(scope)):
+            if trusts.SCOPE in scope:
+                ref = scope[trusts.SCOPE]
+                if not isinstance(ref, dict) or not isinstance(ref.get("id"), str):
+                    raise _invalid(f"scope/{trusts.SCOPE}/id", "'id' is a required property")
+            if not ({"project", "domain", "system", trusts.SCOPE} & set(scope)):
                 raise _invalid("scope", f"{scope!r} is not valid under any of the given schemas")
     return auth
 
@@ -195,6 +199,16 @@ def issue_token(rq: ApiRequest) -> Any:
 
         data = app_credentials.authenticate(rq.db, settings.token_expiration, auth["identity"],
                                             auth.get("scope"), settings.password_hash_rounds)
+    elif trusts.SCOPE in (auth.get("scope") or {}):
+        # the trustee proves who it is (unscoped), then the trust gives the scope
+        trust_id = auth["scope"][trusts.SCOPE]["id"]
+        unscoped = {k: v for k, v in auth.items() if k != "scope"}
+        trustee = logic.authenticate(rq.db, _keys(rq), settings.token_expiration, unscoped,
+                                     existing, settings.password_hash_rounds)
+        user = logic.get_user(rq.db, trustee.user_id)
+        data = trusts.token_data(rq.db, user, trust_id, trustee.methods,
+                                 settings.token_expiration,
+                                 existing.expires_at if existing else None)
     else:
         data = logic.authenticate(rq.db, _keys(rq), settings.token_expiration, auth, existing,
                                   settings.password_hash_rounds)

@@ -5,20 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.identity import (
+    access_rules_api,
     api,
     app_credentials_api,
     bootstrap,
     catalog_api,
+    credentials_api,
     domains_api,
     groups_api,
+    policies_api,
     project_tags_api,
     roles_api,
     tokens,
+    trusts_api,
 )
 from stackling.runtime import CatalogEntry, Component
 
 ROUTE_MODULES = (groups_api, app_credentials_api, catalog_api, domains_api, roles_api,
-                 project_tags_api)
+                 project_tags_api, credentials_api, trusts_api, policies_api, access_rules_api)
 ROUTE_MODULE_POLICIES = tuple(p for m in ROUTE_MODULES[2:] for p in m.POLICIES)
 
 # Keystone's defaults, reduced to what stackling serves: admin for writes and for

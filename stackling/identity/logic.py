@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
-from stackling.identity import app_credential_state, tokens
+from stackling.identity import app_credential_state, tokens, trust_state
 from stackling.identity.group_appcred_models import GroupMembership
 from stackling.identity.models import (
     NULL_DOMAIN_ID,
@@ -232,6 +232,8 @@ def authenticate(db: Session, keys: tokens.KeyRing, expiration: int,
         if existing.app_cred_id:
             # never widen a delegated token into the user's own roles
             raise Unauthorized("A token from an application credential cannot be rescoped.")
+        if existing.trust_id:
+            raise Unauthorized("A trust-scoped token cannot be rescoped.")
         user = db.get(User, existing.user_id)
         if user is None:
             raise Unauthorized()
@@ -344,6 +346,8 @@ def render_token(db: Session, data: tokens.TokenData, base_url: str,
             body["catalog"] = catalog(db, base_url, data.project_id)
     if data.app_cred_id:
         body["application_credential"] = app_credential_state.token_section(db, data.app_cred_id)
+    if data.trust_id:
+        body["OS-TRUST:trust"] = trust_state.token_section(db, data.trust_id)
     return body
 
 

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.errors import Unauthorized
-from stackling.identity import app_credential_state
+from stackling.identity import app_credential_state, trust_state
 from stackling.identity.models import RevocationEvent, SigningKey
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -53,6 +53,7 @@ class TokenData:
     user_name: str | None = None
     project_name: str | None = None
     app_cred_id: str | None = None  # issued by the application_credential method
+    trust_id: str | None = None  # a trust-scoped token (OS-TRUST)
 
     def to_payload(self) -> bytes:
         data = {
@@ -63,6 +64,8 @@ class TokenData:
         }
         if self.app_cred_id:
             data["ac"] = self.app_cred_id
+        if self.trust_id:
+            data["t"] = self.trust_id
         return json.dumps(data, separators=(",", ":")).encode()
 
     @classmethod
@@ -75,7 +78,7 @@ class TokenData:
             audit_ids=d["a"], project_id=d.get("p"), domain_id=d.get("d"), system=d.get("s"),
             roles=d.get("r") or [], user_domain_id=d.get("ud"),
             project_domain_id=d.get("pd"), user_name=d.get("un"), project_name=d.get("pn"),
-            app_cred_id=d.get("ac"),
+            app_cred_id=d.get("ac"), trust_id=d.get("t"),
         )
 
     def context(self, token: str, request_id: str) -> RequestContext:
@@ -142,6 +145,8 @@ def decode(db: Session, keys: KeyRing, token: str, *, allow_expired_window: int 
         raise Unauthorized()
     if data.app_cred_id and not app_credential_state.still_valid(db, data.app_cred_id):
         raise Unauthorized()
+    if data.trust_id and not trust_state.still_valid(db, data.trust_id):
+        raise Unauthorized()  # the trust was deleted or expired: its tokens end with it
     return data
 
 

@@ -1,0 +1,164 @@
+"""Keystone credentials: a user's stored blobs of any type, and EC2 access/secret pairs
+(type `ec2`, blob `{"access", "secret", "trust_id"}`, id the SHA-256 of the access key)
+with the /v3/ec2tokens login that checks a request's signature against them.
+
+Blobs are stored as given (Keystone encrypts them with its own credential keys; see
+docs/security.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stackling.common.errors import BadRequest, Conflict, NotFound, Unauthorized
+from stackling.identity import ec2, logic, tokens, trusts
+from stackling.identity.delegation_models import Credential
+from stackling.identity.logic import USER_PROJECT
+from stackling.identity.models import Domain, Project, User
+
+EC2 = "ec2"
+EC2_TTL = dt.timedelta(minutes=15)  # Keystone's [credential] auth_ttl
+
+
+def _expecting(attribute: str, target: str) -> BadRequest:
+    return BadRequest(f"Expecting to find {attribute} in {target}. The server could not comply "
+                      "with the request since it is either malformed or otherwise incorrect. "
+                      "The client is assumed to be in error.")
+
+
+def ec2_id(access: str) -> str:
+    return hashlib.sha256(access.encode()).hexdigest()
+
+
+def _ec2_blob(blob: str) -> dict[str, Any]:
+    try:
+        data = json.loads(blob)
+    except ValueError:
+        raise BadRequest("Invalid blob in credential") from None
+    if not data or not isinstance(data, dict):
+        raise _expecting("blob", "credential")
+    if not isinstance(data.get("access"), str) or not data["access"]:
+        raise _expecting("access", "credential")
+    return data
+
+
+def get(db: Session, credential_id: str) -> Credential:
+    cred = db.get(Credential, credential_id)
+    if cred is None:
+        raise NotFound(f"Could not find credential: {credential_id}.")
+    return cred
+
+
+def list_credentials(db: Session, *, user_id: str | None = None,
+                     type_: str | None = None) -> list[Credential]:
+    stmt = select(Credential).order_by(Credential.id)
+    if user_id is not None:
+        stmt = stmt.where(Credential.user_id == user_id)
+    if type_ is not None:
+        stmt = stmt.where(Credential.type == type_)
+    return list(db.scalars(stmt))
+
+
+def create(db: Session, values: dict[str, Any]) -> Credential:
+    logic.get_user(db, values["user_id"])
+    cred_id = uuid.uuid4().hex
+    if values["type"] == EC2:
+        blob = _ec2_blob(values["blob"])
+        if not values.get("project_id"):
+            raise _expecting("project_id", "credential")
+        cred_id = ec2_id(blob["access"])
+    if values.get("project_id"):
+        logic.get_project(db, values["project_id"])
+    cred = Credential(id=cred_id, user_id=values["user_id"], project_id=values.get("project_id"),
+                      type=values["type"], blob=values["blob"], extra=values.get("extra") or {})
+    try:
+        with db.begin_nested():
+            db.add(cred)
+    except IntegrityError:
+        raise Conflict(f"Conflict occurred attempting to store credential - Duplicate ID, "
+                       f"{cred_id}.") from None
+    return cred
+
+
+def update(db: Session, cred: Credential, values: dict[str, Any]) -> Credential:
+    kind = values.get("type", cred.type)
+    blob = values.get("blob", cred.blob)
+    if kind == EC2 and ec2_id(_ec2_blob(blob)["access"]) != cred.id:
+        # the id is the access key's hash: changing the key would orphan the id
+        raise BadRequest("Credential ID and EC2 access key do not match.")
+    if values.get("user_id"):
+        logic.get_user(db, values["user_id"])
+        cred.user_id = values["user_id"]
+    if values.get("project_id"):
+        logic.get_project(db, values["project_id"])
+    for key in ("project_id", "type", "blob"):
+        if key in values:
+            setattr(cred, key, values[key])
+    if values.get("extra"):
+        cred.extra = {**(cred.extra or {}), **values["extra"]}
+    return cred
+
+
+# ------------------------------------------------------------------ EC2
+def ec2_blob(cred: Credential) -> dict[str, Any]:
+    try:
+        data = json.loads(cred.blob)
+    except ValueError:
+        data = {}
+    return data if isinstance(data, dict) else {}
+
+
+def create_ec2(db: Session, user: User, project_id: str, trust_id: str | None = None
+               ) -> Credential:
+    logic.get_project(db, project_id)
+    blob = {"access": uuid.uuid4().hex, "secret": uuid.uuid4().hex, "trust_id": trust_id}
+    return create(db, {"user_id": user.id, "project_id": project_id, "type": EC2,
+                       "blob": json.dumps(blob)})
+
+
+def get_ec2(db: Session, user_id: str, access: str) -> Credential:
+    cred = db.get(Credential, ec2_id(access))
+    if cred is None or cred.user_id != user_id or cred.type != EC2:
+        raise NotFound(f"Could not find credential: {access}.")
+    return cred
+
+
+def ec2_token_data(db: Session, creds: dict[str, Any], expiration: int) -> tokens.TokenData:
+    """The token an EC2-signed request earns: the credential's user, scoped to its project,
+    once the signature checks out under the stored secret."""
+    access = creds.get("access")
+    if not isinstance(access, str) or not access:
+        raise _expecting("access", "credentials")
+    cred = db.get(Credential, ec2_id(access))
+    if cred is None or cred.type != EC2:
+        raise Unauthorized("EC2 access key not found.")
+    blob = ec2_blob(cred)
+    if not ec2.verify(str(blob.get("secret", "")), creds):
+        raise Unauthorized("EC2 signature not supplied." if not creds.get("signature")
+                           else "Invalid EC2 signature.")
+    now = dt.datetime.now(dt.UTC)
+    if ec2.expired(creds, EC2_TTL, now):
+        raise Unauthorized("Credential has expired.")
+    user = db.get(User, cred.user_id)
+    project = db.get(Project, cred.project_id) if cred.project_id else None
+    domain = db.get(Domain, user.domain_id) if user else None
+    if user is None or not user.enabled or project is None or not project.enabled or (
+            domain is None or not domain.enabled):
+        raise Unauthorized()
+    if blob.get("trust_id"):
+        return trusts.token_data(db, user, str(blob["trust_id"]), ["ec2credential"], expiration)
+    roles = logic.effective_roles(db, USER_PROJECT, user.id, project.id)
+    if not roles:
+        raise Unauthorized()
+    return tokens.TokenData(
+        user_id=user.id, methods=["ec2credential"], issued_at=now,
+        expires_at=now + dt.timedelta(seconds=expiration), audit_ids=[tokens.new_audit_id()],
+        project_id=project.id, project_name=project.name, project_domain_id=project.domain_id,
+        user_domain_id=user.domain_id, user_name=user.name, roles=[r.name for r in roles])
