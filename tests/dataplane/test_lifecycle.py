@@ -1,0 +1,119 @@
+"""Server actions act on the guest as a hypervisor would, and the dataplane survives a
+kill -9 of the service: the next start finds every guest and dnsmasq, nothing twice."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from tests.dataplane.conftest import DataplaneCloud
+
+
+def _ssh_fails(dp: DataplaneCloud, namespace: str, address: str) -> bool:
+    try:
+        return dp.ssh(namespace, address, "true").returncode != 0
+    except subprocess.TimeoutExpired:
+        return True
+
+
+def test_pause_reboot_rebuild(dataplane_cloud: DataplaneCloud) -> None:
+    dp = dataplane_cloud
+    net, _ = dp.network("dp-life", "10.81.0.0/24")
+    probe = dp.server("vm-probe", net.id)
+    vm = dp.server("vm-life", net.id)
+    ns, ip = dp.names.guest(probe.id), dp.address(vm)
+    assert dp.wait_ssh(ns, ip).strip() == "vm-life"
+
+    # paused: frozen (the kernel still accepts the TCP connection; nothing answers on it)
+    dp.sdk.compute.pause_server(vm)
+    dp.sdk.compute.wait_for_server(vm, status="PAUSED", wait=60, interval=0.2)
+    deadline = time.monotonic() + 30
+    while not _ssh_fails(dp, ns, ip) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _ssh_fails(dp, ns, ip)
+    dp.sdk.compute.unpause_server(vm)
+    dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=60, interval=0.2)
+    assert dp.wait_ssh(ns, ip).strip() == "vm-life"
+
+    # reboot: the guest boots again (a file in its tmpfs is gone, the console shows it)
+    assert dp.ssh(ns, ip, "touch /tmp/before-reboot").returncode == 0
+    dp.sdk.compute.reboot_server(vm, "SOFT")
+    dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=60, interval=0.2)
+    deadline = time.monotonic() + 60
+    out = None
+    while time.monotonic() < deadline:
+        out = dp.ssh(ns, ip, "ls /tmp/before-reboot 2>/dev/null || echo rebooted")
+        if out.returncode == 0 and out.stdout.strip() == "rebooted":
+            break
+        time.sleep(0.2)
+    assert out is not None and out.stdout.strip() == "rebooted", out
+    log = dp.cloud.cli("console", "log", "show", vm.id, parse=False)
+    assert log.count("vm-life login:") == 2, log
+
+    # rebuild boots it once more, with the same port and address
+    image = dp.sdk.image.find_image("cirros")
+    dp.sdk.compute.rebuild_server(vm, image=image.id)
+    dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=60, interval=0.2)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and dp.cloud.cli(
+            "console", "log", "show", vm.id, parse=False).count("vm-life login:") < 3:
+        time.sleep(0.2)
+    assert dp.wait_ssh(ns, ip).strip() == "vm-life"
+
+
+def _processes(marker: str) -> list[str]:
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if marker in cmd:
+                out.append(cmd)
+    return out
+
+
+def test_kill_9_and_start_restores_everything_once(dataplane_cloud: DataplaneCloud) -> None:
+    dp = dataplane_cloud
+    net1, sub1 = dp.network("dp-k1", "10.82.1.0/24")
+    net2, sub2 = dp.network("dp-k2", "10.82.2.0/24")
+    router = dp.sdk.network.create_router(name="dp-k-router")
+    dp.sdk.network.add_interface_to_router(router, subnet=sub1.id)
+    dp.sdk.network.add_interface_to_router(router, subnet=sub2.id)
+    one = dp.server("vm-k1", net1.id)
+    two = dp.server("vm-k2", net2.id)
+    two_ip = dp.address(two)
+    assert dp.wait_ssh(dp.names.guest(one.id), two_ip).strip() == "vm-k2"
+    namespaces = sorted(n for n in _netns() if n.startswith(dp.prefix))
+    run_dir = f"/run/stackling/{dp.prefix}"
+    guests = sorted(_processes(f"{run_dir}/guests/"))
+    dnsmasqs = sorted(_processes(f"{run_dir}/dhcp/"))
+    assert len(guests) == 2 and len(dnsmasqs) == 2
+
+    dp.cloud.stop(kill=True)
+    # what the dead service programmed keeps working: the guests are not its children
+    assert dp.wait_ssh(dp.names.guest(one.id), two_ip).strip() == "vm-k2"
+    # remove a piece by hand, as a crash halfway through a change might leave it
+    subprocess.run(["ip", "netns", "del", dp.names.router(router.id)], check=True)
+    deadline = time.monotonic() + 30  # the kernel dismantles a namespace asynchronously
+    while not dp.unreachable(dp.names.guest(one.id), two_ip) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert dp.unreachable(dp.names.guest(one.id), two_ip)
+
+    dp.cloud.start()
+    assert dp.wait_ssh(dp.names.guest(one.id), two_ip).strip() == "vm-k2"
+    assert sorted(n for n in _netns() if n.startswith(dp.prefix)) == namespaces
+    assert sorted(_processes(f"{run_dir}/guests/")) == guests
+    assert sorted(_processes(f"{run_dir}/dhcp/")) == dnsmasqs
+    # the metadata service answers again (the new process listens in the DHCP namespace)
+    out = dp.ssh(dp.names.guest(one.id), two_ip,
+                 "printf 'GET /latest/meta-data/hostname HTTP/1.0\\r\\n\\r\\n' "
+                 "| nc -w 3 169.254.169.254 80 | tail -1")
+    assert out.stdout.strip() == "vm-k2", out
+
+
+def _netns() -> list[str]:
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
