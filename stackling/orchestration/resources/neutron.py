@@ -205,6 +205,8 @@ class Subnet(NeutronResource):
             out["gateway_ip"] = None
         if out.get("gateway_ip") == "auto":
             out.pop("gateway_ip")
+        if not create and "allocation_pools" in props and not props["allocation_pools"]:
+            out["allocation_pools"] = []  # removed or emptied: no pools, as upstream
         return out
 
 

@@ -32,6 +32,8 @@ from stackling.orchestration.resources.neutron import PORT_EXTRAS, not_found, po
 
 NETWORK_KEYS = ("network", "subnet", "fixed_ip", "port", "floating_ip",
                 "port_extra_properties", "allocate_network", "tag", "uuid")
+# the keys an interface itself answers (upstream's _IFACE_MANAGED_KEYS)
+IFACE_KEYS = ("port", "subnet", "network", "fixed_ip")
 
 
 def _net() -> Any:
@@ -155,18 +157,23 @@ class Server(Resource):
     @classmethod
     def implicit_dependencies(cls, name: str, definition: dict[str, Any],
                               definitions: dict[str, dict[str, Any]]) -> list[str]:
-        """The stack's subnets on the server's networks (when the network is a
-        `get_resource` of this stack), as upstream."""
+        """As upstream: the stack's subnets on the server's networks, and every subnet of
+        the stack (and one whose network is unknown) when an entry names no network
+        (`port`, `subnet`): the server may be on any of them."""
         props = definition.get("properties") or {}
         nets = props.get("networks")
-        if not isinstance(nets, list):
+        if not isinstance(nets, list) or not nets:
             return []
-        wanted = []
-        for entry in nets:
-            if isinstance(entry, dict) and "network" in entry:
-                wanted.append(entry["network"])
-        return [n for n, d in definitions.items() if d.get("type") == "OS::Neutron::Subnet"
-                and (d.get("properties") or {}).get("network") in wanted]
+        wanted = [(entry.get("network") or entry.get("uuid")) if isinstance(entry, dict) else None
+                  for entry in nets]
+        out = []
+        for n, d in definitions.items():
+            if d.get("type") != "OS::Neutron::Subnet":
+                continue
+            subnet_net = (d.get("properties") or {}).get("network")
+            if not subnet_net or any(not w or w == subnet_net for w in wanted):
+                out.append(n)
+        return out
 
     def validate(self) -> None:
         nets = self.properties.get("networks") or []
@@ -403,32 +410,38 @@ class Server(Resource):
         return None
 
     def _update_networks(self, old: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
-        """Keep identical entries, update `port_extra_properties` in place, detach the old
-        ones left over and attach the new ones (never touching an unchanged entry)."""
+        """Upstream's network update: each old entry is completed with the interface it
+        made (port, network, first fixed IP and subnet), then each new entry, in order, is
+        matched one to one against them (`_best_match`); only what is left over is
+        detached (old) or attached (new), so a kept interface keeps its port and address
+        (e.g. `network` -> `subnet` of that network, or -> `port` of that very port)."""
         nova, neutron, sid = _nova(), _net(), self.resource_id
-        remaining_old = list(old)
-        kept: list[dict[str, Any]] = []
+        records = self._internal()
+        internal_ids = {r["id"] for r in records}
+        olds = self._with_interfaces(old, records)
+        kept: list[tuple[int, str | None]] = []  # (new index, port id)
         to_add: list[tuple[int, dict[str, Any]]] = []
         for index, entry in enumerate(new):
-            match = next((o for o in remaining_old if _entry_key(o) == _entry_key(entry)), None)
+            want = self._normalized(entry)
+            reduced = {k: v for k, v in want.items() if k not in IFACE_KEYS or v is not None}
+            match = _best_match(olds, reduced)
+            if match is None:  # the same interface with other port_extra_properties
+                match = _best_match(olds, {k: v for k, v in reduced.items()
+                                           if k != "port_extra_properties"})
+                if match is not None and match["port"] in internal_ids:
+                    neutron.update_port(self.db, self.ctx, match["port"], port_body(
+                        self.db, self.ctx, entry.get("port_extra_properties") or {}))
+                else:
+                    match = None
             if match is None:
-                match = next((o for o in remaining_old if _same_but_extras(o, entry)), None)
-                if match is not None:
-                    port_id = self._port_for(match)
-                    if port_id is not None:
-                        neutron.update_port(self.db, self.ctx, port_id, port_body(
-                            self.db, self.ctx, entry.get("port_extra_properties") or {}))
-                        self._rekey(match, entry)
-            if match is not None:
-                remaining_old.remove(match)
-                kept.append(entry)
-            else:
                 to_add.append((index, entry))
-        internal = {p["entry"]: p for p in self._internal()}
-        for entry in remaining_old:  # detach first, one at a time
-            if entry.get("floating_ip"):
-                self._disassociate(entry)
-            port_id = self._port_for(entry)
+                continue
+            olds.remove(match)
+            kept.append((index, match["port"]))
+        for gone in olds:  # detach first, one at a time
+            if gone.get("floating_ip"):
+                self._disassociate(gone)
+            port_id = gone["port"]
             if port_id is None:
                 continue
             try:
@@ -436,15 +449,13 @@ class Server(Resource):
             except ApiError as err:
                 if not not_found(err):
                     raise
-            key = _entry_key(entry)
-            if key in internal:
+            if port_id in internal_ids:
                 try:
                     neutron.delete_port(self.db, self.ctx, port_id)
                 except ApiError as err:
                     if not not_found(err):
                         raise
-                self.data_set("internal_ports", [p for p in self._internal()
-                                                 if p["entry"] != key])
+        made: list[dict[str, Any]] = []
         for index, entry in to_add:
             if entry.get("allocate_network"):
                 if entry["allocate_network"] == "auto":
@@ -453,18 +464,73 @@ class Server(Resource):
             if entry.get("port"):
                 port_id = constraints.find_port(self.db, self.ctx, entry["port"])["id"]
             else:
-                port_id = self._create_port(index, entry)["id"]
+                port_id = self._create_port(index, entry, made)["id"]
             nova.attach_interface(self.db, self.ctx, sid, port_id=port_id)
             if entry.get("floating_ip"):
                 self._associate(entry, port_id)
+        # the internal ports, each under the new entry it serves now (kept ones keep
+        # their port, so `_port_for` finds them by the new entry)
+        self.data_set("internal_ports", sorted(
+            [{"id": pid, "index": i, "entry": _entry_key(new[i])} for i, pid in kept
+             if pid in internal_ids] + made, key=lambda r: r["index"]))
         if not new and not kept:
             nova.attach_interface(self.db, self.ctx, sid)
         self._refresh_external()
 
-    def _rekey(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        okey, nkey = _entry_key(old), _entry_key(new)
-        self.data_set("internal_ports", [{**p, "entry": nkey} if p["entry"] == okey else p
-                                         for p in self._internal()])
+    def _normalized(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """Every key present (None when not given), names resolved to ids (`uuid` is
+        `network`), as upstream's translated properties are compared."""
+        out: dict[str, Any] = {k: entry.get(k) or None for k in NETWORK_KEYS if k != "uuid"}
+        out["network"] = entry.get("network") or entry.get("uuid") or None
+        finders = {"network": constraints.find_network, "subnet": constraints.find_subnet,
+                   "port": constraints.find_port}
+        for key, finder in finders.items():
+            if out[key] is not None:
+                try:
+                    out[key] = finder(self.db, self.ctx, out[key])["id"]
+                except (ValueError, ApiError):
+                    pass  # gone or ambiguous: compared as given
+        return out
+
+    def _with_interfaces(self, old: list[dict[str, Any]], records: list[dict[str, Any]]
+                         ) -> list[dict[str, Any]]:
+        """The old entries, each completed with its interface's port, network, first
+        fixed IP and subnet (upstream's `update_networks_matching_iface_port`): the
+        internal port recorded for it, else its own `port`, else the best match."""
+        ifaces = []
+        for port in _net().list_ports(self.db, self.ctx, device_id=self.resource_id):
+            ip = port["fixed_ips"][0] if port["fixed_ips"] else {}
+            ifaces.append({"port": port["id"], "network": port["network_id"],
+                           "fixed_ip": ip.get("ip_address"), "subnet": ip.get("subnet_id")})
+        by_index = {(r.get("index"), r.get("entry")): r["id"] for r in records}
+        out = []
+        for index, entry in enumerate(old):
+            norm = self._normalized(entry)
+            port_id = by_index.get((index, _entry_key(entry))) or self._port_for_key(
+                entry, records)
+            if port_id is not None:
+                iface = next((i for i in ifaces if i["port"] == port_id), None)
+            else:
+                reduced = {k: v for k, v in norm.items() if k in IFACE_KEYS and v is not None}
+                iface = _best_match(ifaces, reduced)
+            if iface is not None:
+                ifaces.remove(iface)
+                norm.update(iface)
+            else:
+                norm["port"] = port_id
+            out.append(norm)
+        return out
+
+    def _port_for_key(self, entry: dict[str, Any], records: list[dict[str, Any]]
+                      ) -> str | None:
+        key = _entry_key(entry)
+        found = next((r["id"] for r in records if r.get("entry") == key), None)
+        if found is None and entry.get("port"):
+            try:
+                found = constraints.find_port(self.db, self.ctx, entry["port"])["id"]
+            except (ValueError, ApiError):
+                return None
+        return found
 
     # ------------------------------------------------------------------ replacement
     def prepare_for_replace(self) -> None:
@@ -531,48 +597,47 @@ class Server(Resource):
             return self._addresses(server)
         return None
 
-    def _net_ids(self, labels: list[str]) -> dict[str, str]:
-        out = {}
-        for label in labels:
-            try:
-                matches = _net().list_networks(self.db, self.ctx, name=label)
-            except ApiError:
-                continue
-            if len(matches) == 1:
-                out[label] = matches[0]["id"]
-        return out
-
     def _networks(self, server: dict[str, Any]) -> dict[str, list[str]]:
-        addresses = server.get("addresses") or {}
+        """Each network's addresses, fixed then floating, under its name and its id."""
+        addresses = self._addresses(server)
         out = {label: [a["addr"] for a in items] for label, items in addresses.items()}
-        for label, net_id in self._net_ids(list(addresses)).items():
-            out[net_id] = out[label]
+        for label, items in addresses.items():
+            fixed = next((a for a in items if a.get("network")), None)
+            if fixed is not None:
+                out[fixed["network"]["id"]] = out[label]
         return out
 
     def _addresses(self, server: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        """As Nova's `addresses` (per network name: each port's fixed addresses, then its
+        floating ones), each with upstream's `port`, `subnets` and `network` (None for a
+        floating address, whose (address, MAC) is no interface's)."""
         neutron = _net()
         out: dict[str, list[dict[str, Any]]] = {}
         ports = neutron.list_ports(self.db, self.ctx, device_id=self.resource_id)
-        fips = neutron.list_floatingips(self.db, self.ctx)
+        fips = neutron.list_floatingips(self.db, self.ctx, port_id=[p["id"] for p in ports]
+                                        ) if ports else []
+        networks: dict[str, dict[str, Any]] = {}
         for port in ports:
-            network = neutron.get_network(self.db, self.ctx, port["network_id"])
-            label = network.get("name") or port["network_id"]
-            items = out.setdefault(label, [])
+            if port["network_id"] not in networks:
+                networks[port["network_id"]] = neutron.get_network(self.db, self.ctx,
+                                                                   port["network_id"])
+            network = networks[port["network_id"]]
+            items = out.setdefault(network.get("name") or port["network_id"], [])
+            mac = port["mac_address"]
             for ip in port["fixed_ips"]:
-                for f in fips:
-                    if f.get("port_id") == port["id"] and f.get("fixed_ip_address") == \
-                            ip["ip_address"]:
-                        items.append({"addr": f["floating_ip_address"], "version": 4,
-                                      "OS-EXT-IPS-MAC:mac_addr": port["mac_address"],
-                                      "OS-EXT-IPS:type": "floating", "port": None})
                 items.append({"addr": ip["ip_address"],
                               "version": 6 if ":" in ip["ip_address"] else 4,
-                              "OS-EXT-IPS-MAC:mac_addr": port["mac_address"],
-                              "OS-EXT-IPS:type": "fixed", "port": port["id"],
+                              "OS-EXT-IPS-MAC:mac_addr": mac, "OS-EXT-IPS:type": "fixed",
+                              "port": port["id"],
                               "subnets": [neutron.get_subnet(self.db, self.ctx,
                                                              ip["subnet_id"])],
                               "network": network})
-            out[port["network_id"]] = items
+            for f in fips:
+                if f.get("port_id") == port["id"]:
+                    items.append({"addr": f["floating_ip_address"], "version": 4,
+                                  "OS-EXT-IPS-MAC:mac_addr": mac,
+                                  "OS-EXT-IPS:type": "floating", "port": None,
+                                  "subnets": None, "network": None})
         return out
 
 
@@ -595,9 +660,21 @@ def _entry_key(entry: dict[str, Any]) -> str:
                       sort_keys=True, default=str)
 
 
-def _same_but_extras(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    def strip(e: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in e.items() if v is not None and k != "port_extra_properties"}
+def _best_match(candidates: list[dict[str, Any]], wanted: dict[str, Any]
+                ) -> dict[str, Any] | None:
+    """Upstream's `_find_best_match`: by `port`, else by `fixed_ip`, else the first
+    candidate of which `wanted` is a subset, preferring more matching keys."""
+    def subset(c: dict[str, Any]) -> bool:
+        return all(k in c and c[k] == v for k, v in wanted.items())
 
-    return strip(old) == strip(new) and not old.get("port") and bool(
-        old.get("port_extra_properties") or new.get("port_extra_properties"))
+    for key in ("port", "fixed_ip"):
+        if wanted.get(key) is not None:
+            return next((c for c in candidates if c.get(key) == wanted[key] and subset(c)),
+                        None)
+    best, most = None, -1
+    for c in candidates:
+        if subset(c):
+            count = sum(1 for k, v in wanted.items() if k in c and c[k] == v)
+            if count > most:
+                best, most = c, count
+    return best
