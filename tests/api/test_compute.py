@@ -17,7 +17,7 @@ def mv(version: str) -> dict[str, str]:
     return {"OpenStack-API-Version": f"compute {version}"}
 
 
-def wait_status(api, server_id, user="demo", statuses=("ACTIVE", "ERROR"), timeout=10.0):
+def wait_status(api, server_id, user="demo", statuses=("ACTIVE", "ERROR"), timeout=60.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         r = api.get(f"/compute/v2.1/servers/{server_id}", user=user, headers=mv(MAX))

@@ -71,12 +71,15 @@ def test_metrics_count_requests_and_logs_carry_the_request_id(cloud_factory: Any
                 "stack"]["stack_status"] != "CREATE_COMPLETE":
             assert time.monotonic() < deadline
             time.sleep(0.1)
-        time.sleep(0.3)
-        text = http.get("/metrics").text
-        assert re.search(r'^stackling_stack_actions_total\{action="CREATE",outcome="complete"\} '
-                         r'[1-9]', text, re.M), text[-3000:]
-    time.sleep(0.3)
-    log = cloud.log_tail(200_000)
+        # the action's end is counted right after it is committed: look until it is there
+        pattern = re.compile(r'^stackling_stack_actions_total\{action="CREATE",'
+                             r'outcome="complete"\} [1-9]', re.M)
+        text = _until(lambda: http.get("/metrics").text, pattern.search)
+        assert pattern.search(text), text[-3000:]
+    # the server writes its log lines after answering: look until the stack's is there
+    log = _until(lambda: cloud.log_tail(200_000),
+                 lambda log: all(t in log for t in (f"stack {stack_id}: CREATE_COMPLETE",
+                                                    f"server {server_id} built", request_id)))
     access = [line for line in log.splitlines() if request_id in line]
     assert access, log[-2000:]
     assert any("GET /networking/v2.0/networks 200" in line for line in access)
@@ -89,15 +92,24 @@ def test_metrics_count_requests_and_logs_carry_the_request_id(cloud_factory: Any
     assert stack_lines and all(stack_request in line for line in stack_lines), stack_lines
 
 
+def _until(read: Any, done: Any, timeout: float = 60) -> Any:
+    """read() until done(value) holds (or the time is up: the caller's assert says what)."""
+    deadline = time.monotonic() + timeout
+    value = read()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        value = read()
+    return value
+
+
 def test_json_log_format(cloud_factory: Any, tmp_path: Path) -> None:
     config = tmp_path / "json.yaml"
     config.write_text("observability:\n  log_format: json\n")
     cloud: Cloud = cloud_factory("sqlite", config=config)
     r = httpx.get(f"{cloud.url}/networking/v2.0/networks")  # 401, still logged
     request_id = r.headers["x-openstack-request-id"]
-    time.sleep(0.3)
-    records = [json.loads(line) for line in cloud.log_tail(100_000).splitlines()
-               if line.startswith("{")]
+    log = _until(lambda: cloud.log_tail(100_000), lambda log: request_id in log)
+    records = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
     mine = [rec for rec in records if rec.get("request_id") == request_id]
     assert mine and mine[0]["status"] == 401 and mine[0]["route"] == "/v2.0/networks"
     assert mine[0]["method"] == "GET" and mine[0]["service"] == "network"

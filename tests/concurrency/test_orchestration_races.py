@@ -123,9 +123,14 @@ def test_delete_during_an_update_leaves_nothing(cloud_factory, backend):
         assert r.status_code == 201, r.text
         url = base + r.json()["stack"]["links"][0]["href"].split(base)[1]
         assert _wait(http, url)["stack_status"] == "CREATE_COMPLETE"
-        r = http.patch(url, json={"template": _net_template("b", 1.0)})
+        # `gate` holds the update (for ever) until the delete: wait for it to be there
+        r = http.patch(url, json={"template": _net_template("b", -1)})
         assert r.status_code == 202, r.text
-        time.sleep(0.3)  # the update waits in `gate`, committed IN_PROGRESS
+        deadline = time.monotonic() + 60
+        while http.get(url + "/resources/gate").json()["resource"]["resource_status"] != \
+                "UPDATE_IN_PROGRESS":
+            assert time.monotonic() < deadline, http.get(url + "/resources/gate").text
+            time.sleep(0.05)
         assert http.get(url).json()["stack"]["stack_status"] == "UPDATE_IN_PROGRESS"
         assert http.delete(url).status_code == 204
         _wait_gone(http, url)
