@@ -7,6 +7,8 @@ Network imports nothing of compute: `register()` hands these functions to it
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -66,11 +68,29 @@ def remove_host(db: Session, name: str, host: str) -> None:
             pass
 
 
+def aggregate_members(db: Session, name: str) -> Any:
+    from stackling.network.interface import Aggregate as Members
+
+    agg = _named(db, name)
+    if agg is None:
+        return None
+    return Members(agg.uuid, sorted(db.scalars(select(AggregateHost.host).where(
+        AggregateHost.aggregate_id == agg.id))))
+
+
+def aggregates_named_like(db: Session, prefix: str) -> dict[str, str]:
+    return dict(db.execute(select(Aggregate.uuid, Aggregate.name).where(
+        Aggregate.name.startswith(prefix, autoescape=True))).all())
+
+
 def register() -> None:
+    from stackling.compute.hosts import node_uuid
     from stackling.compute.interface import server_project
     from stackling.network import interface as network
 
     network.register_compute(network.ComputeHooks(
         server_project=server_project, aggregate_uuid=aggregate_uuid,
         ensure_aggregate=ensure_aggregate, delete_aggregate=delete_aggregate,
-        add_host=add_host, remove_host=remove_host))
+        add_host=add_host, remove_host=remove_host, aggregate_members=aggregate_members,
+        host_aggregate_uuids=aggregates.host_aggregate_uuids,
+        aggregates_named_like=aggregates_named_like, node_provider=node_uuid))

@@ -16,8 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy.orm import Session
+
+
+class Aggregate(NamedTuple):
+    uuid: str
+    hosts: list[str]  # sorted
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,13 @@ class ComputeHooks:
     # there (or not there), or one without a compute node: nothing.
     add_host: Callable[[Session, str, str], None]
     remove_host: Callable[[Session, str, str], None]
+    # For the routed-network audit (segments/consistency.py), read only: the named
+    # aggregate with its hosts; every host's aggregate uuids; the aggregates whose name
+    # starts with a prefix (uuid -> name); a host's compute-node provider uuid.
+    aggregate_members: Callable[[Session, str], Aggregate | None]
+    host_aggregate_uuids: Callable[[Session], dict[str, list[str]]]
+    aggregates_named_like: Callable[[Session, str], dict[str, str]]
+    node_provider: Callable[[str], str]
 
 
 def _none(*_args: object) -> None:
@@ -43,7 +56,10 @@ def _none(*_args: object) -> None:
 
 NO_COMPUTE = ComputeHooks(server_project=_none, aggregate_uuid=_none,
                           ensure_aggregate=_none,  # type: ignore[arg-type]
-                          delete_aggregate=_none, add_host=_none, remove_host=_none)
+                          delete_aggregate=_none, add_host=_none, remove_host=_none,
+                          aggregate_members=_none, host_aggregate_uuids=lambda db: {},
+                          aggregates_named_like=lambda db, prefix: {},
+                          node_provider=lambda host: "")
 _registered: list[ComputeHooks] = []
 
 

@@ -30,7 +30,7 @@ from stackling.common.context import RequestContext
 from stackling.common.listing import ListParams, select_fields
 from stackling.network import compute_hooks
 from stackling.network.attributes import Attr, parse_create, parse_update
-from stackling.network.compute_hooks import ComputeHooks
+from stackling.network.compute_hooks import Aggregate, ComputeHooks
 from stackling.network.core import networks, ports, security_groups, subnets
 from stackling.network.errors import NetworkNotFound
 from stackling.network.querying import Listing, params_from
@@ -45,7 +45,9 @@ __all__ = [
     "segments_for_host", "hosts_for_segment", "segment_of_port", "segment_aggregate_uuid",
     "network_segment_aggregates", "segment_free_ipv4", "is_routed_network",
     # compute's side (network.compute_hooks)
-    "ComputeHooks", "register_compute", "record_hosts", "port_headroom",
+    "ComputeHooks", "Aggregate", "register_compute", "record_hosts", "port_headroom",
+    # the routed-network audit (stackling audit, GET /audit)
+    "check_routed_segments", "check_routed_ports",
     # errors callers raise or catch by type (every error is an ApiError with its status)
     "NetworkNotFound",
 ]
@@ -536,3 +538,18 @@ def port_headroom(db: Session, project_id: str) -> int | None:
     from stackling.network import quotas
 
     return quotas.headroom(db, project_id, "port")
+
+
+# ------------------------------------------------------------------ for the audit
+# Routed networks' derived state recomputed and compared (segments/consistency.py): each
+# difference as `(check, resource, expected, actual, message)`.
+def check_routed_segments(db: Session) -> list[tuple[str, str, Any, Any, str]]:
+    from stackling.network.segments import consistency
+
+    return [tuple(d) for d in consistency.check_segments(db)]  # type: ignore[misc]
+
+
+def check_routed_ports(db: Session) -> list[tuple[str, str, Any, Any, str]]:
+    from stackling.network.segments import consistency
+
+    return [tuple(d) for d in consistency.check_ports(db)]  # type: ignore[misc]

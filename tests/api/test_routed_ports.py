@@ -221,6 +221,32 @@ def test_audit_reports_drift(api, routed):
         routed_logic.sync_segment(db, t["seg1"])
 
 
+def test_audit_reads_compute_aggregates_through_the_hooks(api, routed):
+    """Network reads compute's aggregates only through what compute registers: a host
+    taken out of a segment's aggregate behind network's back is reported, with the
+    aggregate and the hosts expected and found."""
+    from stackling.network import interface
+
+    _net, t = routed
+    with api.runtime.db.transaction() as db:
+        agg_uuid = interface.segment_aggregate_uuid(db, t["seg2"])
+    aggs = api.get("/compute/v2.1/os-aggregates",  # uuids from 2.41
+                   headers={"OpenStack-API-Version": "compute 2.41"}).json()["aggregates"]
+    agg = next(a for a in aggs if a["uuid"] == agg_uuid)
+    r = api.post(f"/compute/v2.1/os-aggregates/{agg['id']}/action",
+                 json={"remove_host": {"host": "compute-r2-1"}})
+    assert r.status_code == 200, r.text
+    found = [f for f in api.get("/audit").json()["findings"]
+             if f["check"] == "routed.aggregate_hosts"]
+    assert found == [{"check": "routed.aggregate_hosts", "resource": agg_uuid,
+                      "expected": ["compute-r2-1", "compute-r2-2"],
+                      "actual": ["compute-r2-2"], "message": ""}]
+    r = api.post(f"/compute/v2.1/os-aggregates/{agg['id']}/action",
+                 json={"add_host": {"host": "compute-r2-1"}})
+    assert r.status_code == 200, r.text
+    assert api.get("/audit").json()["findings"] == []
+
+
 def test_host_on_two_segments_uses_one_then_the_next(api):
     """A host reaching two segments of a network takes addresses from one segment only,
     the first with room, then the other."""
