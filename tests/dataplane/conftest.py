@@ -148,19 +148,34 @@ class DataplaneCloud:
 
 
 @pytest.fixture
-def dataplane_cloud(netns_guard: None, cloud_factory: Callable[..., Any]
-                    ) -> Iterator[DataplaneCloud]:
-    """A cloud on SQLite with the netns driver; after the test, its clean stop leaves
-    nothing of it on the machine."""
-    cloud = cloud_factory("sqlite", extra_env={"STACKLING_DATAPLANE__DRIVER": "netns"})
-    dp = DataplaneCloud(cloud)
+def dataplane_clouds(netns_guard: None, cloud_factory: Callable[..., Any]
+                     ) -> Iterator[Callable[..., DataplaneCloud]]:
+    """Clouds with the netns driver: dataplane_clouds(backend, workers=..., extra_env=...).
+    After the test, each one's clean stop leaves nothing of it on the machine."""
+    started: list[DataplaneCloud] = []
+
+    def start(backend: str = "sqlite", extra_env: dict[str, str] | None = None,
+              **kwargs: Any) -> DataplaneCloud:
+        cloud = cloud_factory(backend, extra_env={"STACKLING_DATAPLANE__DRIVER": "netns",
+                                                  **(extra_env or {})}, **kwargs)
+        started.append(DataplaneCloud(cloud))
+        return started[-1]
+
     try:
-        yield dp
+        yield start
     finally:
-        cloud.stop()
-        left = dp.leftovers()
-        if left:
-            subprocess.run([str(Path(sys.executable).parent / "stackling"), "dataplane",
-                            "down", "--database-url", cloud.database_url,
-                            "--data-dir", str(cloud.data_dir)], capture_output=True)
+        left = []
+        for dp in started:
+            dp.cloud.stop()
+            left += dp.leftovers()
+            if dp.leftovers():
+                subprocess.run([str(Path(sys.executable).parent / "stackling"), "dataplane",
+                                "down", "--database-url", dp.cloud.database_url,
+                                "--data-dir", str(dp.cloud.data_dir)], capture_output=True)
         assert not left, f"left behind after a clean stop: {left}"
+
+
+@pytest.fixture
+def dataplane_cloud(dataplane_clouds: Callable[..., DataplaneCloud]) -> DataplaneCloud:
+    """A cloud on SQLite with the netns driver."""
+    return dataplane_clouds("sqlite")
