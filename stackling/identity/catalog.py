@@ -150,7 +150,7 @@ def _endpoint_values(db: Session, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def create_endpoint(db: Session, values: dict[str, Any]) -> Endpoint:
-    ep = Endpoint(id=logic.new_id(), enabled=True, **_endpoint_values(db, values))
+    ep = Endpoint(id=logic.new_id(), **{"enabled": True, **_endpoint_values(db, values)})
     db.add(ep)
     return ep
 

@@ -93,7 +93,11 @@ def network_attribute_maps() -> dict[str, dict[str, Any]]:
 def identity_specs() -> dict[str, dict[str, Any]]:
     """{envelope: attributes} from Keystone's body specs (`PROJECT_SPEC`, ...)."""
     specs: dict[str, dict[str, Any]] = {}
-    for name in ("stackling.identity.api", "stackling.identity.groups_api"):
+    import stackling.identity as identity
+
+    names = [f"stackling.identity.{m.name}" for m in pkgutil.iter_modules(identity.__path__)
+             if m.name == "api" or m.name.endswith("_api")]
+    for name in sorted(names):
         module = importlib.import_module(name)
         for attr, value in vars(module).items():
             if attr.endswith("_SPEC") and isinstance(value, dict):

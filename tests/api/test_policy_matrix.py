@@ -134,6 +134,57 @@ identity GET    /v3/users/{user_id}/application_credentials       identity-admin
 identity POST   /v3/users/{user_id}/application_credentials       identity-admin admin=403
 identity GET    /v3/users/{user_id}/application_credentials/{cred_id}   identity-admin
 identity DELETE /v3/users/{user_id}/application_credentials/{cred_id}   identity-admin
+identity GET    /v3/regions/{region_id}                           self fake
+identity POST   /v3/regions                                       identity-admin
+identity PUT    /v3/regions/{region_id}                           identity-admin
+identity PATCH  /v3/regions/{region_id}                           identity-admin
+identity DELETE /v3/regions/{region_id}                           identity-admin
+identity POST   /v3/services                                      identity-admin
+identity PATCH  /v3/services/{service_id}                         identity-admin
+identity DELETE /v3/services/{service_id}                         identity-admin
+identity POST   /v3/endpoints                                     identity-admin
+identity GET    /v3/endpoints/{endpoint_id}                       identity-admin
+identity PATCH  /v3/endpoints/{endpoint_id}                       identity-admin
+identity DELETE /v3/endpoints/{endpoint_id}                       identity-admin
+identity POST   /v3/domains                                       identity-admin
+identity PATCH  /v3/domains/{domain_id}                           identity-admin
+identity DELETE /v3/domains/{domain_id}                           identity-admin
+identity PATCH  /v3/roles/{role_id}                               identity-admin
+identity GET    /v3/roles/{prior_role_id}/implies                 identity-admin
+identity GET    /v3/roles/{prior_role_id}/implies/{implied_role_id}  identity-admin
+identity HEAD   /v3/roles/{prior_role_id}/implies/{implied_role_id}  identity-admin
+identity DELETE /v3/roles/{prior_role_id}/implies/{implied_role_id}  identity-admin
+identity GET    /v3/projects/{project_id}/tags                    identity-admin
+identity PUT    /v3/projects/{project_id}/tags                    identity-admin
+identity DELETE /v3/projects/{project_id}/tags                    identity-admin
+identity GET    /v3/projects/{project_id}/tags/{tag}              identity-admin
+identity HEAD   /v3/projects/{project_id}/tags/{tag}              identity-admin
+identity PUT    /v3/projects/{project_id}/tags/{tag}              identity-admin
+identity DELETE /v3/projects/{project_id}/tags/{tag}              identity-admin
+identity GET    /v3/credentials                                   self
+identity POST   /v3/credentials                                   self
+identity GET    /v3/credentials/{credential_id}                   self fake
+identity PATCH  /v3/credentials/{credential_id}                   self fake
+identity DELETE /v3/credentials/{credential_id}                   self fake
+identity GET    /v3/users/{user_id}/credentials/OS-EC2            identity-admin
+identity POST   /v3/users/{user_id}/credentials/OS-EC2            identity-admin
+identity GET    /v3/users/{user_id}/credentials/OS-EC2/{credential_id}  identity-admin
+identity DELETE /v3/users/{user_id}/credentials/OS-EC2/{credential_id}  identity-admin
+identity GET    /v3/OS-TRUST/trusts                               identity-admin
+identity POST   /v3/OS-TRUST/trusts                               self
+identity GET    /v3/OS-TRUST/trusts/{trust_id}                    self fake
+identity DELETE /v3/OS-TRUST/trusts/{trust_id}                    self fake
+identity GET    /v3/OS-TRUST/trusts/{trust_id}/roles              self fake
+identity GET    /v3/OS-TRUST/trusts/{trust_id}/roles/{role_id}    self fake
+identity HEAD   /v3/OS-TRUST/trusts/{trust_id}/roles/{role_id}    self fake
+identity GET    /v3/policies                                      identity-admin
+identity POST   /v3/policies                                      identity-admin
+identity GET    /v3/policies/{policy_id}                          identity-admin
+identity PATCH  /v3/policies/{policy_id}                          identity-admin
+identity DELETE /v3/policies/{policy_id}                          identity-admin
+identity GET    /v3/users/{user_id}/access_rules                  identity-admin
+identity GET    /v3/users/{user_id}/access_rules/{access_rule_id} identity-admin
+identity DELETE /v3/users/{user_id}/access_rules/{access_rule_id} identity-admin
 # ---------------------------------------------------------------- network
 network GET    /v2.0/extensions                                   any-read
 network GET    /v2.0/extensions/{alias}                           any-read
