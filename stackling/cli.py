@@ -174,10 +174,15 @@ def cmd_bootstrap(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     """Recompute derived state (routed-network placement, bindings, ...) and print every
     difference as a JSON line; exit status 1 when there is any."""
+    from stackling.app import COMPONENTS
     from stackling.audit import run_audit
     from stackling.common.db import Database
     from stackling.config import load_settings
+    from stackling.runtime import load_components
 
+    # The services wire themselves when loaded (compute registers what network asks of
+    # it, e.g. a segment's host aggregate): the audit needs them as a server has them.
+    load_components([path for path, _ in COMPONENTS])
     settings = load_settings(**_settings_overrides(args))
     database = Database(settings.db_url)
     try:
