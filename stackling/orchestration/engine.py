@@ -497,6 +497,11 @@ def advance(db: Session, runtime: Any, stack_id: str, budget: float = 0.1) -> tu
     work = dict(action.work or {})
     kind = action.action
     if kind in ("CREATE", "UPDATE") and utcnow() > action.started_at + timeout_of(stack):
+        for row in runner.rows:  # as upstream's aborted tasks: no resource left waiting
+            if row.status == "IN_PROGRESS":
+                row.data = {k: v for k, v in (row.data or {}).items() if k != TOKEN}
+                runner.event(row, row.action, "FAILED", f"{row.action} aborted (Timed out)")
+        runner.flush_events()
         return _fail(db, runner, action, kind, "Timed out"), False
     try:
         if kind in ("CREATE", "UPDATE") or (kind == "ROLLBACK" and work.get("target")):

@@ -20,6 +20,11 @@ def parse(env: Any) -> dict[str, Any]:
     for key in ("parameters", "parameter_defaults", "resource_registry"):
         if doc.get(key) is not None and not isinstance(doc[key], dict):
             raise BadRequest(f'environment section "{key}" must be a map')
+    per_resource = (doc.get("resource_registry") or {}).get("resources")
+    if per_resource is not None and not (isinstance(per_resource, dict) and all(
+            isinstance(v, dict) for v in per_resource.values())):
+        raise BadRequest('environment section "resource_registry" "resources" must be a map '
+                         "of maps")
     return {k: v for k, v in doc.items() if v is not None}
 
 
@@ -44,6 +49,9 @@ def build(environment: Any, files: dict[str, Any], environment_files: list[str] 
           ) -> dict[str, Any]:
     """Environment files (in order, from `files`) merged, then the request's own."""
     env: dict[str, Any] = {}
+    if environment_files is not None and not (isinstance(environment_files, list) and all(
+            isinstance(n, str) for n in environment_files)):
+        raise BadRequest("environment_files must be a list of file names")
     for name in environment_files or []:
         if name not in files:
             raise BadRequest(f"File {name} not found in the files section")

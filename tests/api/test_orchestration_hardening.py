@@ -74,6 +74,17 @@ def test_members_of_the_wrong_type_are_400_everywhere(heat, template, message):
     assert heat.wait(name)["stack_status"] == "CREATE_COMPLETE"
 
 
+@pytest.mark.parametrize("extra", [
+    {"environment": {"resource_registry": {"resources": [1]}}},
+    {"environment": {"resource_registry": {"resources": {"r": "x"}}}},
+    {"environment_files": [["env.yaml"]], "files": {"env.yaml": "{}"}},
+])
+def test_environment_members_of_the_wrong_type_are_400(heat, extra):
+    for r in (heat.create(unique(), none(), **extra),
+              heat.req("POST", "/validate", json={"template": none(), **extra})):
+        heat_error(r, 400)
+
+
 # ------------------------------------------------------------------ item 11: template size
 def test_template_size_holds_for_json_objects(heat):
     big = tmpl(description="x" * (limits.MAX_TEMPLATE_SIZE + 10))
@@ -99,6 +110,9 @@ def test_a_stack_without_timeout_mins_times_out_after_the_default(heat, monkeypa
     assert stack["stack_status"] == "CREATE_FAILED"
     assert stack["stack_status_reason"] == "Timed out"
     assert stack["timeout_mins"] is None
+    r = heat.resources(name)["r"]  # not left waiting for ever
+    assert (r["resource_status"], r["resource_status_reason"]) == (
+        "CREATE_FAILED", "CREATE aborted (Timed out)")
 
 
 def test_the_default_timeout_is_upstreams_hour(api):
