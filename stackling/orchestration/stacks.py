@@ -29,10 +29,10 @@ from stackling.orchestration.errors import (
     StackValidationFailed,
 )
 from stackling.orchestration.models import Event, QuotaLock, Resource, Stack, StackAction
+from stackling.orchestration.nested_stacks import TreeCount, nested_type
 from stackling.orchestration.parameters import check_immutable
 from stackling.orchestration.properties import UNKNOWN, validate_properties
 from stackling.orchestration.resources.base import StackScope
-from stackling.orchestration.resources.stack_resource import TreeCount, nested_type
 from stackling.orchestration.template import parse_document
 
 UUID_LEN = 36

@@ -17,12 +17,12 @@ MODULES = [
     "stackling.orchestration.resources.server",
     "stackling.orchestration.resources.nova_extra",
     "stackling.orchestration.resources.neutron_extra",
-    "stackling.orchestration.resources.stack_resource",
+    "stackling.orchestration.nested_stacks",  # beside the types: it drives the engine
 ]
 
 _loaded = False
 # The class of template resources (a type naming a template in the stack's `files`), set
-# by stack_resource.py when load_all imports it.
+# by nested_stacks.py when load_all imports it.
 _template_resource: list[type[Resource]] = []
 
 
