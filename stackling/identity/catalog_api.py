@@ -12,7 +12,7 @@ from sqlalchemy import select
 from stackling.common.errors import BadRequest
 from stackling.common.http import ApiRequest, Service, no_content
 from stackling.common.listing import bool_from_string
-from stackling.identity import catalog, logic
+from stackling.identity import catalog, filters, logic
 from stackling.identity.api import (
     BOOL,
     STRING,
@@ -117,8 +117,10 @@ def list_services(rq: ApiRequest) -> Any:
     for key, column in (("type", CatalogService.type), ("name", CatalogService.name)):
         if rq.query.get(key):
             stmt = stmt.where(column == rq.query[key])
-    return {"services": [service_view(rq, s) for s in rq.db.scalars(stmt)],
-            "links": _collection_links(rq)}
+    columns = {"name": CatalogService.name, "type": CatalogService.type}
+    rows = filters.filter_rows(rq.db.scalars(filters.apply_inexact(stmt, rq.query, columns)),
+                               rq.query, columns)
+    return {"services": [service_view(rq, s) for s in rows], "links": _collection_links(rq)}
 
 
 def show_service(rq: ApiRequest) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service, no_content
-from stackling.identity import groups, logic
+from stackling.identity import filters, groups, logic
 from stackling.identity.api import (
     OBJECT,
     STRING,
@@ -45,6 +45,8 @@ def list_groups(rq: ApiRequest) -> Any:
     _require_admin(rq, "list_groups")
     rows = groups.list_groups(rq.db, name=rq.query.get("name"),
                               domain_id=rq.query.get("domain_id"))
+    rows = filters.filter_rows(rows, rq.query, {"name": Group.name,
+                                                "description": Group.description})
     return {"groups": [group_view(rq, g) for g in rows], "links": _collection_links(rq)}
 
 

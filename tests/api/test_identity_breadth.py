@@ -260,3 +260,21 @@ def test_tag_errors_and_literal_filter_characters(api):
     odd = api.post(f"{V3}/projects", json={"project": {"name": f"50%_off-{_id()}"}})
     names = {p["name"] for p in api.get(f"{V3}/projects?name__contains=%25_").json()["projects"]}
     assert names == {odd.json()["project"]["name"]}
+
+
+def test_inexact_filters_on_groups_roles_domains_and_services(api):
+    stem = _id()
+    for name in (f"Ops-{stem}", f"ops-{stem}-b"):
+        assert api.post(f"{V3}/groups", json={"group": {"name": name}}).status_code == 201
+        assert api.post(f"{V3}/roles", json={"role": {"name": name}}).status_code == 201
+        assert api.post(f"{V3}/domains", json={"domain": {"name": name}}).status_code == 201
+        assert api.post(f"{V3}/services", json={"service": {"type": "t", "name": name}}
+                        ).status_code == 201
+    for collection in ("groups", "roles", "domains", "services"):
+        def names(query: str, collection: str = collection) -> list[str]:
+            body = api.get(f"{V3}/{collection}?{query}").json()
+            return sorted(x["name"] for x in body[collection])
+
+        assert names(f"name__startswith=ops-{stem}") == [f"ops-{stem}-b"], collection
+        assert names(f"name__istartswith=OPS-{stem}") == [f"Ops-{stem}", f"ops-{stem}-b"]
+        assert names(f"name__endswith={stem}") == [f"Ops-{stem}"], collection
