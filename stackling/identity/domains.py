@@ -26,9 +26,10 @@ def create_domain(db: Session, values: dict[str, Any]) -> Domain:
 
 
 def _revoke_domain_tokens(db: Session, domain: Domain) -> None:
-    for user_id in db.scalars(select(User.id).where(User.domain_id == domain.id)):
+    for user_id in list(db.scalars(select(User.id).where(User.domain_id == domain.id))):
         tokens.revoke(db, user_id=user_id)
-    for project_id in db.scalars(select(Project.id).where(Project.domain_id == domain.id)):
+    for project_id in list(db.scalars(select(Project.id).where(
+            Project.domain_id == domain.id))):
         tokens.revoke(db, project_id=project_id)
 
 
@@ -51,15 +52,15 @@ def update_domain(db: Session, domain: Domain, values: dict[str, Any]) -> Domain
 def delete_domain(db: Session, domain: Domain) -> None:
     if domain.enabled:
         raise Forbidden("Cannot delete a domain that is enabled, please disable it first.")
-    for project in db.scalars(select(Project).where(Project.domain_id == domain.id)):
+    for project in list(db.scalars(select(Project).where(Project.domain_id == domain.id))):
         logic.delete_project(db, project)
-    for user in db.scalars(select(User).where(User.domain_id == domain.id)):
+    for user in list(db.scalars(select(User).where(User.domain_id == domain.id))):
         logic.delete_user(db, user)
-    for group in db.scalars(select(Group).where(Group.domain_id == domain.id)):
+    for group in list(db.scalars(select(Group).where(Group.domain_id == domain.id))):
         groups.delete_group(db, group)
     db.execute(delete(Assignment).where(Assignment.target_id == domain.id,
                                         Assignment.type.in_((USER_DOMAIN, GROUP_DOMAIN))))
-    for role in db.scalars(select(Role).where(Role.domain_id == domain.id)):
+    for role in list(db.scalars(select(Role).where(Role.domain_id == domain.id))):
         db.delete(role)
     db.flush()
     db.delete(domain)
