@@ -164,6 +164,9 @@ def upload_file(rq: ApiRequest) -> Any:
 def download_file(rq: ApiRequest) -> Any:
     """The data streamed from disk a chunk at a time, whole or one range (image/download.py)."""
     image = _image(rq, "download_image")
+    if image.status == "deactivated" and not rq.ctx.is_admin:
+        raise Forbidden("The requested image has been deactivated. Image data download is "
+                        "prohibited.")
     fh = logic.open_image_data(rq.db, rq.ctx, image.id, _data_dir(rq))
     if fh is None:
         return no_content()
@@ -212,4 +215,8 @@ def build(runtime: Any) -> Service:
     from stackling.image import import_api
 
     import_api.add_routes(s)
+    from stackling.image import members_api, tasks_api
+
+    members_api.add_routes(s)
+    tasks_api.add_routes(s)
     return s

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.errors import BadRequest, Conflict
+from stackling.image import tasks
 from stackling.image.logic import get_image
 from stackling.image.models import Image
 
@@ -112,6 +113,7 @@ def import_image(db: Session, ctx: RequestContext, image_id: str, method: str,
     image.status = "active"
     image.updated_at = utcnow()
     db.flush()
+    tasks.record_import(db, ctx, image.id, {"method": {"name": method}})
     # Last, once the row is written: a failure above leaves the staged data in place.
     staged.replace(data_dir / image_id)
 

@@ -17,7 +17,7 @@ from stackling.common.context import RequestContext
 from stackling.common.db import unique_or, utcnow
 from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound
 from stackling.common.listing import ListParams, Page, paginate
-from stackling.image import validation
+from stackling.image import filtering, members, validation
 from stackling.image.models import Image
 
 # Columns an API body may set; anything else is a free-form property.
@@ -35,16 +35,20 @@ class ImageNotFound(NotFound):
 
 
 def _visible(ctx: RequestContext) -> Any:
+    """What a list shows by default: public, community, own, and shared ones accepted."""
     if ctx.is_admin:
         return True
-    return or_(Image.visibility.in_(("public", "community")), Image.owner == ctx.project_id)
+    return or_(Image.visibility.in_(("public", "community")), Image.owner == ctx.project_id,
+               members.is_member(ctx.project_id, ("accepted",)))
 
 
 def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
     image = db.get(Image, image_id)
     if image is None or image.status == "deleted" or (
             not ctx.is_admin and image.visibility not in ("public", "community")
-            and image.owner != ctx.project_id):
+            and image.owner != ctx.project_id and not (
+                image.visibility == "shared"
+                and members.member_of(db, image.id, ctx.project_id) is not None)):
         raise ImageNotFound(image_id=image_id)
     return image
 
@@ -70,14 +74,23 @@ def list_images(db: Session, ctx: RequestContext, filters: dict[str, str],
     visibility = filters.pop("visibility", None)
     if visibility == "all":
         visibility = None
+    member_status = filters.pop("member_status", "accepted")
+    if member_status not in (*members.STATUSES, "all"):
+        raise BadRequest(f"Invalid status value: {member_status}")
     if visibility is not None:
         if visibility not in VISIBILITIES:
             raise BadRequest(f"Invalid visibility value: {visibility}")
         stmt = stmt.where(Image.visibility == visibility)
     else:
         stmt = stmt.where(Image.visibility != "community")
-    if not ctx.is_admin:
+    if visibility == "shared" and not ctx.is_admin:
+        # Glance: the caller's own shared images and those shared with it, by its answer
+        statuses = None if member_status == "all" else (member_status,)
+        stmt = stmt.where(or_(Image.owner == ctx.project_id,
+                              members.is_member(ctx.project_id, statuses)))
+    elif not ctx.is_admin:
         stmt = stmt.where(_visible(ctx))
+    stmt = filtering.apply_operators(stmt, filters)
     for key in ("id", "name", "status", "owner", "disk_format", "container_format"):
         if key in filters:
             value = filters.pop(key)
@@ -165,6 +178,25 @@ def patch_image(db: Session, ctx: RequestContext, image_id: str,
     image.updated_at = utcnow()
     db.flush()
     return image
+
+
+def deactivate(db: Session, ctx: RequestContext, image_id: str) -> None:
+    """Glance: only an active image is deactivated (a deactivated one stays so)."""
+    image = get_image(db, ctx, image_id)
+    if image.status not in ("active", "deactivated"):
+        raise Forbidden(f"Not allowed to deactivate image in status '{image.status}'")
+    if image.status == "active":
+        image.status, image.updated_at = "deactivated", utcnow()
+        db.flush()
+
+
+def reactivate(db: Session, ctx: RequestContext, image_id: str) -> None:
+    image = get_image(db, ctx, image_id)
+    if image.status not in ("active", "deactivated"):
+        raise Forbidden(f"Not allowed to reactivate image in status '{image.status}'")
+    if image.status == "deactivated":
+        image.status, image.updated_at = "active", utcnow()
+        db.flush()
 
 
 def delete_image(db: Session, ctx: RequestContext, image_id: str, data_dir: Path) -> None:

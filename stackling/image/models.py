@@ -1,11 +1,12 @@
-"""Image tables: one row per image, free-form properties as JSON."""
+"""Image tables: one row per image, free-form properties as JSON; members of shared
+images; import tasks."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, Integer, String
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from stackling.common.db import Base, JSONType, UTCDateTime, utcnow
@@ -31,5 +32,35 @@ class Image(Base):
     os_hidden: Mapped[bool] = mapped_column(Boolean, default=False)
     tags: Mapped[list[str]] = mapped_column(JSONType, default=list)
     properties: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ImageMember(Base):
+    """A project an image of visibility `shared` is shared with, and its answer."""
+    __tablename__ = "image_member"
+    __table_args__ = (UniqueConstraint("image_id", "member_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    image_id: Mapped[str] = mapped_column(ForeignKey("image_image.id", ondelete="CASCADE"))
+    member_id: Mapped[str] = mapped_column(String(255), index=True)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Task(Base):
+    """An import's record (`/v2/tasks`): Glance's `api_image_import` task."""
+    __tablename__ = "image_task"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    type: Mapped[str] = mapped_column(String(30))
+    status: Mapped[str] = mapped_column(String(30))
+    owner: Mapped[str] = mapped_column(String(255), index=True)
+    image_id: Mapped[str | None] = mapped_column(String(36), nullable=True, index=True)
+    user_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    request_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    input: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+    message: Mapped[str] = mapped_column(String(2048), default="")
+    expires_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -13,7 +13,13 @@ ADMIN_OR_MEMBER = "role:admin or (role:member and project_id:%(project_id)s)"
 ADMIN_OR_READER = "role:admin or (role:reader and project_id:%(project_id)s)"
 ADMIN_OR_READER_GET_IMAGE = (
     "role:admin or (role:reader and (project_id:%(project_id)s or "
-    "'community':%(visibility)s or 'public':%(visibility)s))")
+    "project_id:%(member_id)s or 'community':%(visibility)s or 'public':%(visibility)s or "
+    "'shared':%(visibility)s))")
+# image members: the owner's readers and the member's
+ADMIN_OR_READER_OR_SHARED_MEMBER = (
+    "role:admin or (role:reader and (project_id:%(project_id)s or "
+    "project_id:%(member_id)s))")
+ADMIN_OR_SHARED_MEMBER = "role:admin or (role:member and project_id:%(member_id)s)"
 
 POLICIES: dict[str, str] = {
     "get_images": ADMIN_OR_READER,
@@ -25,8 +31,19 @@ POLICIES: dict[str, str] = {
     "delete_image": ADMIN_OR_MEMBER,
     "publicize_image": "role:admin",
     "communitize_image": ADMIN_OR_MEMBER,
+    "deactivate": ADMIN_OR_MEMBER,
+    "reactivate": ADMIN_OR_MEMBER,
+    "add_member": ADMIN_OR_MEMBER,
+    "delete_member": ADMIN_OR_MEMBER,
+    "get_member": ADMIN_OR_READER_OR_SHARED_MEMBER,
+    "get_members": ADMIN_OR_READER_OR_SHARED_MEMBER,
+    "modify_member": ADMIN_OR_SHARED_MEMBER,
+    # the tasks API is an admin's (Glance: tasks_api_access and every task rule)
+    "get_tasks": "role:admin",
+    "get_task": "role:admin",
 }
 
 
-def target(image: Image) -> dict[str, Any]:
-    return {"project_id": image.owner, "owner": image.owner, "visibility": image.visibility}
+def target(image: Image, member_id: str | None = None) -> dict[str, Any]:
+    return {"project_id": image.owner, "owner": image.owner, "visibility": image.visibility,
+            "member_id": member_id}

@@ -26,6 +26,7 @@ from `FRESH`. A route registered without a table line fails `test_every_route_ha
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -470,6 +471,16 @@ image GET    /v2/info/import                                      any-read
 image GET    /v2/info/stores                                      any-read
 image PUT    /v2/images/{image_id}/stage                          member-write   image_data
 image POST   /v2/images/{image_id}/import                         member-write   image_import
+image POST   /v2/images/{image_id}/actions/deactivate             member-write
+image POST   /v2/images/{image_id}/actions/reactivate             member-write
+image GET    /v2/images/{image_id}/members                        reader-read
+image POST   /v2/images/{image_id}/members                        member-write   image_member
+image GET    /v2/images/{image_id}/members/{member_id}            reader-read
+image PUT    /v2/images/{image_id}/members/{member_id}            admin-only     image_member_status other=404
+image DELETE /v2/images/{image_id}/members/{member_id}            member-write
+image GET    /v2/schemas/member                                   any-read
+image GET    /v2/tasks                                            admin-only
+image GET    /v2/tasks/{task_id}                                  admin-only
 """
 
 Ids = dict[str, str]
@@ -541,6 +552,8 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "image": lambda w: {"name": "i", "disk_format": "raw", "container_format": "bare"},
     "image_patch": lambda w: [{"op": "replace", "path": "/name", "value": "i2"}],
     "image_data": lambda w: b"data",
+    "image_member": lambda w: {"member": f"m-{uuid.uuid4().hex}"},
+    "image_member_status": lambda w: {"status": "accepted"},
 }
 
 PLACEHOLDER = re.compile(r"\{([^}]+)\}")
@@ -757,6 +770,8 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
         "floating_network_id": w.ids["public_id"]}})["floatingip"]["id"],
     "image_id": lambda w: w.ok("POST", "/image/v2/images", {
         "name": "w", "disk_format": "raw", "container_format": "bare"})["id"],
+    "member_id": lambda w: w.ok("POST", f"/image/v2/images/{w.ids['image_id']}/members", {
+        "member": f"m-{w.count()}"})["member_id"],
 }
 
 
