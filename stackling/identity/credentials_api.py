@@ -35,6 +35,15 @@ def _deny(action: str) -> Forbidden:
                      f"identity:{action}.")
 
 
+def _not_from_ec2(rq: ApiRequest, action: str) -> tokens.TokenData:
+    """The caller's token, unless an EC2 login minted it: such a token makes no new
+    credentials (as Keystone's guard against a leaked key minting more)."""
+    caller = tokens.decode(rq.db, _keys(rq), rq.ctx.auth_token or "")
+    if "ec2credential" in caller.methods:
+        raise _deny(action)
+    return caller
+
+
 def _owned(rq: ApiRequest, action: str) -> Credential:
     cred = credentials.get(rq.db, rq.path_params["credential_id"])
     if cred.user_id != rq.ctx.user_id and not rq.allowed(f"identity:{action}"):
@@ -65,6 +74,7 @@ def create_credential(rq: ApiRequest) -> Any:
                  allow_extra=True)
     if body["user_id"] != rq.ctx.user_id and not rq.allowed("identity:create_credential"):
         raise _deny("create_credential")
+    _not_from_ec2(rq, "create_credential")
     if body["type"] == credentials.EC2 and not body.get("project_id"):
         body["project_id"] = rq.ctx.project_id  # as Keystone: the token's project
     cred = credentials.create(rq.db, {**body, "extra": _extra(body)})
@@ -118,7 +128,7 @@ def ec2_create(rq: ApiRequest) -> Any:
         raise BadRequest("Invalid input for field 'tenant_id': 'tenant_id' is a required "
                          "property")
     check(body, EC2_SPEC, allow_extra=True)
-    caller = tokens.decode(rq.db, _keys(rq), rq.ctx.auth_token or "")
+    caller = _not_from_ec2(rq, "ec2_create_credential")
     cred = credentials.create_ec2(rq.db, user, body["tenant_id"], caller.trust_id)
     return 201, {"credential": ec2_view(rq, cred)}
 
@@ -137,13 +147,12 @@ def ec2_delete(rq: ApiRequest) -> Any:
 
 def ec2_tokens(rq: ApiRequest) -> Any:
     """POST /v3/ec2tokens: a token for a request signed with an EC2 secret."""
-    body = rq.json()
-    creds = None
-    if isinstance(body, dict):
-        creds = body.get("credentials", body.get("credential", body.get("ec2Credentials")))
+    body = rq.json(malformed="request must include a request body")
+    if not body or not isinstance(body, dict):
+        raise BadRequest("request must include a request body")
+    creds = body.get("credentials") or body.get("credential") or body.get("ec2Credentials")
     if not isinstance(creds, dict):
-        raise BadRequest("Invalid input for field 'credentials': 'credentials' is a required "
-                         "property")
+        creds = {}
     data = credentials.ec2_token_data(rq.db, creds, rq.settings.identity.token_expiration)
     token = tokens.issue(rq.db, _keys(rq), data)
     body = logic.render_token(rq.db, data, rq.base_url)

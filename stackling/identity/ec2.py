@@ -113,23 +113,24 @@ def verify(secret: str, creds: dict[str, Any]) -> bool:
     return False
 
 
-def expired(creds: dict[str, Any], ttl: dt.timedelta, now: dt.datetime) -> bool:
-    """A signed request is good for `ttl` after its timestamp (params `Timestamp` or
-    `X-Amz-Date`, header `X-Amz-Date`), or until its own `Expires`."""
+def check_timestamp(creds: dict[str, Any], ttl: dt.timedelta, now: dt.datetime) -> str | None:
+    """Why the signed request is too old, or None: it is good for `ttl` after its timestamp
+    (params `Timestamp`, else `X-Amz-Date` in headers or params); one without a timestamp
+    was signed so on purpose (as Keystone)."""
     params = creds.get("params") or {}
     headers = creds.get("headers") or {}
-    stamp = params.get("Timestamp") or params.get("X-Amz-Date") or headers.get("X-Amz-Date")
-    if params.get("Expires"):
-        until = _parse(params["Expires"])
-        return until is None or now > until
+    stamp = params.get("Timestamp") or headers.get("X-Amz-Date") or params.get("X-Amz-Date")
     if not stamp:
-        return False
+        return None
     when = _parse(stamp)
-    return when is None or now - when > ttl
+    if when is None:
+        return f"Credential timestamp is invalid: {stamp}"
+    return "Credential is expired" if now > when + ttl else None
 
 
 def _parse(value: Any) -> dt.datetime | None:
-    for fmt in ("%Y%m%dT%H%M%SZ", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S.%fZ"):
+    for fmt in ("%Y%m%dT%H%M%SZ", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S.%fZ",
+                "%Y-%m-%dT%H:%M:%S"):
         try:
             return dt.datetime.strptime(str(value), fmt).replace(tzinfo=dt.UTC)
         except ValueError:

@@ -21,6 +21,8 @@ from stackling.identity.logic import USER_PROJECT
 from stackling.identity.models import NULL_DOMAIN_ID, Project, Role, User
 
 SCOPE = "OS-TRUST:trust"
+# a token minted from an EC2 credential delegates no further (Keystone's LP#2153453 guard)
+DELEGATED_METHOD = "ec2credential"
 
 
 def get(db: Session, trust_id: str) -> Trust:
@@ -59,7 +61,7 @@ def _resolve_roles(db: Session, refs: list[Any]) -> list[Role]:
 
 
 def create(db: Session, caller: tokens.TokenData, values: dict[str, Any]) -> Trust:
-    if caller.app_cred_id or caller.trust_id:
+    if caller.app_cred_id or caller.trust_id or DELEGATED_METHOD in caller.methods:
         raise Forbidden("You are not authorized to perform the requested action: "
                         "identity:create_trust.")
     if values["trustor_user_id"] != caller.user_id:

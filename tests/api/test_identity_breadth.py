@@ -157,11 +157,15 @@ def test_credential_errors_and_ownership(api):
 
 def test_ec2token_errors(api):
     ids = _ids(api)
-    assert api.client.post(f"{V3}/ec2tokens", json={}).status_code == 400
+    r = api.client.post(f"{V3}/ec2tokens", json={})
+    assert r.status_code == 400 and _message(r) == "request must include a request body"
+    r = api.client.post(f"{V3}/ec2tokens", json={"credentials": {"signature": "x"}})
+    assert r.status_code == 401 and _message(r) == "EC2 Signature not supplied"
+    assert api.client.get(f"{V3}/ec2tokens").status_code == 405
     creds = {"access": "unknown", "signature": "x", "host": "h", "verb": "GET", "path": "/",
              "params": {"SignatureVersion": "2"}}
     r = api.client.post(f"{V3}/ec2tokens", json={"credentials": creds})
-    assert r.status_code == 401 and _message(r) == "EC2 access key not found."
+    assert r.status_code == 404 and _message(r) == "EC2 access key not found."
     cred = api.post(f"{V3}/users/{ids['admin']}/credentials/OS-EC2",
                     json={"tenant_id": ids["admin_project"]}).json()["credential"]
     from keystoneclient.contrib.ec2.utils import Ec2Signer
@@ -171,7 +175,23 @@ def test_ec2token_errors(api):
                       "Timestamp": "2020-01-01T00:00:00Z"}}
     old["signature"] = Ec2Signer(cred["secret"]).generate(old)
     r = api.client.post(f"{V3}/ec2tokens", json={"credentials": old})
-    assert r.status_code == 401 and _message(r) == "Credential has expired."
+    assert r.status_code == 401 and _message(r) == "Credential is expired"
+    r = api.client.post(f"{V3}/ec2tokens", json={"credentials": {**old, "signature": None}})
+    assert r.status_code == 401 and _message(r) == "EC2 signature not supplied."
+    # a token from an EC2 login makes no further credentials nor trusts
+    fresh = {**old, "params": {"SignatureVersion": "2", "SignatureMethod": "HmacSHA256"}}
+    fresh["signature"] = Ec2Signer(cred["secret"]).generate(fresh)
+    r = api.client.post(f"{V3}/ec2tokens", json={"credentials": fresh})
+    assert r.status_code == 200, r.text
+    minted = r.headers["X-Subject-Token"]
+    assert r.json()["token"]["methods"] == ["ec2credential"]
+    r = api.request("POST", f"{V3}/users/{ids['admin']}/credentials/OS-EC2", token=minted,
+                    json={"tenant_id": ids["admin_project"]})
+    assert r.status_code == 403
+    r = api.request("POST", f"{V3}/OS-TRUST/trusts", token=minted, json={"trust": {
+        "trustor_user_id": ids["admin"], "trustee_user_id": ids["demo"],
+        "impersonation": False}})
+    assert r.status_code == 403
     r = api.post(f"{V3}/users/{ids['admin']}/credentials/OS-EC2", json={"tenant_id": "nope"})
     assert r.status_code == 404
     assert api.get(f"{V3}/users/{ids['admin']}/credentials/OS-EC2/unknown").status_code == 404
