@@ -1,0 +1,246 @@
+"""Dataplane (driver netns): server create -> SSH answers (median of 20; goal <= 1 s, where
+a cirros VM on DevStack takes 10-60 s), floating IP associate -> reachable (goal <= 0.3 s),
+security group rule -> in force (goal <= 0.2 s), 100 guests' total memory (goal <= 1 GB)
+and a restart -> all 100 answering again (goal <= 5 s). "Answers" is the SSH server's
+banner, read from inside a probe guest (or, for floating IPs, the outside namespace).
+Needs root and `make dataplane-deps`; SQLite, one process.
+
+    python -m bench.dataplane [creates] [guests]
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import Server, free_port, noop_floor, report, table
+
+CIRROS = "6f1c5b3a-9d2e-4c8b-a1f0-3e7d2c9b8a41"
+ENV = {"STACKLING_DATAPLANE__DRIVER": "netns"}
+
+
+def banner(namespace: str, address: str, timeout: float = 0.2) -> bool:
+    """The SSH banner read from inside `namespace`."""
+    from stackling.dataplane import kernel
+
+    def probe() -> bool:
+        with socket.socket() as s:
+            s.settimeout(timeout)
+            try:
+                s.connect((address, 22))
+                return s.recv(4) == b"SSH-"
+            except OSError:
+                return False
+
+    try:
+        return kernel.in_namespace(namespace, probe)
+    except OSError:  # the namespace is being made or removed
+        return False
+
+
+def wait(fn: Any, timeout: float = 60) -> float:
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        if fn():
+            return time.perf_counter() - t0
+        time.sleep(0.005)
+    raise RuntimeError("timed out")
+
+
+class Cloud:
+    def __init__(self, srv: Server) -> None:
+        from stackling.dataplane.names import Names, cloud_prefix
+
+        self.srv = srv
+        self.c = srv.client()
+        self.names = Names(cloud_prefix(f"sqlite:///{(srv.data_dir / 'stackling.db').resolve()}"))
+
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        r = self.c.post(path, json=body)
+        r.raise_for_status()
+        return r.json()
+
+    def boot(self, network_id: str, name: str = "b", sg: str = "default") -> str:
+        return self.post("/compute/v2.1/servers", {"server": {
+            "name": name, "flavorRef": "1", "imageRef": CIRROS, "key_name": "bench",
+            "networks": [{"uuid": network_id}], "security_groups": [{"name": sg}]}}
+        )["server"]["id"]
+
+    def address(self, server_id: str) -> str:
+        def port() -> Any:
+            ports = self.c.get("/networking/v2.0/ports", params={"device_id": server_id}).json()
+            return ports["ports"][0] if ports["ports"] else None
+
+        found: list[Any] = []
+        wait(lambda: found.append(port()) or found[-1] is not None)
+        return found[-1]["fixed_ips"][0]["ip_address"]
+
+    def delete(self, server_id: str) -> None:
+        self.c.delete(f"/compute/v2.1/servers/{server_id}").raise_for_status()
+
+
+def memory_kb(prefix: str) -> int:
+    """Proportional set size of every guest and dnsmasq process of the cloud."""
+    total = 0
+    marker = f"/run/stackling/{prefix}/".encode()
+    roots = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if marker in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    roots.append(int(pid))
+            except OSError:
+                pass
+    from stackling.dataplane.guests import _descendants
+
+    for pid in {p for r in roots for p in [r, *_descendants(r)]}:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def main() -> None:
+    from stackling.dataplane.interface import unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        print(f"dataplane bench skipped: {reason}")
+        return
+    creates = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    guests = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    tmp = Path(tempfile.mkdtemp(prefix="stackling-bench-dp-"))
+    key = tmp / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    srv = Server(tmp / "data", free_port(), env=ENV)
+    srv.start()
+    rows: list[list[Any]] = []
+    try:
+        cloud = Cloud(srv)
+        floor = noop_floor(cloud.c, 50)
+        cloud.post("/compute/v2.1/os-keypairs", {"keypair": {
+            "name": "bench", "public_key": key.with_suffix(".pub").read_text()}})
+        net = cloud.post("/networking/v2.0/networks", {"network": {"name": "bench"}})["network"]
+        sub = cloud.post("/networking/v2.0/subnets", {"subnet": {
+            "network_id": net["id"], "cidr": "10.99.0.0/22", "ip_version": 4}})["subnet"]
+        public = cloud.c.get("/networking/v2.0/networks", params={"name": "public"}).json()[
+            "networks"][0]
+        router = cloud.post("/networking/v2.0/routers", {"router": {
+            "name": "bench", "external_gateway_info": {"network_id": public["id"]}}})["router"]
+        cloud.c.put(f"/networking/v2.0/routers/{router['id']}/add_router_interface",
+                    json={"subnet_id": sub["id"]}).raise_for_status()
+        probe = cloud.boot(net["id"], "probe")
+        probe_ns = cloud.names.guest(probe)
+        wait(lambda: Path(f"/run/netns/{probe_ns}").exists()
+             and banner(probe_ns, cloud.address(probe)))
+
+        # server create -> SSH answers
+        samples = []
+        for _ in range(creates):
+            t0 = time.perf_counter()
+            sid = cloud.boot(net["id"])
+            ip = cloud.address(sid)
+            wait(lambda ip=ip: banner(probe_ns, ip))
+            samples.append(time.perf_counter() - t0)
+            cloud.delete(sid)
+        create_ssh = statistics.median(samples)
+        rows.append(["server create -> SSH answers", f"{create_ssh:.3f} s", "1 s",
+                     f"{create_ssh / 1.0:.2f}"])
+
+        # floating IP associate -> reachable from outside; SG rule -> in force
+        sg = cloud.post("/networking/v2.0/security-groups", {"security_group": {
+            "name": "bench-open"}})["security_group"]
+        cloud.post("/networking/v2.0/security-group-rules", {"security_group_rule": {
+            "security_group_id": sg["id"], "direction": "ingress", "protocol": "tcp",
+            "port_range_min": 22, "port_range_max": 22, "remote_ip_prefix": "0.0.0.0/0"}})
+        target = cloud.boot(net["id"], "target", "bench-open")
+        wait(lambda: banner(probe_ns, cloud.address(target)))
+        port_id = cloud.c.get("/networking/v2.0/ports",
+                              params={"device_id": target}).json()["ports"][0]["id"]
+        fip = cloud.post("/networking/v2.0/floatingips", {"floatingip": {
+            "floating_network_id": public["id"]}})["floatingip"]
+        outside, address = cloud.names.outside, fip["floating_ip_address"]
+        samples = []
+        for _ in range(max(5, creates // 2)):
+            t0 = time.perf_counter()
+            cloud.c.put(f"/networking/v2.0/floatingips/{fip['id']}",
+                        json={"floatingip": {"port_id": port_id}}).raise_for_status()
+            wait(lambda: banner(outside, address, 0.05))
+            samples.append(time.perf_counter() - t0)
+            cloud.c.put(f"/networking/v2.0/floatingips/{fip['id']}",
+                        json={"floatingip": {"port_id": None}}).raise_for_status()
+            wait(lambda: not banner(outside, address, 0.05))
+        fip_s = statistics.median(samples)
+        rows.append(["floating IP associate -> reachable", f"{fip_s:.3f} s", "0.3 s",
+                     f"{fip_s / 0.3:.2f}"])
+        cloud.c.put(f"/networking/v2.0/floatingips/{fip['id']}",
+                    json={"floatingip": {"port_id": port_id}}).raise_for_status()
+        wait(lambda: banner(outside, address, 0.05))
+        cloud.c.put(f"/networking/v2.0/ports/{port_id}", json={"port": {
+            "security_groups": [sg["id"]]}}).raise_for_status()
+        samples = []
+        closed = cloud.post("/networking/v2.0/security-groups", {"security_group": {
+            "name": "bench-closed"}})["security_group"]
+        cloud.c.put(f"/networking/v2.0/ports/{port_id}", json={"port": {
+            "security_groups": [closed["id"]]}}).raise_for_status()
+        wait(lambda: not banner(outside, address, 0.05))
+        for _ in range(max(5, creates // 2)):
+            t0 = time.perf_counter()
+            rule_id = cloud.post("/networking/v2.0/security-group-rules", {"security_group_rule": {
+                "security_group_id": closed["id"], "direction": "ingress", "protocol": "tcp",
+                "port_range_min": 22, "port_range_max": 22,
+                "remote_ip_prefix": "0.0.0.0/0"}})["security_group_rule"]["id"]
+            wait(lambda: banner(outside, address, 0.05))
+            samples.append(time.perf_counter() - t0)
+            cloud.c.delete(f"/networking/v2.0/security-group-rules/{rule_id}").raise_for_status()
+            # a new connection is refused again (existing ones keep their conntrack state)
+            wait(lambda: not banner(outside, address, 0.05))
+        sg_s = statistics.median(samples)
+        rows.append(["security group rule -> in force", f"{sg_s:.3f} s", "0.2 s",
+                     f"{sg_s / 0.2:.2f}"])
+
+        # N guests: memory, then a restart until every one answers again
+        cloud.delete(target)
+        ids = [cloud.boot(net["id"], f"g{i}") for i in range(guests - 1)]
+        addresses = [cloud.address(i) for i in ids]
+        t0 = time.perf_counter()
+        for ip in addresses:
+            wait(lambda ip=ip: banner(probe_ns, ip), timeout=300)
+        all_up = time.perf_counter() - t0
+        mem = memory_kb(cloud.names.prefix)
+        rows.append([f"{guests} guests: total memory (PSS)", f"{mem / 1024:.0f} MiB", "1024 MiB",
+                     f"{mem / 1024 / 1024:.2f}"])
+        rows.append([f"{guests} guests: last answers after the creates", f"{all_up:.2f} s", "-",
+                     "-"])
+        srv.stop()  # a clean stop: every kernel object of the cloud removed
+        t0 = time.perf_counter()
+        srv.start()
+        wait(lambda: Path(f"/run/netns/{probe_ns}").exists() and banner(probe_ns, addresses[0]),
+             timeout=300)
+        for ip in addresses:
+            wait(lambda ip=ip: banner(probe_ns, ip), timeout=300)
+        restart = time.perf_counter() - t0
+        rows.append([f"restart -> all {guests} answering (from nothing)", f"{restart:.2f} s",
+                     "5 s", f"{restart / 5:.2f}"])
+        rows.append(["floor: authenticated no-op GET", f"{floor:.2f} ms", "-", "-"])
+    finally:
+        srv.stop()
+        subprocess.run([sys.executable, "-m", "stackling.cli", "dataplane", "down", "--data-dir",
+                        str(srv.data_dir)], capture_output=True)
+        subprocess.run(["rm", "-rf", str(tmp)])
+    text = table(["measure", "median / value", "goal", "ratio to goal"], rows)
+    report("dataplane", text)
+
+
+if __name__ == "__main__":
+    main()
