@@ -36,6 +36,10 @@ TIMED_OUT = ("The request took too long in the database and was cancelled; retry
              "or narrow it.")
 
 
+class Cancelled(Exception):
+    """A statement refused because its request's work was cancelled."""
+
+
 class Statements:
     """The database connections one request holds, and whether its work was cancelled."""
 
@@ -124,6 +128,14 @@ def install(engine: Engine, statement_timeout: float) -> None:
         statements = record.info.pop("statements", None)
         if statements is not None and dbapi_conn is not None:
             statements.release(dbapi_conn)
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _refuse(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
+                executemany: bool) -> None:
+        # A cancel reaches only the statement running then: none starts after it.
+        statements = conn.info.get("statements")
+        if statements is not None and statements.cancelled is not None:
+            raise Cancelled(statements.cancelled)
 
 
 def lift_deadline(conn: Connection) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Select, String, any_, bindparam, func, select, true
+from sqlalchemy import Select, String, any_, bindparam, cast, func, select, true
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -122,7 +122,15 @@ def _tag_clause(key: str, raw: list[str], id_column: ColumnElement[Any],
     if key in ("tags", "not-tags"):
         # (resource_id, tag) is the primary key: a resource's count is its distinct tags.
         holders = holders.having(func.count() == len(tags))
-    return id_column.in_(holders) if key in ("tags", "tags-any") else id_column.not_in(holders)
+    if key in ("not-tags", "not-tags-any"):
+        return id_column.not_in(holders)  # a hashed subplan, computed once
+    if dialect == "postgresql":
+        # The holders as one array computed first (an InitPlan), then looked up by id:
+        # as a semi-join, the planner's guess for many tags (10 rows each) picked a merge
+        # join walking the whole id index for 10 rows.
+        found = select(func.array_agg(holders.subquery().c.resource_id)).scalar_subquery()
+        return id_column == any_(cast(found, ARRAY(String)))
+    return id_column.in_(holders)
 
 
 def params_from(filters: Mapping[str, Any], listing: Listing) -> ListParams:

@@ -1,6 +1,6 @@
 """A request's SQL is bounded (issue 19, item 1) on live servers over PostgreSQL and MariaDB:
 a statement past `http.statement_timeout` answers 503 with Retry-After, a read whose client
-disconnects stops running in the database, and a stop (SIGTERM) of `serve --workers 2`
+disconnects stops running in the database, and a stop (SIGTERM) of `serve` (one or two workers)
 ends within its bound while such a read is in flight.
 
 A statement is made to run as long as a test wants by holding a lock on the table it reads
@@ -122,7 +122,7 @@ def test_a_read_whose_client_left_stops_running_in_the_database(cloud_factory, b
         assert http.get(LIST).status_code == 200
 
 
-@pytest.mark.parametrize("workers", [2])
+@pytest.mark.parametrize("workers", [1, 2])
 def test_sigterm_stops_serve_within_its_bound_while_a_list_runs(cloud_factory, workers):
     cloud = cloud_factory("postgresql", workers=workers, extra_env={
         "STACKLING_HTTP__STATEMENT_TIMEOUT": "600", "STACKLING_HTTP__SHUTDOWN_TIMEOUT": "2"})
