@@ -66,6 +66,11 @@ def list_credentials(db: Session, *, user_id: str | None = None,
     return list(db.scalars(stmt))
 
 
+def with_trust(blob: str, trust_id: str) -> str:
+    """An EC2 blob carrying the trust it was made under."""
+    return json.dumps({**_ec2_blob(blob), "trust_id": trust_id})
+
+
 def create(db: Session, values: dict[str, Any]) -> Credential:
     logic.get_user(db, values["user_id"])
     cred_id = uuid.uuid4().hex

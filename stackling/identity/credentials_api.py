@@ -2,13 +2,13 @@
 (/v3/users/{id}/credentials/OS-EC2) and the EC2 signature login (/v3/ec2tokens).
 
 Policies as Keystone's defaults: a user manages its own credentials, admins everyone's;
-a credential of someone else is hidden (404) from a non-admin."""
+another's credential is a 403 for a non-admin."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from stackling.common.errors import BadRequest, Forbidden, NotFound
+from stackling.common.errors import BadRequest, Forbidden
 from stackling.common.http import ApiRequest, Service, json_response, no_content
 from stackling.identity import credentials, logic, tokens
 from stackling.identity.api import STRING, _collection_links, _keys, _links, check
@@ -45,10 +45,14 @@ def _not_from_ec2(rq: ApiRequest, action: str) -> tokens.TokenData:
 
 
 def _owned(rq: ApiRequest, action: str) -> Credential:
-    cred = credentials.get(rq.db, rq.path_params["credential_id"])
-    if cred.user_id != rq.ctx.user_id and not rq.allowed(f"identity:{action}"):
-        raise NotFound(f"Could not find credential: {cred.id}.")  # hidden from others
-    return cred
+    """The path's credential if the caller owns it or is an admin; as Keystone, the policy
+    is checked first, so a non-admin gets 403 for another's or a missing credential."""
+    cred_id = rq.path_params["credential_id"]
+    if not rq.allowed(f"identity:{action}"):
+        cred = rq.db.get(Credential, cred_id)
+        if cred is None or cred.user_id != rq.ctx.user_id:
+            raise _deny(action)
+    return credentials.get(rq.db, cred_id)
 
 
 def list_credentials(rq: ApiRequest) -> Any:
@@ -74,9 +78,11 @@ def create_credential(rq: ApiRequest) -> Any:
                  allow_extra=True)
     if body["user_id"] != rq.ctx.user_id and not rq.allowed("identity:create_credential"):
         raise _deny("create_credential")
-    _not_from_ec2(rq, "create_credential")
-    if body["type"] == credentials.EC2 and not body.get("project_id"):
-        body["project_id"] = rq.ctx.project_id  # as Keystone: the token's project
+    caller = _not_from_ec2(rq, "create_credential")
+    if body["type"] == credentials.EC2:
+        body["project_id"] = body.get("project_id") or rq.ctx.project_id
+        if caller.trust_id:  # its EC2 logins will be the trust's again (as Keystone)
+            body["blob"] = credentials.with_trust(body["blob"], caller.trust_id)
     cred = credentials.create(rq.db, {**body, "extra": _extra(body)})
     return 201, {"credential": credential_view(rq, cred)}
 

@@ -32,6 +32,10 @@ def get(db: Session, trust_id: str) -> Trust:
     return trust
 
 
+def _forbidden(action: str) -> Forbidden:
+    return Forbidden(f"You are not authorized to perform the requested action: {action}.")
+
+
 def parse_expiry(value: Any) -> dt.datetime | None:
     if value is None:
         return None
@@ -64,8 +68,10 @@ def create(db: Session, caller: tokens.TokenData, values: dict[str, Any]) -> Tru
     if caller.app_cred_id or caller.trust_id or DELEGATED_METHOD in caller.methods:
         raise Forbidden("You are not authorized to perform the requested action: "
                         "identity:create_trust.")
+    if values.get("project_id") and not values.get("roles"):
+        raise _forbidden("At least one role should be specified")
     if values["trustor_user_id"] != caller.user_id:
-        raise Forbidden("The authenticated user should match the trustor.")
+        raise _forbidden("The authenticated user should match the trustor")
     logic.get_user(db, values["trustee_user_id"])
     uses = values.get("remaining_uses")
     if uses is not None and (isinstance(uses, bool) or not isinstance(uses, int) or uses < 1):
@@ -75,13 +81,10 @@ def create(db: Session, caller: tokens.TokenData, values: dict[str, Any]) -> Tru
     roles = _resolve_roles(db, values.get("roles") or [])
     if project_id:
         logic.get_project(db, project_id)
-        if not roles:
-            raise Forbidden("At least one role should be specified.")
         held = {r.id for r in logic.effective_roles(db, USER_PROJECT, caller.user_id, project_id)}
         for role in roles:
-            if role.id not in held:
-                raise Forbidden(f"The trustor does not hold the role {role.id} on project "
-                                f"{project_id}.")
+            if role.id not in held:  # as Keystone: a role the trustor lacks is not found
+                raise NotFound(f"Could not find role: {role.id}.")
     elif roles:
         raise BadRequest("Roles can only be delegated on a project.")
     expires_at = parse_expiry(values.get("expires_at"))

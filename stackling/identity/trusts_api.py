@@ -36,25 +36,29 @@ def _deny(action: str) -> Forbidden:
                      f"identity:{action}.")
 
 
-def trust_view(rq: ApiRequest, t: Trust) -> dict[str, Any]:
+def trust_view(rq: ApiRequest, t: Trust, *, roles: bool = True) -> dict[str, Any]:
+    """A trust as Keystone shows one; a list leaves out its roles."""
     base = f"OS-TRUST/trusts/{t.id}"
-    return {"id": t.id, "trustor_user_id": t.trustor_user_id,
+    view = {"id": t.id, "trustor_user_id": t.trustor_user_id,
             "trustee_user_id": t.trustee_user_id, "project_id": t.project_id,
             "impersonation": t.impersonation,
             "expires_at": tokens.format_time(t.expires_at) if t.expires_at else None,
             "remaining_uses": t.remaining_uses, "allow_redelegation": False,
             "redelegation_count": 0, "redelegated_trust_id": None,
-            "roles": [role_view(rq, r) for r in trusts.role_rows(rq.db, t)],
-            "roles_links": {"self": f"{rq.service_url}/v3/{base}/roles", "previous": None,
-                            "next": None},
             "links": _links(rq, base)}
+    if roles:
+        view["roles"] = [role_view(rq, r) for r in trusts.role_rows(rq.db, t)]
+        view["roles_links"] = {"self": f"{rq.service_url}/v3/{base}/roles", "previous": None,
+                               "next": None}
+    return view
 
 
 def _party(rq: ApiRequest, action: str, *, trustee_too: bool = True) -> Trust:
     trust = trusts.get(rq.db, rq.path_params["trust_id"])
     parties = {trust.trustor_user_id, *((trust.trustee_user_id,) if trustee_too else ())}
     if rq.ctx.user_id not in parties and not rq.allowed(f"identity:{action}"):
-        raise _deny(action)
+        raise Forbidden("You are not authorized to perform the requested action: Requested "
+                        "user has no relation to this trust.")
     return trust
 
 
@@ -72,7 +76,8 @@ def list_trusts(rq: ApiRequest) -> Any:
     if not own and not rq.allowed("identity:list_trusts"):
         raise _deny("list_trusts")
     rows = trusts.list_trusts(rq.db, trustor, trustee)
-    return {"trusts": [trust_view(rq, t) for t in rows], "links": _collection_links(rq)}
+    return {"trusts": [trust_view(rq, t, roles=False) for t in rows],
+            "links": _collection_links(rq)}
 
 
 def show_trust(rq: ApiRequest) -> Any:

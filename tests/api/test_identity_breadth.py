@@ -141,13 +141,15 @@ def test_credential_errors_and_ownership(api):
     assert mine.status_code == 201
     r = api.post(f"{V3}/credentials", json={"credential": {**base, "blob": blob}})
     assert r.status_code == 409
-    # a member manages its own credentials only; another's is not found
+    # a member manages its own credentials only
     r = api.post(f"{V3}/credentials", user="demo", json={"credential": {
         "type": "totp", "blob": "x", "user_id": ids["admin"]}})
     assert r.status_code == 403
     theirs = api.post(f"{V3}/credentials", json={"credential": {
         "type": "totp", "blob": "x", "user_id": ids["admin"]}}).json()["credential"]
-    assert api.get(f"{V3}/credentials/{theirs['id']}", user="demo").status_code == 404
+    assert api.get(f"{V3}/credentials/{theirs['id']}", user="demo").status_code == 403
+    assert api.get(f"{V3}/credentials/absent", user="demo").status_code == 403
+    assert api.get(f"{V3}/credentials/absent").status_code == 404
     listed = api.get(f"{V3}/credentials", user="demo").json()["credentials"]
     assert {c["user_id"] for c in listed} == {ids["demo"]}
     r = api.patch(f"{V3}/credentials/{mine.json()['credential']['id']}", user="demo",
@@ -215,7 +217,9 @@ def _trust_login(api: Any, trust_id: str) -> Any:
 def test_trust_errors(api):
     ids = _ids(api)
     r = _trust(api, ids, trustor_user_id=ids["demo"])
-    assert r.status_code == 403 and "should match the trustor" in _message(r)
+    assert r.status_code == 403 and _message(r) == (
+        "You are not authorized to perform the requested action: The authenticated user should "
+        "match the trustor.")
     assert _trust(api, ids, roles=[]).status_code == 403  # a project needs a role
     assert _trust(api, ids, roles=[{"name": "nope"}]).status_code == 404
     assert _trust(api, ids, remaining_uses=0).status_code == 400
@@ -224,7 +228,7 @@ def test_trust_errors(api):
     r = api.post(f"{V3}/OS-TRUST/trusts", user="demo", json={"trust": {
         "trustor_user_id": ids["demo"], "trustee_user_id": ids["admin"], "impersonation": False,
         "project_id": ids["demo_project"], "roles": [{"name": "admin"}]}})
-    assert r.status_code == 403  # not a role the trustor holds there
+    assert r.status_code == 404  # not a role the trustor holds there (Keystone: not found)
     trust = _trust(api, ids, remaining_uses=1).json()["trust"]
     assert api.get(f"{V3}/OS-TRUST/trusts", user="demo").status_code == 403  # unfiltered
     assert api.get(f"{V3}/OS-TRUST/trusts?trustee_user_id={ids['demo']}", user="demo"

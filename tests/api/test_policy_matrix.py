@@ -164,9 +164,9 @@ identity PUT    /v3/projects/{project_id}/tags/{tag}              identity-admin
 identity DELETE /v3/projects/{project_id}/tags/{tag}              identity-admin
 identity GET    /v3/credentials                                   self
 identity POST   /v3/credentials                                   self
-identity GET    /v3/credentials/{credential_id}                   self fake
-identity PATCH  /v3/credentials/{credential_id}                   self fake
-identity DELETE /v3/credentials/{credential_id}                   self fake
+identity GET    /v3/credentials/{credential_id}                   identity-admin
+identity PATCH  /v3/credentials/{credential_id}                   identity-admin
+identity DELETE /v3/credentials/{credential_id}                   identity-admin
 identity GET    /v3/users/{user_id}/credentials/OS-EC2            identity-admin
 identity POST   /v3/users/{user_id}/credentials/OS-EC2            identity-admin
 identity GET    /v3/users/{user_id}/credentials/OS-EC2/{credential_id}  identity-admin
