@@ -43,7 +43,7 @@ def _view(rq: ApiRequest, user_id: str, rule: dict[str, Any]) -> dict[str, Any]:
 def _one(rq: ApiRequest, user_id: str) -> dict[str, Any]:
     rule = _rules(rq, user_id).get(rq.path_params["access_rule_id"])
     if rule is None:
-        raise NotFound(f"Could not find access rule: {rq.path_params['access_rule_id']}.")
+        raise NotFound(f"Could not find Access Rule: {rq.path_params['access_rule_id']}.")
     return rule
 
 

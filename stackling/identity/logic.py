@@ -182,9 +182,17 @@ def group_project_ids(db: Session, user_id: str) -> Any:
 
 
 def grant(db: Session, kind: str, actor_id: str, target_id: str, role_id: str) -> None:
-    """Idempotent: granting an existing assignment changes nothing."""
+    """Idempotent: granting an existing assignment changes nothing. A domain-specific role
+    is granted only on projects of its own domain (Keystone's DomainSpecificRoleMismatch)."""
     if db.get(Assignment, (kind, actor_id, target_id, role_id)) is not None:
         return
+    role = db.get(Role, role_id)
+    if role is not None and role.domain_id != NULL_DOMAIN_ID and kind in (
+            USER_PROJECT, GROUP_PROJECT):
+        project = db.get(Project, target_id)
+        if project is not None and project.domain_id != role.domain_id:
+            raise Forbidden(f"Project {target_id} must be in the same domain as the role "
+                            f"{role_id} being assigned.")
     try:
         with db.begin_nested():
             db.add(Assignment(type=kind, actor_id=actor_id, target_id=target_id, role_id=role_id))

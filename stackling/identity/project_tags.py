@@ -41,10 +41,10 @@ def add(project: Project, tag: str) -> None:
 def remove(project: Project, tag: str) -> None:
     tags = list(project.tags or [])
     if tag not in tags:
-        raise NotFound(f"Tag {tag} not found for project {project.id}.")
+        raise NotFound(f"Could not find project tag: {tag}.")
     project.tags = [t for t in tags if t != tag]
 
 
 def require(project: Project, tag: str) -> None:
     if tag not in (project.tags or []):
-        raise NotFound(f"Tag {tag} not found for project {project.id}.")
+        raise NotFound(f"Could not find project tag: {tag}.")

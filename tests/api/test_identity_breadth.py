@@ -123,6 +123,8 @@ def test_domain_specific_and_implied_role_errors(api):
     assert api.put(f"{V3}/roles/{dsr['id']}/implies/{ids['role_reader']}").status_code == 201
     assert api.request("HEAD", f"{V3}/roles/{dsr['id']}/implies/{ids['role_reader']}"
                        ).status_code == 204
+    r = api.put(f"{V3}/projects/{ids['demo_project']}/users/{ids['demo']}/roles/{dsr['id']}")
+    assert r.status_code == 403 and "must be in the same domain as the role" in _message(r)
     r = api.patch(f"{V3}/roles/{dsr['id']}", json={"role": {"domain_id": d2["id"]}})
     assert r.status_code == 400
     r = api.patch(f"{V3}/roles/{dsr['id']}", json={"role": {"description": "ops people"}})
@@ -261,7 +263,8 @@ def test_policy_and_access_rule_errors(api):
     assert r.status_code == 400 and "'blob' is a required property" in _message(r)
     assert api.get(f"{V3}/policies/nope").status_code == 404
     assert api.get(f"{V3}/policies", user="demo").status_code == 403
-    assert api.get(f"{V3}/users/{ids['demo']}/access_rules/nope").status_code == 404
+    r = api.get(f"{V3}/users/{ids['demo']}/access_rules/nope")
+    assert r.status_code == 404 and _message(r) == "Could not find Access Rule: nope."
     assert api.get(f"{V3}/users/{ids['admin']}/access_rules", user="demo").status_code == 403
     assert api.get(f"{V3}/users/{ids['demo']}/access_rules", user="demo").json()[
         "access_rules"] == []
@@ -276,7 +279,8 @@ def test_tag_errors_and_literal_filter_characters(api):
     assert r.status_code == 400
     r = api.post(f"{V3}/projects", json={"project": {"name": f"p-{_id()}", "tags": ["x/y"]}})
     assert r.status_code == 400
-    assert api.get(f"{V3}/projects/{project}/tags/absent").status_code == 404
+    r = api.get(f"{V3}/projects/{project}/tags/absent")
+    assert r.status_code == 404 and _message(r) == "Could not find project tag: absent."
     assert api.delete(f"{V3}/projects/{project}/tags/absent").status_code == 404
     assert api.get(f"{V3}/projects/{project}/tags", user="demo").status_code == 200  # its own
     assert api.put(f"{V3}/projects/{project}/tags/x", user="demo").status_code == 403
