@@ -39,7 +39,9 @@ COMPONENTS = [
 EAGER = ("stackling.identity.component",)
 # Loaded (and started) first after the socket opens: the services a newcomer's first
 # requests use (network, whose start waits for compute's hosts, which compute's start
-# registers in placement); image and orchestration load after them.
+# registers in placement); image and orchestration load after them. Network and compute
+# stay in one group: compute's import registers what network asks of it (a segment's host
+# aggregate, a server's project: network.compute_hooks) before network's requests run.
 FIRST = ("stackling.network.component", "stackling.placement.component",
          "stackling.compute.component")
 # Every bootstrap step of the components above (pinned by tests/unit/test_app.py). A start
