@@ -138,17 +138,18 @@ def get_ec2(db: Session, user_id: str, access: str) -> Credential:
 def ec2_token_data(db: Session, creds: dict[str, Any], expiration: int) -> tokens.TokenData:
     """The token an EC2-signed request earns: the credential's user, scoped to its project,
     once the signature checks out under the stored secret (Keystone's checks, in its
-    order and with its answers)."""
+    order and with its answers: its 401s are security errors, whose body says only the
+    generic sentence, so the reasons are kept to the comments here)."""
     if not isinstance(creds.get("access"), str):
-        raise Unauthorized("EC2 Signature not supplied")
+        raise Unauthorized()  # EC2 Signature not supplied
     cred = db.get(Credential, ec2_id(creds["access"]))
     if cred is None or cred.type != EC2:
         raise NotFound("EC2 access key not found.")  # one answer, whether or not it exists
     blob = ec2_blob(cred)
     if not creds.get("signature"):
-        raise Unauthorized("EC2 signature not supplied.")
+        raise Unauthorized()  # EC2 signature not supplied
     if not ec2.verify(str(blob.get("secret", "")), creds):
-        raise Unauthorized("Invalid EC2 signature.")
+        raise Unauthorized()  # Invalid EC2 signature
     user = db.get(User, cred.user_id)
     project = db.get(Project, cred.project_id) if cred.project_id else None
     domain = db.get(Domain, user.domain_id) if user else None
@@ -156,9 +157,8 @@ def ec2_token_data(db: Session, creds: dict[str, Any], expiration: int) -> token
             domain is None or not domain.enabled):
         raise Unauthorized()
     now = dt.datetime.now(dt.UTC)
-    stale = ec2.check_timestamp(creds, EC2_TTL, now)
-    if stale:
-        raise Unauthorized(stale)
+    if ec2.check_timestamp(creds, EC2_TTL, now):
+        raise Unauthorized()  # the request is too old, or its timestamp unreadable
     if blob.get("trust_id"):
         # made with a trust-scoped token: the token is the trust's again (for the trustee)
         trust = trusts.get(db, str(blob["trust_id"]))
@@ -166,7 +166,7 @@ def ec2_token_data(db: Session, creds: dict[str, Any], expiration: int) -> token
         return trusts.token_data(db, trustee, trust.id, ["ec2credential"], expiration)
     roles = logic.effective_roles(db, USER_PROJECT, user.id, project.id)
     if not roles:
-        raise Unauthorized("User not valid for project.")
+        raise Unauthorized()  # User not valid for project
     return tokens.TokenData(
         user_id=user.id, methods=["ec2credential"], issued_at=now,
         expires_at=now + dt.timedelta(seconds=expiration), audit_ids=[tokens.new_audit_id()],

@@ -241,7 +241,7 @@ def authenticate(db: Session, keys: tokens.KeyRing, expiration: int,
             # never widen a delegated token into the user's own roles
             raise Unauthorized("A token from an application credential cannot be rescoped.")
         if existing.trust_id:
-            raise Unauthorized("A trust-scoped token cannot be rescoped.")
+            raise Unauthorized()  # a trust-scoped token is not rescoped
         user = db.get(User, existing.user_id)
         if user is None:
             raise Unauthorized()

@@ -89,7 +89,9 @@ def create(db: Session, caller: tokens.TokenData, values: dict[str, Any]) -> Tru
         raise BadRequest("Roles can only be delegated on a project.")
     expires_at = parse_expiry(values.get("expires_at"))
     if expires_at is not None and expires_at <= dt.datetime.now(dt.UTC):
-        raise BadRequest("The 'expires_at' must not be before now.")
+        raise BadRequest("The 'expires_at' must not be before now. The server could not comply "
+                         "with the request since it is either malformed or otherwise "
+                         "incorrect. The client is assumed to be in error.")
     trust = Trust(id=logic.new_id(), trustor_user_id=caller.user_id,
                   trustee_user_id=values["trustee_user_id"], project_id=project_id,
                   impersonation=bool(values["impersonation"]), expires_at=expires_at,
@@ -149,7 +151,7 @@ def token_data(db: Session, trustee: User, trust_id: str, methods: list[str],
         spent = db.execute(update(Trust).where(Trust.id == trust.id, Trust.remaining_uses > 0)
                            .values(remaining_uses=Trust.remaining_uses - 1))
         if spent.rowcount != 1:
-            raise Unauthorized("The trust has no remaining uses.")
+            raise Unauthorized()  # no remaining uses
     user = trustor if trust.impersonation else trustee
     expires_at = now + dt.timedelta(seconds=expiration)
     if trust.expires_at is not None:

@@ -12,6 +12,8 @@ from typing import Any
 from tests.conftest import DEMO_PASSWORD
 
 V3 = "/identity/v3"
+# Keystone's 401s are security errors: the body never says why
+GENERIC_401 = "The request you have made requires authentication."
 
 
 def _id() -> str:
@@ -164,7 +166,7 @@ def test_ec2token_errors(api):
     r = api.client.post(f"{V3}/ec2tokens", json={})
     assert r.status_code == 400 and _message(r) == "request must include a request body"
     r = api.client.post(f"{V3}/ec2tokens", json={"credentials": {"signature": "x"}})
-    assert r.status_code == 401 and _message(r) == "EC2 Signature not supplied"
+    assert r.status_code == 401 and _message(r) == GENERIC_401
     assert api.client.get(f"{V3}/ec2tokens").status_code == 405
     creds = {"access": "unknown", "signature": "x", "host": "h", "verb": "GET", "path": "/",
              "params": {"SignatureVersion": "2"}}
@@ -179,9 +181,9 @@ def test_ec2token_errors(api):
                       "Timestamp": "2020-01-01T00:00:00Z"}}
     old["signature"] = Ec2Signer(cred["secret"]).generate(old)
     r = api.client.post(f"{V3}/ec2tokens", json={"credentials": old})
-    assert r.status_code == 401 and _message(r) == "Credential is expired"
+    assert r.status_code == 401 and _message(r) == GENERIC_401  # expired
     r = api.client.post(f"{V3}/ec2tokens", json={"credentials": {**old, "signature": None}})
-    assert r.status_code == 401 and _message(r) == "EC2 signature not supplied."
+    assert r.status_code == 401 and _message(r) == GENERIC_401
     # a token from an EC2 login makes no further credentials nor trusts
     fresh = {**old, "params": {"SignatureVersion": "2", "SignatureMethod": "HmacSHA256"}}
     fresh["signature"] = Ec2Signer(cred["secret"]).generate(fresh)
