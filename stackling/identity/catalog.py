@@ -13,6 +13,10 @@ from stackling.identity import logic
 from stackling.identity.models import CatalogService, Endpoint, Region
 
 INTERFACES = ("public", "internal", "admin")
+# the substitutions Keystone allows in an endpoint URL (`$(...)s` is the legacy spelling)
+URL_SUBSTITUTIONS = ("tenant_id", "project_id", "user_id", "public_bind_host",
+                     "admin_bind_host", "compute_host", "admin_port", "public_port",
+                     "public_endpoint", "admin_endpoint")
 
 
 def _not_in(attribute: str, target: str) -> BadRequest:
@@ -134,6 +138,12 @@ def _endpoint_values(db: Session, values: dict[str, Any]) -> dict[str, Any]:
     if "interface" in out and out["interface"] not in INTERFACES:
         raise BadRequest(f"Invalid input for field 'interface': {out['interface']!r} does not "
                          "match '^(admin|internal|public)$'")
+    if "url" in out:
+        try:
+            out["url"].replace("$(", "%(") % dict.fromkeys(URL_SUBSTITUTIONS, "")
+        except (KeyError, TypeError, ValueError):
+            raise BadRequest(f"Cannot create an endpoint with an invalid URL: {out['url']}."
+                             ) from None
     if "service_id" in out and db.get(CatalogService, out["service_id"]) is None:
         raise _not_in("endpoint service_id", "service table")
     if values.get("region_id") is not None:

@@ -304,10 +304,11 @@ def catalog(db: Session, base_url: str, project_id: str | None) -> list[dict[str
                                 .order_by(Endpoint.id)))
     by_service: dict[str, list[dict[str, Any]]] = {}
     for ep in endpoints:
-        needs_project = "%(project_id)s" in ep.url or "%(tenant_id)s" in ep.url
+        template = ep.url.replace("$(", "%(")  # Keystone's legacy spelling
+        needs_project = "%(project_id)s" in template or "%(tenant_id)s" in template
         if needs_project and not project_id:
             continue  # as Keystone: dropped for unscoped/domain/system tokens
-        url = ep.url.replace("%(base_url)s", base_url)
+        url = template.replace("%(base_url)s", base_url)
         if project_id:
             url = url.replace("%(project_id)s", project_id).replace("%(tenant_id)s", project_id)
         by_service.setdefault(ep.service_id, []).append({

@@ -64,6 +64,13 @@ def test_service_and_endpoint_errors(api):
     base = {"service_id": svc["id"], "interface": "public", "url": "http://127.0.0.1:9"}
     r = api.post(f"{V3}/endpoints", json={"endpoint": {**base, "interface": "outside"}})
     assert r.status_code == 400
+    r = api.post(f"{V3}/endpoints", json={"endpoint": {**base, "url": "http://h/%(nope)s"}})
+    assert r.status_code == 400 and "invalid URL" in _message(r)
+    r = api.post(f"{V3}/endpoints", json={"endpoint": {**base, "url": "http://h/$(project_id)s"}})
+    assert r.status_code == 201  # the legacy spelling, substituted in catalogs
+    catalog = api.get(f"{V3}/auth/catalog").json()["catalog"]
+    urls = [e["url"] for s in catalog if s["id"] == svc["id"] for e in s["endpoints"]]
+    assert urls == [f"http://h/{_ids(api)['admin_project']}"]  # the admin token's project
     r = api.post(f"{V3}/endpoints", json={"endpoint": {**base, "service_id": "nope"}})
     assert r.status_code == 400 and "endpoint service_id in service table" in _message(r)
     r = api.post(f"{V3}/endpoints", json={"endpoint": {**base, "region_id": "nope"}})
