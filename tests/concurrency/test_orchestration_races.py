@@ -15,10 +15,12 @@ BACKENDS = ["sqlite", "postgresql", "mariadb"]
 
 
 def _template(value: str) -> dict:
+    # An update stays IN_PROGRESS for 3 s: the parallel updates, released together, all
+    # arrive within it even on a loaded machine (they must find it in progress).
     return {"heat_template_version": "2018-08-31", "resources": {
         "v": {"type": "OS::Heat::Value", "properties": {"value": value}},
         "wait": {"type": "OS::Heat::TestResource", "properties": {
-            "value": value, "action_wait_secs": {"create": 0.5, "update": 0.5}}}}}
+            "value": value, "action_wait_secs": {"create": 0.5, "update": 3}}}}}
 
 
 def _wait(http, url: str, timeout: float = 60) -> dict:
