@@ -117,7 +117,11 @@ def _listen(host: str, port: int) -> socket.socket:
     """The listening socket, or one clear line for a port in use (uvicorn would log a
     traceback-like error, after our start-up work)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto
+    # says TCP, and an accepted connection inherits this one's; with proto 0 every response
+    # written in two parts waited 40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
