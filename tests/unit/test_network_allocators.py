@@ -158,8 +158,10 @@ def test_small_subnet_exhaustion_and_lowest_first(db):
     got = {ipam.allocate_any(db, subnet, pid, 0) for _ in range(5)}
     assert got == {f"10.1.0.{i}" for i in range(2, 7)}
     assert ipam.allocate_any(db, subnet, pid, 0) is None
-    with pytest.raises(errors.IpAddressAlreadyAllocated):
-        ipam.allocate_specific(db, subnet, "10.1.0.3", pid, 0)
+    with pytest.raises(errors.IpAddressAlreadyAllocated):  # another port's address
+        ipam.allocate_specific(db, subnet, "10.1.0.3", _port(db, subnet), 0)
+    # the port's own address asked again is its own (concurrent identical updates)
+    assert ipam.allocate_specific(db, subnet, "10.1.0.3", pid, 0) == "10.1.0.3"
     with pytest.raises(errors.InvalidIpForSubnet):
         ipam.allocate_specific(db, subnet, "10.1.0.7", pid, 0)  # broadcast
     # a specific address outside the pools but inside the CIDR is fine
