@@ -9,6 +9,7 @@ revocation events, so a revoked token is refused by every process at once.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import json
 import secrets
@@ -145,8 +146,14 @@ def decode(db: Session, keys: KeyRing, token: str, *, allow_expired_window: int 
         raise Unauthorized()
     if data.app_cred_id and not app_credential_state.still_valid(db, data.app_cred_id):
         raise Unauthorized()
-    if data.trust_id and not trust_state.still_valid(db, data.trust_id):
-        raise Unauthorized()  # the trust was deleted or expired: its tokens end with it
+    if data.trust_id:
+        trustor = trust_state.trustor_if_valid(db, data.trust_id)
+        if trustor is None:
+            raise Unauthorized()  # the trust was deleted or expired: its tokens end with it
+        # what revokes the trustor's tokens (a grant or membership gone, the trustor
+        # disabled) revokes the trust's, whoever holds them
+        if trustor != data.user_id and is_revoked(db, dataclasses.replace(data, user_id=trustor)):
+            raise Unauthorized()
     return data
 
 

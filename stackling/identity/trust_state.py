@@ -17,8 +17,13 @@ def expired(trust: Trust, now: dt.datetime | None = None) -> bool:
 
 
 def still_valid(db: Session, trust_id: str) -> bool:
+    return trustor_if_valid(db, trust_id) is not None
+
+
+def trustor_if_valid(db: Session, trust_id: str) -> str | None:
+    """The trust's trustor while the trust stands (None once deleted or expired)."""
     trust = db.get(Trust, trust_id)
-    return trust is not None and not expired(trust)
+    return None if trust is None or expired(trust) else trust.trustor_user_id
 
 
 def token_section(db: Session, trust_id: str) -> dict[str, Any]:

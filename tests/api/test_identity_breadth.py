@@ -315,3 +315,25 @@ def test_inexact_filters_on_groups_roles_domains_and_services(api):
         assert names(f"name__startswith=ops-{stem}") == [f"ops-{stem}-b"], collection
         assert names(f"name__istartswith=OPS-{stem}") == [f"Ops-{stem}", f"ops-{stem}-b"]
         assert names(f"name__endswith={stem}") == [f"Ops-{stem}"], collection
+
+
+def test_a_trust_token_ends_when_the_trustor_loses_the_role(api):
+    """Without impersonation the token is the trustee's, yet it rests on the trustor's
+    roles: revoking the trustor's grant ends it (and new ones are refused)."""
+    ids = _ids(api)
+    project = api.post(f"{V3}/projects", json={"project": {"name": f"p-{_id()}"}}
+                       ).json()["project"]["id"]
+    grant = f"{V3}/projects/{project}/users/{ids['admin']}/roles/{ids['role_member']}"
+    assert api.put(grant).status_code == 204
+    trust = api.post(f"{V3}/OS-TRUST/trusts", json={"trust": {
+        "trustor_user_id": ids["admin"], "trustee_user_id": ids["demo"], "impersonation": False,
+        "project_id": project, "roles": [{"name": "member"}]}}).json()["trust"]
+    r = _trust_login(api, trust["id"])
+    assert r.status_code == 201, r.text
+    token = r.headers["X-Subject-Token"]
+    assert api.request("GET", "/networking/v2.0/networks", token=token).status_code == 200
+    assert api.delete(grant).status_code == 204
+    assert api.request("GET", "/networking/v2.0/networks", token=token).status_code == 401
+    assert _trust_login(api, trust["id"]).status_code == 401
+    # the trustee's own token (on its own project) lives on
+    assert api.get(f"{V3}/auth/projects", user="demo").status_code == 200
