@@ -26,6 +26,7 @@ MODEL_MODULES = [
     "stackling.network.segments.range_models",
     "stackling.network.rbac.models",
     "stackling.network.segments.models",
+    "stackling.network.agent_models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

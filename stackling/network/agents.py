@@ -13,12 +13,15 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
+from stackling.common.db import utcnow
 from stackling.common.listing import ListParams, to_bool
 from stackling.network import errors
 from stackling.network import policy as pol
+from stackling.network.agent_models import AgentState
 from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.netconfig import get_config
 
@@ -55,19 +58,25 @@ def _hosts(db: Session) -> Sequence[Any]:
     return runtime.settings.compute.hosts if runtime is not None else ()
 
 
-def _view(db: Session, host: Any) -> dict[str, Any]:
+def _states(db: Session) -> dict[str, AgentState]:
+    return {st.id: st for st in db.scalars(select(AgentState))}
+
+
+def _view(db: Session, host: Any, state: AgentState | None = None) -> dict[str, Any]:
     cfg = get_config(db)
     physnets = list(dict.fromkeys(host.physical_networks))
+    created = state.created_at.strftime("%Y-%m-%d %H:%M:%S") if state is not None else _STARTED
     return {
         "id": agent_id(host.name), "agent_type": AGENT_TYPE, "binary": BINARY,
-        "topic": "N/A", "host": host.name, "admin_state_up": True, "alive": True,
-        "availability_zone": None, "description": None,
+        "topic": "N/A", "host": host.name, "alive": True, "availability_zone": None,
+        "admin_state_up": state.admin_state_up if state is not None else True,
+        "description": state.description if state is not None else None,
         "configurations": {
             "bridge_mappings": {p: f"br-{p}" for p in physnets},
             "tunnel_types": [t for t in TUNNEL_TYPES if t in cfg.type_drivers],
             "integration_bridge": "br-int", "devices": 0,
         },
-        "created_at": _STARTED, "started_at": _STARTED,
+        "created_at": created, "started_at": created,
         "heartbeat_timestamp": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S"),
         "resources_synced": None,
     }
@@ -88,7 +97,9 @@ def list_agents(db: Session, ctx: RequestContext, params: ListParams) -> list[di
     """Every agent the caller may see, filtered, in id order, paged by limit/marker."""
     if not pol.allowed(db, ctx, "get_agent", {}):
         return []
-    agents = sorted((_view(db, h) for h in _hosts(db)), key=lambda a: a["id"])
+    states = _states(db)
+    agents = sorted((_view(db, h, states.get(agent_id(h.name))) for h in _hosts(db)),
+                    key=lambda a: a["id"])
     for key, values in params.filters.items():
         agents = [a for a in agents if _matches(a, key, values)]
     for key, asc in reversed(params.sorts):
@@ -105,9 +116,45 @@ def list_agents(db: Session, ctx: RequestContext, params: ListParams) -> list[di
     return agents
 
 
-def get_agent(db: Session, ctx: RequestContext, agent: str) -> dict[str, Any]:
+def _host(db: Session, ctx: RequestContext, agent: str) -> Any:
     if pol.allowed(db, ctx, "get_agent", {}):
         for host in _hosts(db):
             if agent_id(host.name) == agent:
-                return _view(db, host)
+                return host
     raise AgentNotFound(id=agent)
+
+
+def get_agent(db: Session, ctx: RequestContext, agent: str) -> dict[str, Any]:
+    return _view(db, _host(db, ctx, agent), db.get(AgentState, agent))
+
+
+def update_agent(db: Session, ctx: RequestContext, agent: str,
+                 attrs: dict[str, Any]) -> dict[str, Any]:
+    """An admin's `description` and `admin_state_up` (stored; nothing is bound by agents
+    here, so an agent set down changes no binding)."""
+    host = _host(db, ctx, agent)
+    pol.authorize(db, ctx, "update_agent", {})
+    state = db.get(AgentState, agent, with_for_update=True)
+    if state is None:
+        state = AgentState(id=agent, admin_state_up=True, created_at=_started_at())
+        db.add(state)
+    for key in ("description", "admin_state_up"):
+        if key in attrs:
+            setattr(state, key, attrs[key])
+    db.flush()
+    return _view(db, host, state)
+
+
+def delete_agent(db: Session, ctx: RequestContext, agent: str) -> None:
+    """Upstream drops the agent's row and a live agent registers anew at its next report;
+    stackling's agents are always alive, so the agent is back at once, registered now, with
+    an admin's description and admin state gone."""
+    _host(db, ctx, agent)
+    pol.authorize(db, ctx, "delete_agent", {})
+    db.execute(delete(AgentState).where(AgentState.id == agent))
+    db.add(AgentState(id=agent, admin_state_up=True, created_at=utcnow()))
+    db.flush()
+
+
+def _started_at() -> dt.datetime:
+    return dt.datetime.strptime(_STARTED, "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.UTC)

@@ -129,6 +129,11 @@ class SubnetInUse(InUse):
                "have an IP allocation from this subnet.")
 
 
+class GatewayIpInUse(InUse):
+    message = ("Current gateway ip %(ip_address)s already in use by port %(port_id)s. Unable "
+               "to update.")
+
+
 class OverlappingAllocationPools(Conflict):
     message = ("Found overlapping allocation pools: %(pool_1)s %(pool_2)s for subnet "
                "%(subnet_cidr)s.")

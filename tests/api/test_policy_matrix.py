@@ -275,6 +275,8 @@ network GET    /v2.0/address_scopes/{address_scope_id}            reader-read
 network PUT    /v2.0/address_scopes/{address_scope_id}            member-write   address_scope_update
 network DELETE /v2.0/address_scopes/{address_scope_id}            member-write
 network GET    /v2.0/agents/{agent_id}                            admin-hidden
+network PUT    /v2.0/agents/{agent_id}                            admin-hidden   agent
+network DELETE /v2.0/agents/{agent_id}                            admin-hidden
 # ---------------------------------------------------------------- placement
 placement GET    /resource_classes                                admin-only
 placement POST   /resource_classes                                admin-only
@@ -552,6 +554,7 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "image": lambda w: {"name": "i", "disk_format": "raw", "container_format": "bare"},
     "image_patch": lambda w: [{"op": "replace", "path": "/name", "value": "i2"}],
     "image_data": lambda w: b"data",
+    "agent": lambda w: {"agent": {"description": "matrix"}},
     "image_member": lambda w: {"member": f"m-{uuid.uuid4().hex}"},
     "image_member_status": lambda w: {"status": "accepted"},
 }

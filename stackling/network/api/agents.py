@@ -1,4 +1,4 @@
-"""`/v2.0/agents[/{agent_id}]` (`agent`): list and show, admin-only."""
+"""`/v2.0/agents[/{agent_id}]` (`agent`): list, show, update and delete, admin-only."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from stackling.common.listing import Page, parse_list_params
 from stackling.network import agents, errors
 from stackling.network.api import common
 from stackling.network.api.discovery import RESOURCES
+from stackling.network.attributes import Attr, boolean, string
 
 RESOURCES.append(("agent", "agents"))
 
@@ -28,6 +29,19 @@ def show_agent(rq: ApiRequest) -> Any:
                                                           rq.path_params["agent_id"]))
 
 
+UPDATABLE = {"description": Attr(put=True, convert=string(255, nullable=True)),
+             "admin_state_up": Attr(put=True, convert=boolean)}
+
+
+def update_agent(rq: ApiRequest) -> Any:
+    attrs = common.update_attrs(rq, "agent", UPDATABLE)
+    return {"agent": agents.update_agent(rq.db, rq.ctx, rq.path_params["agent_id"], attrs)}
+
+
+def delete_agent(rq: ApiRequest) -> Any:
+    agents.delete_agent(rq.db, rq.ctx, rq.path_params["agent_id"])
+
+
 def register(s: Service) -> None:
     s.add("/v2.0/agents", get=list_agents)
-    s.add("/v2.0/agents/{agent_id}", get=show_agent)
+    s.add("/v2.0/agents/{agent_id}", get=show_agent, put=update_agent, delete=delete_agent)

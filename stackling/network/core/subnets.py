@@ -55,6 +55,7 @@ from stackling.network.querying import Listing
 from stackling.network.segments import subnet_segments
 
 MAX_DNS_NAMESERVERS = 5
+IPV6_MIN_MTU = 1280  # RFC 8200: a link carrying IPv6 passes 1280-byte packets
 MAX_HOST_ROUTES = 20
 IPV6_MODES = ("slaac", "dhcpv6-stateful", "dhcpv6-stateless")
 ROUTER_OWNERS = ("network:router_interface", "network:router_interface_distributed",
@@ -376,6 +377,9 @@ def create_subnet(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Su
                    "::/0 is not allowed as a subnet CIDR")
     if version == 6 and net.first == 0:
         raise _bad(f"IPv6 subnet {net} beginning with :: is not allowed")
+    if version == 6 and net_row.mtu is not None and net_row.mtu < IPV6_MIN_MTU:
+        raise errors.Conflict(f"IPv6 subnet cannot be created on network {net_row.id}: its "
+                              f"MTU {net_row.mtu} is below the IPv6 minimum of {IPV6_MIN_MTU}")
     enable_dhcp = attrs.get("enable_dhcp", True)
     if enable_dhcp and ((version == 4 and net.prefixlen > 30) or
                         (version == 6 and net.prefixlen > 126)):
@@ -469,6 +473,16 @@ def _add_slaac_to_ports(db: Session, subnet: Subnet) -> None:
 
 
 # ------------------------------------------------------------------ update / delete
+def _check_gateway_unused(db: Session, subnet: Subnet) -> None:
+    """A router interface holding the gateway address pins it (moved or removed: 409)."""
+    port_id = db.scalar(select(IPAllocation.port_id).join(Port, Port.id == IPAllocation.port_id)
+                        .where(IPAllocation.subnet_id == subnet.id,
+                               IPAllocation.ip_address == subnet.gateway_ip,
+                               Port.device_owner.in_(ROUTER_OWNERS)).limit(1))
+    if port_id is not None:
+        raise errors.GatewayIpInUse(ip_address=subnet.gateway_ip, port_id=port_id)
+
+
 def update_subnet(db: Session, ctx: RequestContext, subnet_id: str, attrs: dict[str, Any],
                   if_match: int | None = None) -> Subnet:
     subnet = get_visible(db, ctx, subnet_id)
@@ -482,6 +496,8 @@ def update_subnet(db: Session, ctx: RequestContext, subnet_id: str, attrs: dict[
     gateway = attrs.get("gateway_ip", subnet.gateway_ip)
     if "gateway_ip" in attrs and gateway is not None:
         _check_gateway(net, gateway)
+    if "gateway_ip" in attrs and gateway != subnet.gateway_ip and subnet.gateway_ip:
+        _check_gateway_unused(db, subnet)
     if "allocation_pools" in attrs or "gateway_ip" in attrs:
         pools = attrs.get("allocation_pools", subnet.allocation_pools)
         if "allocation_pools" not in attrs and "gateway_ip" in attrs and gateway is not None \
@@ -509,6 +525,7 @@ def update_subnet(db: Session, ctx: RequestContext, subnet_id: str, attrs: dict[
         if key in attrs:
             setattr(subnet, key, attrs[key])
     standard.touch(subnet)
+    standard.touch(net_row)  # a network shows its subnets: a subnet change revises it
     db.flush()
     subnet_segments.after_update(db, subnet, before)  # peer routes, segment provider
     return subnet

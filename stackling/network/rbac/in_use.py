@@ -33,6 +33,15 @@ def find(db: Session, object_type: str, action: str, obj: Any, projects: set[str
                                             _who(Router.project_id, projects, wildcard))):
             return (f"Unable to reconfigure sharing settings for network {obj.id}. Routers "
                     "of the projects losing access use it as their gateway.")
+        # Floating IPs and other ports of those projects on it need the access as much.
+        from stackling.network.l3.models import FloatingIP
+
+        if _any(db, select(FloatingIP.id).where(FloatingIP.floating_network_id == obj.id,
+                                                _who(FloatingIP.project_id, projects, wildcard))) \
+                or _any(db, select(Port.id).where(Port.network_id == obj.id, Port.project_id != "",
+                                                  _who(Port.project_id, projects, wildcard))):
+            return (f"Unable to reconfigure sharing settings for network {obj.id}. Floating IPs "
+                    "or ports of the projects losing access are on it.")
         return None
     if object_type == "network":
         if _any(db, select(Port.id).where(Port.network_id == obj.id,

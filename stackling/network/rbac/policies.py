@@ -211,7 +211,7 @@ def update_policy(db: Session, ctx: RequestContext, policy_id: str,
         return p
     _check_target(db, ctx, "update_rbac_policy", new_target, p.project_id)
     obj = _owned_object(db, ctx, p.object_type, p.object_id)
-    _check_in_use(db, p, obj)
+    _check_in_use(db, p, obj, keep=new_target)  # the new target keeps its access
     p.target_tenant = new_target
     try:
         with db.begin_nested():
@@ -239,23 +239,26 @@ def delete_policy(db: Session, ctx: RequestContext, policy_id: str) -> None:
 
 
 # ------------------------------------------------------------------ in use
-def _losing(db: Session, p: RbacPolicy, owner: str) -> tuple[bool, set[str]]:
+def _losing(db: Session, p: RbacPolicy, owner: str, keep: str | None = None
+            ) -> tuple[bool, set[str]]:
     """Who loses access when `p` goes: (everyone but `keep`?, keep) for a wildcard, or
     (False, {target}) minus those still covered. Returns (wildcard, projects)."""
     others = set(db.scalars(select(_P.target_tenant).where(
         _P.object_type == p.object_type, _P.object_id == p.object_id, _P.action == p.action,
         _P.id != p.id)))
+    if keep is not None:
+        others.add(keep)
     if p.target_tenant == WILDCARD:
         return True, others | {owner}  # the projects that keep access
-    if WILDCARD in others or p.target_tenant == owner:
+    if WILDCARD in others or p.target_tenant in (owner, keep):
         return False, set()
     return False, {p.target_tenant}
 
 
-def _check_in_use(db: Session, p: RbacPolicy, obj: Any) -> None:
+def _check_in_use(db: Session, p: RbacPolicy, obj: Any, keep: str | None = None) -> None:
     from stackling.network.rbac import in_use
 
-    wildcard, projects = _losing(db, p, obj.project_id)
+    wildcard, projects = _losing(db, p, obj.project_id, keep)
     if not wildcard and not projects:
         return
     reason = in_use.find(db, p.object_type, p.action, obj, projects, wildcard)

@@ -12,11 +12,14 @@ start by comparing those few rows with the configuration (allocations are separa
 and are never touched). Allocation reads the defaults from the configuration itself, so
 it never depends on that sync having run.
 
-`available` is upstream's list of free ids while there are at most
-`AVAILABLE_LIST_MAX` of them; above that it is the free intervals as strings, "a-b"
-(or "a" for a single id) — the form the `openstack` CLI prints — so a range of 2^32
-ids shows in milliseconds. `used` maps each id in use inside the range to the project
-owning its network, as upstream.
+`available` is upstream's list of free ids (integers) while there are at most
+`AVAILABLE_LIST_MAX` of them. Above that it is a bounded part of that list, still
+integers (the `openstack` CLI runs `int()` on every item and joins consecutive ids into
+"a-b" for display, so strings such as "1-7365823" broke it): the first free ids of every
+free interval, the budget shared out so that short intervals show whole and the longest
+are cut, so a range of 2^32 ids answers in milliseconds with at most 4,096 ids. The number
+free is still `maximum - minimum + 1 - len(used)`. `used` maps each id in use inside the
+range to the project owning its network, as upstream.
 """
 
 from __future__ import annotations
@@ -539,11 +542,17 @@ def free_intervals(db: Session, rng: NetworkSegmentRange) -> list[Interval]:
     return gaps(taken, rng.minimum, rng.maximum)
 
 
-def available_view(free: Sequence[Interval]) -> list[int] | list[str]:
-    """Upstream's list of ids while short; the intervals ("a-b" / "a") above that."""
-    if sum(hi - lo + 1 for lo, hi in free) <= AVAILABLE_LIST_MAX:
-        return [i for lo, hi in free for i in range(lo, hi + 1)]
-    return [f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in free]
+def available_view(free: Sequence[Interval]) -> list[int]:
+    """Upstream's list of free ids while short; above that the first ids of each free
+    interval, AVAILABLE_LIST_MAX in all, shared out evenly (an interval shorter than its
+    share shows whole and leaves the rest to the others)."""
+    free = list(free)[:AVAILABLE_LIST_MAX]  # more intervals than the budget: one id each
+    sizes = [hi - lo + 1 for lo, hi in free]
+    budget, shown = AVAILABLE_LIST_MAX, [0] * len(free)
+    for n, i in enumerate(sorted(range(len(free)), key=sizes.__getitem__)):
+        shown[i] = min(sizes[i], budget // (len(free) - n))
+        budget -= shown[i]
+    return [v for (lo, _), k in zip(free, shown, strict=True) for v in range(lo, lo + k)]
 
 
 def render(db: Session, rows: Sequence[NetworkSegmentRange],

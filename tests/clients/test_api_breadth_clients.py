@@ -1,0 +1,188 @@
+"""Issue 23 (image and first networking bullets) through the real clients: openstacksdk on
+every backend, the openstack CLI on SQLite."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from openstack import exceptions
+
+from tests.conftest import sqlite_only
+
+
+def _name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+# ------------------------------------------------------------------ image
+def test_sdk_image_members_share_and_accept(cloud):
+    owner, friend = cloud.new_project_member(), cloud.new_project_member()
+    image = owner["sdk"].image.create_image(name=_name("shared"), data=b"shared-data",
+                                            disk_format="raw", container_format="bare",
+                                            visibility="shared", allow_duplicates=True)
+    member = owner["sdk"].image.add_member(image, member_id=friend["project"].id)
+    assert member.status == "pending" and member.member_id == friend["project"].id
+    with pytest.raises(exceptions.ConflictException):
+        owner["sdk"].image.add_member(image, member_id=friend["project"].id)
+    visible = lambda **q: [i.id for i in friend["sdk"].image.images(**q)]  # noqa: E731
+    assert image.id not in visible()
+    assert image.id in visible(visibility="shared", member_status="pending")
+    # the owner may not answer for the member; the member accepts
+    with pytest.raises(exceptions.ForbiddenException):
+        owner["sdk"].image.update_member(friend["project"].id, image, status="accepted")
+    accepted = friend["sdk"].image.update_member(friend["project"].id, image, status="accepted")
+    assert accepted.status == "accepted"
+    assert image.id in visible() and image.id in visible(visibility="shared")
+    got = friend["sdk"].image.download_image(image.id)
+    assert got.content == b"shared-data"
+    assert [m.member_id for m in owner["sdk"].image.members(image)] == [friend["project"].id]
+    owner["sdk"].image.remove_member(friend["project"].id, image)
+    with pytest.raises(exceptions.NotFoundException):
+        friend["sdk"].image.get_image(image.id)
+    owner["sdk"].image.delete_image(image)
+
+
+def test_sdk_deactivate_filters_and_tasks(cloud):
+    member = cloud.new_project_member()
+    conn = member["sdk"]
+    small = conn.image.create_image(name=_name("small"), data=b"x" * 10, disk_format="raw",
+                                    container_format="bare", allow_duplicates=True)
+    conn.image.deactivate_image(small)
+    assert conn.image.get_image(small).status == "deactivated"
+    with pytest.raises(exceptions.SDKException):
+        conn.image.download_image(small.id)
+    assert cloud.sdk().image.download_image(small.id).content == b"x" * 10  # the admin may
+    conn.image.reactivate_image(small)
+    assert conn.image.get_image(small).status == "active"
+    # glance-direct: stage, import; the import leaves a task
+    big = conn.image.create_image(name=_name("big"), disk_format="raw", container_format="bare",
+                                  allow_duplicates=True)
+    conn.image.stage_image(big, data=b"y" * 1000)
+    conn.image.import_image(big, method="glance-direct")
+    big = conn.image.get_image(big)
+    assert big.status == "active" and big.size == 1000
+    mine = lambda **q: {i.id for i in conn.image.images(**q)  # noqa: E731
+                        if i.id in (small.id, big.id)}
+    assert mine(size_min=11) == {big.id} and mine(size_max=999) == {small.id}
+    assert mine(created_at=f"gte:{small.created_at}") == {small.id, big.id}
+    assert mine(created_at="gt:2999-01-01T00:00:00Z") == set()
+    tasks = [t for t in cloud.sdk().image.tasks() if (t.result or {}).get("image_id") == big.id
+             or t.input is None]
+    shown = [cloud.sdk().image.get_task(t.id) for t in tasks]
+    task = next(t for t in shown if t.input["image_id"] == big.id)
+    assert task.status == "success" and task.type == "api_image_import"
+    with pytest.raises(exceptions.ForbiddenException):
+        list(conn.image.tasks())
+    for image in (small, big):
+        conn.image.delete_image(image)
+
+
+@sqlite_only
+def test_cli_image_deactivate_members(cloud):
+    owner, friend = cloud.new_project_member(), cloud.new_project_member()
+    env = {"OS_CLOUD": "", "OS_AUTH_URL": f"{cloud.url}/identity", "OS_USER_DOMAIN_ID": "default",
+           "OS_PROJECT_DOMAIN_ID": "default", "OS_IDENTITY_API_VERSION": "3",
+           "OS_PASSWORD": "pw-secret"}
+    as_owner = {**env, "OS_USERNAME": owner["user"].name, "OS_PROJECT_NAME": owner["project"].name}
+    as_friend = {**env, "OS_USERNAME": friend["user"].name,
+                 "OS_PROJECT_NAME": friend["project"].name}
+    image = owner["sdk"].image.create_image(name=_name("cli"), data=b"cli", disk_format="raw",
+                                            container_format="bare", visibility="shared",
+                                            allow_duplicates=True)
+    cloud.cli("image", "set", "--deactivate", image.id, cloud="", env=as_owner, parse=False)
+    shown = cloud.cli("image", "show", image.id, "-f", "json", cloud="", env=as_owner)
+    assert shown["status"] == "deactivated"
+    cloud.cli("image", "set", "--activate", image.id, cloud="", env=as_owner, parse=False)
+    assert cloud.cli("image", "show", image.id, "-f", "json", cloud="",
+                     env=as_owner)["status"] == "active"
+    cloud.cli("image", "add", "project", image.id, friend["project"].id, cloud="", env=as_owner,
+              parse=False)
+    cloud.cli("image", "set", "--accept", image.id, cloud="", env=as_friend, parse=False)
+    members = cloud.cli("image", "member", "list", image.id, "-f", "json", cloud="",
+                        env=as_owner)
+    assert [(m["Member ID"], m["Status"]) for m in members] == [(friend["project"].id,
+                                                                 "accepted")]
+    listed = cloud.cli("image", "list", "--shared", "-f", "json", cloud="", env=as_friend)
+    assert image.id in [i["ID"] for i in listed]
+    cloud.cli("image", "remove", "project", image.id, friend["project"].id, cloud="",
+              env=as_owner, parse=False)
+    assert cloud.cli("image", "show", image.id, cloud="", env=as_friend,
+                     check=False).returncode != 0
+
+
+# ------------------------------------------------------------------ networking
+def _external(admin) -> tuple[object, object]:
+    net = admin.network.create_network(name=_name("ext"), is_router_external=True)
+    admin.network.create_subnet(network_id=net.id, ip_version=4, cidr="198.19.7.0/24")
+    rbac = next(admin.network.rbac_policies(object_id=net.id, action="access_as_external"))
+    return net, rbac
+
+
+def test_sdk_external_access_in_use_is_kept(cloud):
+    admin = cloud.sdk()
+    user, other = cloud.new_project_member(), cloud.new_project_member()
+    net, rbac = _external(admin)
+    fip = user["sdk"].network.create_ip(floating_network_id=net.id, description="kept")
+    assert fip.description == "kept"
+    with pytest.raises(exceptions.ConflictException, match="cannot be removed"):
+        admin.network.delete_rbac_policy(rbac)
+    with pytest.raises(exceptions.ConflictException):
+        admin.network.update_rbac_policy(rbac, target_project_id=other["project"].id)
+    assert admin.network.get_network(net.id).is_router_external is True
+    user["sdk"].network.delete_ip(fip)
+    admin.network.delete_rbac_policy(rbac)
+    assert admin.network.get_network(net.id).is_router_external is False
+    # the default external network is protected the same way while a gateway uses it
+    public = admin.network.find_network("public")
+    router = user["sdk"].network.create_router(name=_name("gw"), external_gateway_info={
+        "network_id": public.id})
+    wildcard = next(p for p in admin.network.rbac_policies(object_id=public.id,
+                                                          action="access_as_external")
+                    if p.target_project_id == "*")
+    with pytest.raises(exceptions.ConflictException):
+        admin.network.delete_rbac_policy(wildcard)
+    with pytest.raises(exceptions.ConflictException):
+        admin.network.update_rbac_policy(wildcard, target_project_id=other["project"].id)
+    assert admin.network.get_network(public.id).is_router_external is True
+    user["sdk"].network.delete_router(router)
+    admin.network.delete_network(net)
+
+
+def test_sdk_floating_ip_details_and_disassociation(cloud):
+    user = cloud.new_project_member()
+    conn = user["sdk"].network
+    public = conn.find_network("public")
+    net = conn.create_network(name=_name("fipnet"))
+    sub = conn.create_subnet(network_id=net.id, ip_version=4, cidr="10.66.0.0/24")
+    router = conn.create_router(name=_name("r"), external_gateway_info={"network_id": public.id})
+    conn.add_interface_to_router(router, subnet_id=sub.id)
+    port = conn.create_port(network_id=net.id, name="target")
+    fip = conn.create_ip(floating_network_id=public.id, port_id=port.id, description="web")
+    assert fip.description == "web" and fip.port_id == port.id
+    assert fip.port_details["name"] == "target" and fip.port_details["network_id"] == net.id
+    cleared = conn.update_ip(fip, port_id=None)
+    assert cleared.port_id is None and cleared.fixed_ip_address is None
+    assert conn.get_ip(fip.id).port_details is None
+    conn.delete_ip(fip)
+    conn.remove_interface_from_router(router, subnet_id=sub.id)
+    conn.delete_router(router)
+    conn.delete_port(port)
+    conn.delete_network(net)
+
+
+def test_sdk_subnet_revisions_and_ipv6_mtu(cloud):
+    conn = cloud.new_project_member()["sdk"].network
+    net = conn.create_network(name=_name("rev"))
+    sub = conn.create_subnet(network_id=net.id, ip_version=4, cidr="10.67.0.0/24")
+    before = conn.get_network(net.id).revision_number
+    conn.update_subnet(sub, name="renamed")
+    assert conn.get_network(net.id).revision_number == before + 1
+    small = conn.create_network(name=_name("small"), mtu=1200)
+    with pytest.raises(exceptions.ConflictException):
+        conn.create_subnet(network_id=small.id, ip_version=6, cidr="fd00:67::/64")
+    conn.create_subnet(network_id=net.id, ip_version=6, cidr="fd00:68::/64")
+    with pytest.raises(exceptions.BadRequestException):
+        conn.update_network(net, mtu=1200)
+    for n in (net, small):
+        conn.delete_network(n)
