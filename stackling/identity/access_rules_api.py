@@ -1,17 +1,18 @@
-"""Identity v3 /v3/users/{id}/access_rules: the access rules a user's application
-credentials carry (list, show, delete). Owner or admin, as Keystone's defaults.
-
-stackling keeps a rule inside the credentials that use it, so a rule exists while some
-credential carries it; deleting one still in use is refused, as Keystone refuses it."""
+"""Identity v3 /v3/users/{id}/access_rules: a user's access rules, made by the application
+credentials that name them (list, show, delete). Owner or admin, as Keystone's defaults;
+a rule still used by a credential cannot be deleted."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import select
+
 from stackling.common.errors import Forbidden, NotFound
-from stackling.common.http import ApiRequest, Service
+from stackling.common.http import ApiRequest, Service, no_content
 from stackling.identity import app_credentials, logic
 from stackling.identity.api import _collection_links, _links
+from stackling.identity.delegation_models import AccessRule
 
 POLICIES = ("list_access_rules", "get_access_rule", "delete_access_rule")
 
@@ -25,46 +26,41 @@ def _user(rq: ApiRequest, action: str) -> str:
     return user_id
 
 
-def _rules(rq: ApiRequest, user_id: str) -> dict[str, dict[str, Any]]:
-    rules: dict[str, dict[str, Any]] = {}
-    for cred in app_credentials.list_for_user(rq.db, user_id):
-        for rule in cred.access_rules or []:
-            if isinstance(rule, dict) and isinstance(rule.get("id"), str):
-                rules.setdefault(rule["id"], rule)
-    return rules
+def _view(rq: ApiRequest, rule: AccessRule) -> dict[str, Any]:
+    return {"id": rule.id, "service": rule.service, "path": rule.path, "method": rule.method,
+            "links": _links(rq, f"users/{rule.user_id}/access_rules/{rule.id}")}
 
 
-def _view(rq: ApiRequest, user_id: str, rule: dict[str, Any]) -> dict[str, Any]:
-    return {"id": rule["id"], "service": rule.get("service"), "path": rule.get("path"),
-            "method": rule.get("method"),
-            "links": _links(rq, f"users/{user_id}/access_rules/{rule['id']}")}
-
-
-def _one(rq: ApiRequest, user_id: str) -> dict[str, Any]:
-    rule = _rules(rq, user_id).get(rq.path_params["access_rule_id"])
-    if rule is None:
+def _one(rq: ApiRequest, user_id: str) -> AccessRule:
+    rule = rq.db.get(AccessRule, rq.path_params["access_rule_id"])
+    if rule is None or rule.user_id != user_id:
         raise NotFound(f"Could not find Access Rule: {rq.path_params['access_rule_id']}.")
     return rule
 
 
 def list_rules(rq: ApiRequest) -> Any:
     user_id = _user(rq, "list_access_rules")
-    rules = _rules(rq, user_id).values()
-    q = rq.query
-    rows = [r for r in rules if all(q.get(k) in (None, r.get(k)) for k in ("service", "path",
-                                                                           "method"))]
-    return {"access_rules": [_view(rq, user_id, r) for r in rows], "links": _collection_links(rq)}
+    stmt = select(AccessRule).where(AccessRule.user_id == user_id).order_by(AccessRule.id)
+    for key in ("service", "path", "method"):
+        if rq.query.get(key) is not None:
+            stmt = stmt.where(getattr(AccessRule, key) == rq.query[key])
+    return {"access_rules": [_view(rq, r) for r in rq.db.scalars(stmt)],
+            "links": _collection_links(rq)}
 
 
 def show_rule(rq: ApiRequest) -> Any:
-    user_id = _user(rq, "get_access_rule")
-    return {"access_rule": _view(rq, user_id, _one(rq, user_id))}
+    return {"access_rule": _view(rq, _one(rq, _user(rq, "get_access_rule")))}
 
 
 def delete_rule(rq: ApiRequest) -> Any:
     user_id = _user(rq, "delete_access_rule")
-    _one(rq, user_id)
-    raise Forbidden("May not delete access rule in use")  # Keystone's ForbiddenNotSecurity
+    rule = _one(rq, user_id)
+    in_use = any(r.get("id") == rule.id for cred in app_credentials.list_for_user(rq.db, user_id)
+                 for r in cred.access_rules or [] if isinstance(r, dict))
+    if in_use:
+        raise Forbidden("May not delete access rule in use")  # Keystone's ForbiddenNotSecurity
+    rq.db.delete(rule)
+    return no_content()
 
 
 def add_routes(s: Service) -> None:

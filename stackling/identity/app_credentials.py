@@ -18,8 +18,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common import access_rules
+from stackling.common.db import insert_absent
 from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
 from stackling.identity import logic, tokens
+from stackling.identity.delegation_models import AccessRule
 from stackling.identity.group_appcred_models import ApplicationCredential
 from stackling.identity.logic import USER_PROJECT
 from stackling.identity.models import NULL_DOMAIN_ID, Domain, Project, Role, User
@@ -82,30 +84,28 @@ def resolve_roles(db: Session, requested: list[dict[str, Any]] | None, token_rol
 def resolve_access_rules(db: Session, user_id: str, requested: list[Any] | None
                          ) -> list[dict[str, str]]:
     """The credential's access rules, checked as Keystone's schema does, each with an id:
-    the id of the user's identical rule if one exists; a rule given by id alone is the
-    user's rule of that id."""
-    known: dict[str, dict[str, str]] = {}
-    for cred in list_for_user(db, user_id):
-        for rule in cred.access_rules or []:
-            if isinstance(rule, dict) and isinstance(rule.get("id"), str):
-                known.setdefault(rule["id"], rule)
+    the user's stored rule (identity_access_rule) when an identical one exists, else a new
+    one stored now; a rule given by id alone is the user's rule of that id."""
+    fields = ("service", "method", "path")
     rules: list[dict[str, str]] = []
     for i, rule in enumerate(requested or []):
         why = access_rules.validation_error(rule)
         if why:
             raise BadRequest(f"Invalid input for field 'access_rules/{i}': {why}")
-        fields = ("service", "method", "path")
         if not all(k in rule for k in fields):
             if "id" not in rule:
                 raise BadRequest(f"Invalid input for field 'access_rules/{i}': service, "
                                  "method and path are required")
-            if rule["id"] not in known:
-                raise NotFound(f"Could not find access rule: {rule['id']}.")
-            rule = known[rule["id"]]
-        same = next((r for r in known.values() if all(r.get(k) == rule[k] for k in fields)),
-                    None)
-        rule_id = (same or {}).get("id") or uuid.uuid4().hex
-        rules.append({"id": rule_id, **{k: rule[k] for k in fields}})
+            row = db.get(AccessRule, rule["id"])
+            if row is None or row.user_id != user_id:
+                raise NotFound(f"Could not find Access Rule: {rule['id']}.")
+        else:
+            values = {"user_id": user_id, **{k: rule[k] for k in fields}}
+            # one row per distinct rule, also when two credentials name it at once
+            insert_absent(db, AccessRule, [{"id": uuid.uuid4().hex, **values}])
+            row = db.scalars(select(AccessRule).filter_by(**values)).one()
+        rules.append({"id": row.id, "service": row.service, "method": row.method,
+                      "path": row.path})
     return rules
 
 

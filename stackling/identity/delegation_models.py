@@ -1,12 +1,13 @@
 """Identity tables for what a user hands to others: credentials (EC2 and any other
-type), trusts and their roles, and stored policy blobs."""
+type), trusts and their roles, application credentials' access rules, and stored policy
+blobs."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from stackling.common.db import Base, JSONType, UTCDateTime, utcnow
@@ -45,6 +46,21 @@ class Trust(Base):
     roles: Mapped[list[str]] = mapped_column(JSONType, default=list)
     extra: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AccessRule(Base):
+    """A user's access rule, as Keystone keeps them: made by the application credentials
+    that name it, shared by id among the user's credentials (one row per distinct rule),
+    and kept after they go until deleted (refused while a credential still uses it)."""
+
+    __tablename__ = "identity_access_rule"
+    __table_args__ = (UniqueConstraint("user_id", "service", "path", "method"),)
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(
+        ForeignKey("identity_user.id", ondelete="CASCADE"), index=True)
+    service: Mapped[str] = mapped_column(String(64))
+    path: Mapped[str] = mapped_column(String(255))
+    method: Mapped[str] = mapped_column(String(16))
 
 
 class Policy(Base):

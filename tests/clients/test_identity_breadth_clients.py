@@ -238,7 +238,16 @@ def test_sdk_policies_and_access_rules(cloud):
     assert conn.identity.get_access_rule(user_id, rules[0].id).path == "/v2.0/networks"
     with pytest.raises(exceptions.ForbiddenException):  # still used by the credential
         conn.identity.delete_access_rule(user_id, rules[0].id)
+    # a second credential naming the same rule shares it
+    again = conn.identity.create_application_credential(
+        user_id, name="again", access_rules=[{"service": "network", "method": "GET",
+                                               "path": "/v2.0/networks"}])
+    assert [r["id"] for r in again.access_rules] == [rules[0].id]
     conn.identity.delete_application_credential(user_id, cred.id)
+    conn.identity.delete_application_credential(user_id, again.id)
+    # as Keystone, the rule outlives its credentials until deleted
+    assert [r.id for r in conn.identity.access_rules(user_id)] == [rules[0].id]
+    conn.identity.delete_access_rule(user_id, rules[0].id)
     assert list(conn.identity.access_rules(user_id)) == []
 
 

@@ -1,5 +1,5 @@
 """identity breadth: domain-specific roles (name unique per domain), region parents,
-service extras, credentials, trusts and policies
+service extras, credentials, trusts, access rules and policies
 
 Revision ID: 9b2e4c7d1a36
 Revises: c7a7191fdc3a
@@ -67,6 +67,21 @@ def upgrade() -> None:
     op.create_index(op.f('ix_identity_trust_trustee_user_id'), 'identity_trust',
                     ['trustee_user_id'])
     op.create_table(
+        'identity_access_rule',
+        sa.Column('id', sa.String(length=64), nullable=False),
+        sa.Column('user_id', sa.String(length=64), nullable=False),
+        sa.Column('service', sa.String(length=64), nullable=False),
+        sa.Column('path', sa.String(length=255), nullable=False),
+        sa.Column('method', sa.String(length=16), nullable=False),
+        sa.ForeignKeyConstraint(['user_id'], ['identity_user.id'], ondelete='CASCADE',
+                                name=op.f('fk_identity_access_rule_user_id_identity_user')),
+        sa.PrimaryKeyConstraint('id', name=op.f('pk_identity_access_rule')),
+        sa.UniqueConstraint('user_id', 'service', 'path', 'method',
+                            name=op.f('uq_identity_access_rule_user_id_service_path_method')),
+    )
+    op.create_index(op.f('ix_identity_access_rule_user_id'), 'identity_access_rule',
+                    ['user_id'])
+    op.create_table(
         'identity_policy',
         sa.Column('id', sa.String(length=64), nullable=False),
         sa.Column('type', sa.String(length=255), nullable=False),
@@ -78,6 +93,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table('identity_policy')
+    op.drop_table('identity_access_rule')
     op.drop_table('identity_trust')
     op.drop_table('identity_credential')
     with op.batch_alter_table('identity_endpoint', schema=None) as batch_op:
