@@ -113,6 +113,17 @@ class OrchestrationSettings:
 
 
 @dataclass
+class ImageSettings:
+    """Glance's import filtering for `web-download` ([import_filtering_opts]), narrowed: the
+    hosts a URI may name (Glance's allowed_hosts, whose own default allows any host on
+    ports 80 and 443). Whatever this lists, the address it resolves to must be loopback."""
+
+    web_download_allowed_hosts: list[str] = field(
+        default_factory=lambda: ["127.0.0.1", "localhost", "::1"])
+    web_download_allowed_schemes: list[str] = field(default_factory=lambda: ["http"])
+
+
+@dataclass
 class ObservabilitySettings:
     log_format: str = "text"  # or "json": one object per line
     log_level: str = "warning"  # of everything but the access lines (always logged); --verbose: info
@@ -226,6 +237,7 @@ class Settings:
     network: NetworkSettings = field(default_factory=NetworkSettings)
     compute: ComputeSettings = field(default_factory=ComputeSettings)
     orchestration: OrchestrationSettings = field(default_factory=OrchestrationSettings)
+    image: ImageSettings = field(default_factory=ImageSettings)
     quota: QuotaSettings = field(default_factory=QuotaSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)

@@ -38,8 +38,13 @@ def stage(rq: ApiRequest) -> Any:
 
 def import_image(rq: ApiRequest) -> Any:
     image = _image(rq, "modify_image")
-    method = importing.parse_import_body(rq.json(malformed="Malformed JSON in request body."))
-    importing.import_image(rq.db, rq.ctx, image.id, method, _data_dir(rq))
+    body = rq.json(malformed="Malformed JSON in request body.")
+    method = importing.parse_import_body(body)
+    if method == "web-download":
+        importing.import_web_download(rq.db, rq.ctx, image.id, body, _data_dir(rq),
+                                      rq.settings.image, rq.settings.http.image_size_cap)
+    else:
+        importing.import_image(rq.db, rq.ctx, image.id, method, _data_dir(rq))
     return 202, None
 
 

@@ -21,11 +21,13 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.errors import BadRequest, Conflict
-from stackling.image import tasks
+from stackling.image import tasks, web_download
 from stackling.image.logic import get_image
 from stackling.image.models import Image
 
-METHODS = ("glance-direct",)  # web-download and copy-image are not offered
+# web-download from loopback only (web_download.py); copy-image copies between stores and
+# there is one store, so it is not offered (Glance enables it only with several stores)
+METHODS = ("glance-direct", "web-download")
 STORE = {"id": "file", "description": "Local filesystem store", "default": True}
 _CHUNK = 1 << 20
 
@@ -100,6 +102,11 @@ def import_image(db: Session, ctx: RequestContext, image_id: str, method: str,
         raise BadRequest("Properties disk_format, container_format must be set prior to "
                          "importing data.")
     _transition(db, image, "uploading", "importing")  # one import per staged image
+    _activate(db, ctx, image, staged, data_dir, {"method": {"name": method}})
+
+
+def _activate(db: Session, ctx: RequestContext, image: Image, staged: Path, data_dir: Path,
+              request: dict[str, Any]) -> None:
     md5, sha512, size = hashlib.md5(usedforsecurity=False), hashlib.sha512(), 0
     with open(staged, "rb") as fh:
         while chunk := fh.read(_CHUNK):
@@ -113,9 +120,33 @@ def import_image(db: Session, ctx: RequestContext, image_id: str, method: str,
     image.status = "active"
     image.updated_at = utcnow()
     db.flush()
-    tasks.record_import(db, ctx, image.id, {"method": {"name": method}})
+    tasks.record_import(db, ctx, image.id, request)
     # Last, once the row is written: a failure above leaves the staged data in place.
-    staged.replace(data_dir / image_id)
+    staged.replace(data_dir / image.id)
+
+
+def import_web_download(db: Session, ctx: RequestContext, image_id: str, body: dict[str, Any],
+                        data_dir: Path, settings: Any, size_cap: int) -> None:
+    """Fetch the data from the URI (loopback only) and import it; a failed fetch leaves a
+    failure task and the image queued, as Glance's background import would."""
+    image = get_image(db, ctx, image_id)
+    if image.status != "queued":
+        raise Conflict(f"Image status transition from {image.status} to importing is not "
+                       "allowed")
+    if not image.disk_format or not image.container_format:
+        raise BadRequest("Properties disk_format, container_format must be set prior to "
+                         "importing data.")
+    uri = body["method"].get("uri")
+    target = web_download.check_uri(uri, settings)
+    request = {"method": {"name": "web-download", "uri": uri}}
+    staged = staging_path(data_dir, image_id)
+    try:
+        web_download.fetch(target, staged, size_cap)
+    except web_download.FetchFailed as exc:
+        tasks.record_import(db, ctx, image.id, request, status="failure", message=str(exc))
+        return
+    _transition(db, image, "queued", "importing")  # of two concurrent imports, one runs
+    _activate(db, ctx, image, staged, data_dir, request)
 
 
 def create_headers() -> dict[str, str]:

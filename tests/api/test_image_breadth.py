@@ -3,6 +3,12 @@ and the `shared` listing rules, list filters with operators, and the tasks API."
 
 from __future__ import annotations
 
+import hashlib
+import http.server
+import threading
+
+import pytest
+
 from tests.api.test_network_l3_topology import new_user
 
 V2 = "/image/v2"
@@ -158,3 +164,70 @@ def test_imports_leave_tasks(api):
     # Glance's defaults: the tasks API is an admin's
     assert api.get(f"{V2}/tasks", user="demo").status_code == 403
     assert api.get(f"{V2}/tasks/{task['id']}", user="demo").status_code == 403
+
+
+@pytest.fixture
+def web_server():
+    """A loopback HTTP server: /data answers some bytes, anything else a 404."""
+    payload = b"web-download data " * 1000
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            if self.path == "/data":
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            else:
+                self.send_error(404)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", payload
+    server.shutdown()
+    server.server_close()
+
+
+def test_web_download_from_loopback(api, web_server):
+    base, payload = web_server
+    image = _image(api, data=None)
+    url = f"{V2}/images/{image['id']}/import"
+    r = api.post(url, user="demo", json={"method": {"name": "web-download",
+                                                    "uri": f"{base}/data"}})
+    assert r.status_code == 202, r.text
+    done = api.get(f"{V2}/images/{image['id']}", user="demo").json()
+    assert done["status"] == "active" and done["size"] == len(payload)
+    assert done["checksum"] == hashlib.md5(payload).hexdigest()
+    assert api.get(f"{V2}/images/{image['id']}/file", user="demo").content == payload
+    tasks = api.get(f"{V2}/tasks?status=success", user="admin").json()["tasks"]
+    assert any(t["image_id"] == image["id"] for t in tasks)
+    # an active image is not imported again
+    assert api.post(url, user="demo", json={"method": {
+        "name": "web-download", "uri": f"{base}/data"}}).status_code == 409
+
+
+def test_web_download_refuses_and_fails_as_glance(api, web_server):
+    base, _ = web_server
+    image = _image(api, data=None)
+    url = f"{V2}/images/{image['id']}/import"
+    port = base.rsplit(":", 1)[1]
+    # not loopback, not an allowed host or scheme, no uri: refused by the filter (400)
+    for uri in ("http://192.0.2.1/data", "http://example.com/data", f"ftp://127.0.0.1:{port}/d",
+                "file:///etc/passwd", f"http://user:pw@127.0.0.1:{port}/data", None):
+        body = {"method": {"name": "web-download", **({"uri": uri} if uri else {})}}
+        assert api.post(url, user="demo", json=body).status_code == 400, uri
+    # allowed but failing: 202, a failure task, the image still queued
+    r = api.post(url, user="demo", json={"method": {"name": "web-download",
+                                                    "uri": f"{base}/missing"}})
+    assert r.status_code == 202
+    assert api.get(f"{V2}/images/{image['id']}", user="demo").json()["status"] == "queued"
+    failed = [t for t in api.get(f"{V2}/tasks?status=failure", user="admin").json()["tasks"]
+              if t["image_id"] == image["id"]]
+    assert len(failed) == 1 and "404" in failed[0]["message"]
+    # copy-image needs several stores: not enabled
+    r = api.post(url, user="demo", json={"method": {"name": "copy-image"}, "stores": ["file"]})
+    assert r.status_code == 400

@@ -12,13 +12,13 @@ def _new(api, **extra) -> dict:
     r = api.post(f"{V2}/images", user="demo", json={"name": "imp", "disk_format": "raw",
                                                    "container_format": "bare", **extra})
     assert r.status_code == 201, r.text
-    assert r.headers["OpenStack-image-import-methods"] == "glance-direct"
+    assert r.headers["OpenStack-image-import-methods"] == "glance-direct,web-download"
     return r.json()
 
 
 def test_discovery(api):
     info = api.get(f"{V2}/info/import", user="demo").json()
-    assert info["import-methods"]["value"] == ["glance-direct"]
+    assert info["import-methods"]["value"] == ["glance-direct", "web-download"]
     assert info["import-methods"]["type"] == "array"
     stores = api.get(f"{V2}/info/stores", user="demo").json()["stores"]
     assert stores == [{"id": "file", "description": "Local filesystem store", "default": True}]

@@ -225,7 +225,7 @@ def test_cli_image_create_import(cloud, tmp_path):
     shown = cloud.cli("image", "show", made["id"], "-f", "json")
     assert shown["status"] == "active" and shown["size"] == data.stat().st_size
     info = json.loads(json.dumps(cloud.sdk().image.get_import_info().import_methods))
-    assert info["value"] == ["glance-direct"]
+    assert info["value"] == ["glance-direct", "web-download"]
 
 
 @sqlite_only
