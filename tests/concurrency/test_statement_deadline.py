@@ -10,6 +10,7 @@ instead of hanging."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import threading
@@ -150,5 +151,6 @@ def test_sigterm_stops_serve_within_its_bound_while_a_list_runs(cloud_factory, w
                                  + cloud.log_tail(2000)) from None
         assert waiting_reads(cloud) == 0
     client.join(timeout=120)
-    assert code == 0, cloud.log_tail(2000)
+    # uvicorn re-raises the SIGTERM it handled once a lone process has shut down.
+    assert code in (0, -signal.SIGTERM), cloud.log_tail(2000)
     assert answers and answers[0] != 200, answers
