@@ -10,6 +10,9 @@ Images are returned as read-only records (`id`, `name`, `status`, `min_ram`, `mi
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -35,12 +38,38 @@ def image_ids_named(db: Session, ctx: RequestContext, name: str, limit: int) -> 
 
 
 def create_snapshot(db: Session, ctx: RequestContext, body: dict[str, Any]) -> str:
-    """A server snapshot's image (`POST /v2/images` body), active with no data as Nova's
-    snapshot of a diskless server leaves it; returns its id."""
+    """A server snapshot's image (`POST /v2/images` body), active; returns its id.
+
+    A simulated server's disk is the image it booted from (the body's `base_image_ref`),
+    so the snapshot is that image again: its real size and checksums, and its data when it
+    has a data file (hard-linked, so a snapshot costs no disk; the demo cirros has only its
+    metadata, and so have its snapshots). A server with no such image gives a snapshot of
+    size 0, as before."""
     image = logic.create_image(db, ctx, body)
     image.status, image.size = "active", 0
+    base_id = body.get("base_image_ref")
+    base = db.get(Image, base_id) if isinstance(base_id, str) and base_id else None
+    if base is not None and base.size:
+        data_dir = _data_dir(db)
+        if data_dir is not None and (data_dir / base.id).is_file():
+            _link(data_dir / base.id, data_dir / image.id)
+        image.size, image.checksum = base.size, base.checksum
+        image.os_hash_algo, image.os_hash_value = base.os_hash_algo, base.os_hash_value
+        image.virtual_size = base.virtual_size
     db.flush()
     return image.id
+
+
+def _data_dir(db: Session) -> Path | None:
+    runtime = db.info.get("stackling.runtime")
+    return Path(runtime.settings.data_dir) / "images" if runtime is not None else None
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or links not allowed: a copy
+        shutil.copyfile(source, target)
 
 
 def instance_images(db: Session, project_id: str, instance_uuid: str, *,
@@ -55,6 +84,9 @@ def instance_images(db: Session, project_id: str, instance_uuid: str, *,
 
 
 def delete_image_records(db: Session, images: list[Image]) -> None:
-    """Drop images that have no data (snapshots and backups of diskless servers)."""
+    """Drop snapshot and backup images, with any data they hold."""
+    data_dir = _data_dir(db)
     for image in images:
+        if data_dir is not None:
+            (data_dir / image.id).unlink(missing_ok=True)
         db.delete(image)

@@ -231,3 +231,28 @@ def test_web_download_refuses_and_fails_as_glance(api, web_server):
     # copy-image needs several stores: not enabled
     r = api.post(url, user="demo", json={"method": {"name": "copy-image"}, "stores": ["file"]})
     assert r.status_code == 400
+
+
+def test_a_snapshot_has_its_servers_disk(api):
+    from tests.api.test_compute import CIRROS, MAX, boot, mv, wait_status
+
+    data = b"disk " * 5000
+    base = _image(api, data=data)
+    snaps = []
+    for image_ref, size in ((base["id"], len(data)), (CIRROS, None)):
+        r = boot(api, imageRef=image_ref, networks="none")
+        assert r.status_code == 202, r.text
+        sid = wait_status(api, r.json()["server"]["id"], user="demo")["id"]
+        r = api.post(f"/compute/v2.1/servers/{sid}/action", user="demo", headers=mv(MAX),
+                     json={"createImage": {"name": "snap"}})
+        assert r.status_code == 202, r.text
+        snap = api.get(f"{V2}/images/{r.json()['image_id']}", user="demo").json()
+        source = api.get(f"{V2}/images/{image_ref}", user="demo").json()
+        assert snap["size"] == source["size"] and snap["checksum"] == source["checksum"]
+        assert snap["os_hash_value"] == source["os_hash_value"] and snap["size"]
+        snaps.append(snap)
+    # the snapshot of the uploaded image holds its data (the demo cirros has none to hold)
+    got = api.get(f"{V2}/images/{snaps[0]['id']}/file", user="demo")
+    assert got.status_code == 200 and got.content == data
+    assert api.delete(f"{V2}/images/{snaps[0]['id']}", user="demo").status_code == 204
+    assert api.get(f"{V2}/images/{base['id']}/file", user="demo").content == data
