@@ -50,19 +50,27 @@ class Zygote:
         """`openstack *argv` with `env`: its exit code, stdout and stderr."""
         with self.lock, tempfile.TemporaryDirectory(prefix="osc-") as tmp:
             out, err = Path(tmp) / "out", Path(tmp) / "err"
-            proc = self._start()
-            assert proc.stdin is not None and proc.stdout is not None
             request = {"argv": argv, "env": env, "cwd": str(self.cwd), "out": str(out),
                        "err": str(err), "timeout": int(timeout)}
-            proc.stdin.write(json.dumps(request).encode() + b"\n")
-            proc.stdin.flush()
-            line = proc.stdout.readline()
+            line = self._ask(request) or self._ask(request)  # once more in a new one if it died
             if not line:
-                raise RuntimeError(f"the CLI's warm process died (exit {proc.wait()})")
+                raise RuntimeError(f"the CLI's warm process died twice (exit {self.proc.poll()})")
             rc = json.loads(line)["rc"]
             return subprocess.CompletedProcess(["openstack", *argv], rc,
                                                out.read_text(errors="replace"),
                                                err.read_text(errors="replace"))
+
+    def _ask(self, request: dict[str, Any]) -> bytes:
+        """The warm process's answer line, or b"" if it is gone."""
+        proc = self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
+            proc.stdin.flush()
+        except BrokenPipeError:
+            proc.wait()
+            return b""
+        return proc.stdout.readline()
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -135,7 +143,7 @@ def _child(shell: Any, request: dict[str, Any]) -> int:
     os.dup2(out, 1)
     os.dup2(err, 2)
     signal.alarm(request["timeout"])  # a hung command dies as subprocess.run's timeout would
-    sys.argv = ["openstack", *request["argv"]]
+    sys.argv = [sys.argv[0], *request["argv"]]
     try:
         rc = shell.main(request["argv"])
     except SystemExit as exc:
@@ -149,6 +157,8 @@ def _child(shell: Any, request: dict[str, Any]) -> int:
 
 def main() -> None:
     sys.path.pop(0)  # this file's folder (tests/) is not on the console script's path
+    # as the console script's: cliff names the program from it when imported
+    sys.argv = [str(Path(sys.executable).parent / "openstack")]
     shell = _warm()
     for line in sys.stdin.buffer:
         request = json.loads(line)
