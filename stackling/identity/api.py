@@ -59,6 +59,16 @@ def check(body: dict[str, Any], spec: dict[str, tuple[str, bool]], *, allow_extr
     return body
 
 
+def limit_lengths(body: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+    """Strings no longer than their columns (Keystone's schemas' maxLength): a 400, never a
+    database error."""
+    for name, limit in limits.items():
+        value = body.get(name)
+        if isinstance(value, str) and len(value) > limit:
+            raise _invalid(name, f"{value!r} is too long")
+    return body
+
+
 def _links(rq: ApiRequest, path: str) -> dict[str, str]:
     return {"self": f"{rq.service_url}/v3/{path}"}
 

@@ -20,6 +20,7 @@ from stackling.identity.api import (
     _links,
     _require_admin,
     check,
+    limit_lengths,
 )
 from stackling.identity.models import CatalogService, Endpoint, Region
 
@@ -54,8 +55,14 @@ def endpoint_view(rq: ApiRequest, ep: Endpoint) -> dict[str, Any]:
             "links": _links(rq, f"endpoints/{ep.id}")}
 
 
+# column sizes (Keystone's schemas cap the same fields at 255)
+LENGTHS = {"id": 255, "parent_region_id": 255, "type": 255, "region_id": 255, "region": 255,
+           "service_id": 64}
+
+
 def _body(rq: ApiRequest, wrapper: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return check(dict(logic.require_fields(rq.json(), wrapper)), spec, allow_extra=True)
+    body = check(dict(logic.require_fields(rq.json(), wrapper)), spec, allow_extra=True)
+    return limit_lengths(body, LENGTHS)
 
 
 def _optional(spec: dict[str, Any]) -> dict[str, Any]:
@@ -83,6 +90,7 @@ def put_region(rq: ApiRequest) -> Any:
     _require_admin(rq, "create_region")
     body = _body(rq, "region", REGION_SPEC)
     region_id = rq.path_params["region_id"]
+    limit_lengths({"id": region_id}, LENGTHS)
     if body.get("id") not in (None, region_id):
         raise BadRequest("Cannot change region ID")
     region = catalog.create_region(rq.db, {**body, "id": region_id})

@@ -11,7 +11,7 @@ from typing import Any
 from stackling.common.errors import BadRequest, Forbidden
 from stackling.common.http import ApiRequest, Service, json_response, no_content
 from stackling.identity import credentials, logic, tokens
-from stackling.identity.api import STRING, _collection_links, _keys, _links, check
+from stackling.identity.api import STRING, _collection_links, _keys, _links, check, limit_lengths
 from stackling.identity.delegation_models import Credential
 
 POLICIES = ("list_credentials", "get_credential", "create_credential", "update_credential",
@@ -74,8 +74,8 @@ def _extra(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def create_credential(rq: ApiRequest) -> Any:
-    body = check(dict(logic.require_fields(rq.json(), "credential")), CREDENTIAL_SPEC,
-                 allow_extra=True)
+    body = limit_lengths(check(dict(logic.require_fields(rq.json(), "credential")),
+                               CREDENTIAL_SPEC, allow_extra=True), {"type": 255})
     if body["user_id"] != rq.ctx.user_id and not rq.allowed("identity:create_credential"):
         raise _deny("create_credential")
     caller = _not_from_ec2(rq, "create_credential")
@@ -89,8 +89,9 @@ def create_credential(rq: ApiRequest) -> Any:
 
 def update_credential(rq: ApiRequest) -> Any:
     cred = _owned(rq, "update_credential")
-    body = check(dict(logic.require_fields(rq.json(), "credential")),
-                 {k: (kind, False) for k, (kind, _) in CREDENTIAL_SPEC.items()}, allow_extra=True)
+    body = limit_lengths(check(dict(logic.require_fields(rq.json(), "credential")),
+                               {k: (kind, False) for k, (kind, _) in CREDENTIAL_SPEC.items()},
+                               allow_extra=True), {"type": 255})
     if body.get("id") not in (None, cred.id):
         raise BadRequest("Cannot change credential ID")
     if body.get("user_id") not in (None, cred.user_id) and not rq.allowed(

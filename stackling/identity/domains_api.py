@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from stackling.common.errors import BadRequest
@@ -19,7 +20,10 @@ def create_domain(rq: ApiRequest) -> Any:
     _require_admin(rq, "create_domain")
     body = check(dict(logic.require_fields(rq.json(), "domain")), DOMAIN_SPEC, allow_extra=True,
                  max_len={"name": 64})
-    values = {**body, "id": body.get("explicit_domain_id")}
+    explicit = body.get("explicit_domain_id")
+    if explicit is not None and not re.fullmatch(r"[0-9a-f]{32}", explicit.replace("-", "")):
+        raise BadRequest("Domain ID does not conform to required UUID format.")
+    values = {**body, "id": explicit.replace("-", "") if explicit else None}
     return 201, {"domain": domain_view(rq, domains.create_domain(rq.db, values))}
 
 

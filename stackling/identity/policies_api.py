@@ -10,7 +10,14 @@ from sqlalchemy import select
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest, Service, no_content
 from stackling.identity import logic
-from stackling.identity.api import STRING, _collection_links, _links, _require_admin, check
+from stackling.identity.api import (
+    STRING,
+    _collection_links,
+    _links,
+    _require_admin,
+    check,
+    limit_lengths,
+)
 from stackling.identity.delegation_models import Policy
 
 POLICIES = ("list_policies", "get_policy", "create_policy", "update_policy", "delete_policy")
@@ -51,7 +58,8 @@ def show_policy(rq: ApiRequest) -> Any:
 
 def create_policy(rq: ApiRequest) -> Any:
     _require_admin(rq, "create_policy")
-    body = check(dict(logic.require_fields(rq.json(), "policy")), POLICY_SPEC, allow_extra=True)
+    body = limit_lengths(check(dict(logic.require_fields(rq.json(), "policy")), POLICY_SPEC,
+                               allow_extra=True), {"type": 255})
     policy = Policy(id=logic.new_id(), type=body["type"], blob=body["blob"], extra=_extra(body))
     rq.db.add(policy)
     return 201, {"policy": policy_view(rq, policy)}
@@ -60,8 +68,9 @@ def create_policy(rq: ApiRequest) -> Any:
 def update_policy(rq: ApiRequest) -> Any:
     _require_admin(rq, "update_policy")
     policy = _get(rq)
-    body = check(dict(logic.require_fields(rq.json(), "policy")),
-                 {k: (kind, False) for k, (kind, _) in POLICY_SPEC.items()}, allow_extra=True)
+    body = limit_lengths(check(dict(logic.require_fields(rq.json(), "policy")),
+                               {k: (kind, False) for k, (kind, _) in POLICY_SPEC.items()},
+                               allow_extra=True), {"type": 255})
     if body.get("id") not in (None, policy.id):
         raise BadRequest("Cannot change policy ID")
     for key in ("type", "blob"):

@@ -74,7 +74,8 @@ def create(db: Session, caller: tokens.TokenData, values: dict[str, Any]) -> Tru
         raise _forbidden("The authenticated user should match the trustor")
     logic.get_user(db, values["trustee_user_id"])
     uses = values.get("remaining_uses")
-    if uses is not None and (isinstance(uses, bool) or not isinstance(uses, int) or uses < 1):
+    if uses is not None and (isinstance(uses, bool) or not isinstance(uses, int) or uses < 1
+                             or uses > 2**31 - 1):
         raise BadRequest("Invalid input for field 'remaining_uses': must be a positive integer "
                          "or null.")
     project_id = values.get("project_id")

@@ -337,3 +337,25 @@ def test_a_trust_token_ends_when_the_trustor_loses_the_role(api):
     assert _trust_login(api, trust["id"]).status_code == 401
     # the trustee's own token (on its own project) lives on
     assert api.get(f"{V3}/auth/projects", user="demo").status_code == 200
+
+
+def test_values_longer_than_their_columns_are_400s(api):
+    """PostgreSQL and MariaDB refuse what does not fit: a 400 first, never a 500."""
+    ids = _ids(api)
+    long = "x" * 300
+    assert api.post(f"{V3}/regions", json={"region": {"id": long}}).status_code == 400
+    assert api.put(f"{V3}/regions/{long}", json={"region": {}}).status_code == 400
+    assert api.post(f"{V3}/services", json={"service": {"type": long}}).status_code == 400
+    assert api.post(f"{V3}/policies", json={"policy": {"type": long, "blob": "{}"}}
+                    ).status_code == 400
+    assert api.post(f"{V3}/credentials", json={"credential": {
+        "type": long, "blob": "x", "user_id": ids["admin"]}}).status_code == 400
+    r = api.post(f"{V3}/domains", json={"domain": {"name": f"d-{_id()}",
+                                                   "explicit_domain_id": long}})
+    assert r.status_code == 400
+    assert _message(r) == "Domain ID does not conform to required UUID format."
+    explicit = uuid.uuid4().hex
+    r = api.post(f"{V3}/domains", json={"domain": {"name": f"d-{_id()}",
+                                                   "explicit_domain_id": explicit}})
+    assert r.status_code == 201 and r.json()["domain"]["id"] == explicit
+    assert _trust(api, ids, remaining_uses=2**40).status_code == 400
