@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from stackling.common.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from stackling.identity import logic, tokens, trust_state
 from stackling.identity.delegation_models import Trust
+from stackling.identity.group_appcred_models import ApplicationCredential
 from stackling.identity.logic import USER_PROJECT
 from stackling.identity.models import NULL_DOMAIN_ID, Project, Role, User
 
@@ -64,10 +65,20 @@ def _resolve_roles(db: Session, refs: list[Any]) -> list[Role]:
     return roles
 
 
+def require_unrestricted(db: Session, caller: tokens.TokenData) -> None:
+    """As Keystone: a restricted application credential's token manages no trusts."""
+    if caller.app_cred_id:
+        cred = db.get(ApplicationCredential, caller.app_cred_id)
+        if cred is None or not cred.unrestricted:
+            raise _forbidden("Using method 'application_credential' is not allowed for "
+                             "managing trusts")
+
+
 def create(db: Session, caller: tokens.TokenData, values: dict[str, Any]) -> Trust:
-    if caller.app_cred_id or caller.trust_id or DELEGATED_METHOD in caller.methods:
-        raise Forbidden("You are not authorized to perform the requested action: "
-                        "identity:create_trust.")
+    require_unrestricted(db, caller)
+    if caller.trust_id or DELEGATED_METHOD in caller.methods:
+        # a trust token would redelegate (refused); an EC2 login's token delegates nothing
+        raise _forbidden("identity:create_trust")
     if values.get("project_id") and not values.get("roles"):
         raise _forbidden("At least one role should be specified")
     if values["trustor_user_id"] != caller.user_id:

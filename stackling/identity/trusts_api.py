@@ -85,7 +85,9 @@ def show_trust(rq: ApiRequest) -> Any:
 
 
 def delete_trust(rq: ApiRequest) -> Any:
-    trusts.delete(rq.db, _party(rq, "delete_trust", trustee_too=False))
+    trust = _party(rq, "delete_trust", trustee_too=False)
+    trusts.require_unrestricted(rq.db, tokens.decode(rq.db, _keys(rq), rq.ctx.auth_token or ""))
+    trusts.delete(rq.db, trust)
     return no_content()
 
 

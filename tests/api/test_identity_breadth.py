@@ -359,3 +359,28 @@ def test_values_longer_than_their_columns_are_400s(api):
                                                    "explicit_domain_id": explicit}})
     assert r.status_code == 201 and r.json()["domain"]["id"] == explicit
     assert _trust(api, ids, remaining_uses=2**40).status_code == 400
+
+
+def test_restricted_application_credentials_manage_no_trusts(api):
+    ids = _ids(api)
+    made = {}
+    for name, unrestricted in (("restricted", False), ("unrestricted", True)):
+        cred = api.post(f"{V3}/users/{ids['admin']}/application_credentials", json={
+            "application_credential": {"name": f"{name}-{_id()}", "unrestricted": unrestricted}}
+        ).json()["application_credential"]
+        r = api.client.post(f"{V3}/auth/tokens", json={"auth": {"identity": {
+            "methods": ["application_credential"],
+            "application_credential": {"id": cred["id"], "secret": cred["secret"]}}}})
+        made[name] = r.headers["X-Subject-Token"]
+    body = {"trust": {"trustor_user_id": ids["admin"], "trustee_user_id": ids["demo"],
+                      "impersonation": False, "project_id": ids["admin_project"],
+                      "roles": [{"name": "reader"}]}}
+    r = api.request("POST", f"{V3}/OS-TRUST/trusts", token=made["restricted"], json=body)
+    assert r.status_code == 403 and "not allowed for managing trusts" in _message(r)
+    r = api.request("POST", f"{V3}/OS-TRUST/trusts", token=made["unrestricted"], json=body)
+    assert r.status_code == 201, r.text
+    trust = r.json()["trust"]["id"]
+    r = api.request("DELETE", f"{V3}/OS-TRUST/trusts/{trust}", token=made["restricted"])
+    assert r.status_code == 403
+    r = api.request("DELETE", f"{V3}/OS-TRUST/trusts/{trust}", token=made["unrestricted"])
+    assert r.status_code == 204
