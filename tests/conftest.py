@@ -42,7 +42,7 @@ ONLY_BACKENDS = [b for b in os.environ.get("STACKLING_TEST_BACKENDS", "").split(
 # Each PostgreSQL test database carries a CONNECTION LIMIT: superusers (the tests connect
 # as postgres) are exempt, but the cloud sizes its pools from it (common/db.py, PoolPlan),
 # so the clouds of parallel test workers share the server's max_connections (100).
-PG_CONNECTION_LIMIT = 30
+PG_CONNECTION_LIMIT = 40
 # The `openstack` CLI: forked per command from one warm process per worker (tests/openstack_cli.py).
 OPENSTACK_CLI = Zygote(ROOT)
 shorten_sdk_polls()
