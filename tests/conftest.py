@@ -416,10 +416,12 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
 #   their connection pools and processes never meet another race's;
 # - the client tests (tests/clients) on PostgreSQL, and those on MariaDB: the session
 #   `cloud` of that backend starts once for the run, not once per worker (SQLite's is cheap);
+# - the dataplane tests (tests/dataplane), one at a time: each checks that the machine's own
+#   network namespace ends as it began, which another's guests would disturb;
 # - otherwise the test's module: its module-scoped fixtures are built once.
 # Groups start longest first (races, live-cloud stories, browser, then in-process tests), so
 # that no long group starts last and keeps one worker busy alone at the end.
-_RANKS = {"concurrency": 1, "clients": 1, "browser": 2, "dataplane": 3, "api": 5}
+_RANKS = {"concurrency": 1, "clients": 1, "browser": 2, "api": 5}
 
 
 def _id_backend(nodeid: str) -> str | None:
@@ -437,6 +439,8 @@ def _group(nodeid: str) -> tuple[int, str]:
         return 0, f"races-{backend}"
     if folder == "clients" and backend in ("postgresql", "mariadb"):
         return 3, f"clients-{backend}"
+    if folder == "dataplane":  # each test checks the host's namespace is left as it was
+        return 1, "dataplane"
     return _RANKS.get(folder, 6), path
 
 
