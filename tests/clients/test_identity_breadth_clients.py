@@ -314,3 +314,44 @@ def test_cli_catalog_domain_and_ec2(cloud):
     listed = c.cli("ec2", "credentials", "list", "-f", "json")
     assert ec2["access"] in {row["Access"] for row in listed}
     c.cli("ec2", "credentials", "delete", ec2["access"], parse=False)
+
+
+@sqlite_only
+def test_cli_roles_trusts_credentials_and_tags(cloud):
+    c = cloud
+    domain = _name("cli-dom")
+    c.cli("domain", "create", domain, parse=False)
+    dsr = c.cli("role", "create", "--domain", domain, "ops", "-f", "json")
+    assert dsr["domain_id"] and dsr["name"] == "ops"
+    assert [r["Name"] for r in c.cli("role", "list", "--domain", domain, "-f", "json")] == ["ops"]
+    # the CLI finds implied roles' ends among the global roles (GET /v3/roles)
+    role = c.cli("role", "create", _name("cli-ops"), "-f", "json")
+    implied = c.cli("implied", "role", "create", role["id"], "--implied-role", "reader",
+                    "-f", "json")
+    assert implied["prior_role"] == role["id"]
+    rows = c.cli("implied", "role", "list", "-f", "json")
+    assert any(r["Prior Role ID"] == role["id"] for r in rows)
+    c.cli("implied", "role", "delete", role["id"], "--implied-role", "reader", parse=False)
+
+    trust = c.cli("trust", "create", "--project", "admin", "--role", "member",
+                  "--impersonate", "admin", "demo", "-f", "json")
+    assert trust["is_impersonation"] is True and trust["project_id"]
+    assert trust["id"] in {t["ID"] for t in c.cli("trust", "list", "-f", "json")}
+    assert c.cli("trust", "show", trust["id"], "-f", "json")["project_id"]
+    c.cli("trust", "delete", trust["id"], parse=False)
+
+    cred = c.cli("credential", "create", "--type", "totp", "admin", "GEZDGNBVGY3TQOJQ",
+                 "-f", "json")
+    assert cred["id"] in {x["ID"] for x in c.cli("credential", "list", "-f", "json")}
+    c.cli("credential", "delete", cred["id"], parse=False)
+
+    project = _name("cli-tagged")
+    c.cli("project", "create", "--tag", "gold", "--tag", "fast", project, parse=False)
+    tagged = {p["Name"] for p in c.cli("project", "list", "--tags", "gold,fast", "-f", "json")}
+    assert project in tagged
+    untagged = {p["Name"] for p in c.cli("project", "list", "--not-tags-any", "gold",
+                                         "-f", "json")}
+    assert project not in untagged and "admin" in untagged
+    c.cli("project", "delete", project, parse=False)
+    c.cli("domain", "set", "--disable", domain, parse=False)
+    c.cli("domain", "delete", domain, parse=False)
