@@ -139,3 +139,145 @@ def test_enable_snat_on_external_gateways(api):
         "enable_snat"] is False
     assert api.get(url, user="demo").json()["router"]["external_gateway_info"][
         "enable_snat"] is False
+
+
+def _as(api, who: dict, method: str, url: str, **kw):
+    return api.request(method, url, user=None, token=who["token"], **kw)
+
+
+def test_security_group_negatives(api):
+    user = new_user(api, "member")
+    sg = _as(api, user, "POST", f"{N}/security-groups",
+             json={"security_group": {"name": "web"}}).json()["security_group"]
+    net = _as(api, user, "POST", f"{N}/networks", json={"network": {"name": "sgn"}}).json()
+    # the same group twice on a port is the group once (upstream de-duplicates)
+    port = _as(api, user, "POST", f"{N}/ports", json={"port": {
+        "network_id": net["network"]["id"], "security_groups": [sg["id"], sg["id"]]}})
+    assert port.status_code == 201 and port.json()["port"]["security_groups"] == [sg["id"]]
+    rules = f"{N}/security-group-rules"
+
+    def rule(protocol, ethertype="IPv4"):
+        return _as(api, user, "POST", rules, json={"security_group_rule": {
+            "security_group_id": sg["id"], "direction": "ingress", "protocol": protocol,
+            "ethertype": ethertype}})
+    # names and numbers are one protocol: the number after the name is a duplicate
+    assert rule("tcp").status_code == 201
+    neutron_error(rule("6"), 409, "SecurityGroupRuleExists")
+    made = rule("132")
+    assert made.status_code == 201 and made.json()["security_group_rule"]["protocol"] == "132"
+    neutron_error(rule("sctp"), 409, "SecurityGroupRuleExists")
+    assert rule("ipv6-icmp", "IPv6").status_code == 201
+    neutron_error(rule("58", "IPv6"), 409, "SecurityGroupRuleExists")
+    for bad in ("256", "-1", "bogus"):
+        neutron_error(rule(bad), 400)
+    # bulk create
+    r = _as(api, user, "POST", f"{N}/security-groups", json={"security_groups": [
+        {"name": "b1"}, {"name": "b2"}]})
+    assert r.status_code == 201 and [g["name"] for g in r.json()["security_groups"]] == ["b1", "b2"]
+    assert all(len(g["security_group_rules"]) == 2 for g in r.json()["security_groups"])
+    # a group whose default rules would pass the rule quota is refused
+    used = len(_as(api, user, "GET", f"{rules}?project_id={user['project_id']}"
+                   ).json()["security_group_rules"])
+    r = api.put(f"{N}/quotas/{user['project_id']}",
+                json={"quota": {"security_group_rule": used + 1}})
+    assert r.status_code == 200, r.text
+    groups = len(_as(api, user, "GET", f"{N}/security-groups").json()["security_groups"])
+    neutron_error(_as(api, user, "POST", f"{N}/security-groups",
+                      json={"security_group": {"name": "over"}}), 409, "OverQuota")
+    assert len(_as(api, user, "GET", f"{N}/security-groups").json()["security_groups"]) == groups
+    api.put(f"{N}/quotas/{user['project_id']}", json={"quota": {"security_group_rule": used + 2}})
+    assert _as(api, user, "POST", f"{N}/security-groups",
+               json={"security_group": {"name": "fits"}}).status_code == 201
+
+
+def test_subnet_sorting_and_paging_over_shared_and_owned(api):
+    shared = create(api, "networks", "network", {"name": "pg-shared", "shared": True})
+    mine = create(api, "networks", "network", {"name": "pg-own"}, user="demo")
+    names = []
+    for i, (net, user) in enumerate([(shared, "admin")] * 3 + [(mine, "demo")] * 3):
+        names.append(f"pg-{i}")
+        create(api, "subnets", "subnet", {"network_id": net["id"], "ip_version": 4,
+                                          "name": names[-1], "cidr": f"10.90.{i}.0/24"},
+               user=user)
+    q = "name=" + "&name=".join(names)
+    everything = api.get(f"{N}/subnets?{q}&sort_key=name&sort_dir=asc&limit=0",
+                         user="demo").json()
+    assert [s["name"] for s in everything["subnets"]] == names
+    assert "subnets_links" not in everything
+    pages, url = [], f"{N}/subnets?{q}&sort_key=name&sort_dir=desc&limit=4"
+    while url:
+        body = api.get(url, user="demo").json()
+        pages.append([s["name"] for s in body["subnets"]])
+        nxt = [link["href"] for link in body.get("subnets_links", []) if link["rel"] == "next"]
+        # a full page links to the next one (an empty page ends the walk)
+        url = "/networking" + nxt[0].split("/networking", 1)[1] if nxt and body["subnets"] \
+            else None
+        assert len(pages) <= 3
+    assert [n for page in pages for n in page] == names[::-1]
+    # page_reverse from a marker walks back
+    marker = api.get(f"{N}/subnets?name={names[3]}", user="demo").json()["subnets"][0]["id"]
+    back = api.get(f"{N}/subnets?{q}&sort_key=name&sort_dir=asc&limit=2&marker={marker}"
+                   "&page_reverse=True", user="demo").json()
+    assert [s["name"] for s in back["subnets"]] == names[1:3]
+    assert {link["rel"] for link in back["subnets_links"]} == {"next", "previous"}
+
+
+def test_service_types_pick_the_subnet_a_port_allocates_from(api):
+    net = create(api, "networks", "network", {"name": "svc"}, user="demo")
+    project = net["project_id"]
+    plain = create(api, "subnets", "subnet", {"network_id": net["id"], "ip_version": 4,
+                                              "cidr": "10.91.0.0/24"}, user="demo")
+    custom = create(api, "subnets", "subnet", {
+        "network_id": net["id"], "ip_version": 4, "cidr": "10.91.1.0/24",
+        "project_id": project, "service_types": ["compute:rack-7", "neutron:thing"]})
+    assert custom["service_types"] == ["compute:rack-7", "neutron:thing"]
+    for bad in ("no-prefix", "vendor:thing"):  # upstream's device-owner prefixes only
+        neutron_error(api.post(f"{N}/subnets", json={"subnet": {
+            "network_id": net["id"], "ip_version": 4, "cidr": "10.91.2.0/24",
+            "service_types": [bad]}}), 400)
+
+    def subnet_of(owner):
+        port = create(api, "ports", "port", {"network_id": net["id"], "device_owner": owner},
+                      user="demo")
+        return port["fixed_ips"][0]["subnet_id"]
+    assert subnet_of("compute:rack-7") == custom["id"]
+    assert subnet_of("neutron:thing") == custom["id"]
+    assert subnet_of("compute:nova") == plain["id"]
+    assert subnet_of("") == plain["id"]
+
+
+def test_address_scope_and_subnet_pool_rbac(api):
+    user = new_user(api, "member")
+    scope = create(api, "address_scopes", "address_scope", {"name": "as-rbac", "ip_version": 4})
+    pool = create(api, "subnetpools", "subnetpool", {"name": "sp-rbac", "prefixes": [
+        "10.92.0.0/16"], "default_prefixlen": 24, "address_scope_id": scope["id"]})
+    assert _as(api, user, "GET", f"{N}/address-scopes/{scope['id']}").status_code == 404
+    assert _as(api, user, "GET", f"{N}/subnetpools/{pool['id']}").status_code == 404
+    grants = {}
+    for kind, obj in (("address_scope", scope), ("subnetpool", pool)):
+        r = api.post(f"{N}/rbac-policies", json={"rbac_policy": {
+            "object_type": kind, "object_id": obj["id"], "action": "access_as_shared",
+            "target_tenant": user["project_id"]}})
+        assert r.status_code == 201, r.text
+        grants[kind] = r.json()["rbac_policy"]
+    assert _as(api, user, "GET", f"{N}/address-scopes/{scope['id']}").status_code == 200
+    net = _as(api, user, "POST", f"{N}/networks", json={"network": {"name": "rb"}}).json()
+    sub = _as(api, user, "POST", f"{N}/subnets", json={"subnet": {
+        "network_id": net["network"]["id"], "ip_version": 4, "subnetpool_id": pool["id"]}})
+    assert sub.status_code == 201, sub.text
+    # the pool's grant is in use by the project's subnet: it may not be taken back
+    neutron_error(api.delete(f"{N}/rbac-policies/{grants['subnetpool']['id']}"), 409,
+                  "RbacPolicyInUse")
+    # a shared scope is seen, not used: only its owner puts pools in it (upstream)
+    own_pool = _as(api, user, "POST", f"{N}/subnetpools", json={"subnetpool": {
+        "name": "own", "prefixes": ["10.93.0.0/16"], "address_scope_id": scope["id"]}})
+    neutron_error(own_pool, 400, "IllegalSubnetPoolAssociationToAddressScope")
+    # the grant's target may not share onwards with everyone (an admin's, by policy)
+    neutron_error(_as(api, user, "POST", f"{N}/rbac-policies", json={"rbac_policy": {
+        "object_type": "address_scope", "object_id": scope["id"],
+        "action": "access_as_shared", "target_tenant": "*"}}), 403)
+    assert _as(api, user, "DELETE", f"{N}/subnets/{sub.json()['subnet']['id']}"
+               ).status_code == 204
+    assert api.delete(f"{N}/rbac-policies/{grants['subnetpool']['id']}").status_code == 204
+    assert api.delete(f"{N}/rbac-policies/{grants['address_scope']['id']}").status_code == 204
+    assert _as(api, user, "GET", f"{N}/subnetpools/{pool['id']}").status_code == 404

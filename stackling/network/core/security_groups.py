@@ -397,6 +397,8 @@ def create_group(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Sec
     # Counted before the project's default group is made: that one is made even at quota.
     quotas.check(db, project_id, "security_group")
     ensure_default(db, project_id)
+    # its two default egress rules count against the rule quota (409 OverQuota, upstream)
+    quotas.check(db, project_id, "security_group_rule", 2)
     now = utcnow()
     sg = SecurityGroup(id=uuid_str(), project_id=project_id, name=attrs.get("name", ""),
                        description=attrs.get("description", ""),

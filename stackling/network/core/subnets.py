@@ -85,7 +85,8 @@ def _nameservers(value: Any) -> list[str]:
 def _service_types(value: Any) -> list[str]:
     types = list_of(string(255))(value)
     for t in types:
-        if not (t.startswith("network:") or t.startswith("compute:") or t == "compute"):
+        # any type under upstream's device-owner prefixes (network:, neutron:, compute:)
+        if not (t.startswith(("network:", "neutron:", "compute:")) or t == "compute"):
             raise Invalid(f"Invalid service type {t}")
     return types
 
