@@ -27,7 +27,7 @@ from stackling.identity.logic import (
     USER_PROJECT,
     USER_SYSTEM,
 )
-from stackling.identity.models import Assignment, User
+from stackling.identity.models import NULL_DOMAIN_ID, Assignment, Role, User
 
 USER_KIND = {v: k for k, v in GROUP_KIND.items()}
 
@@ -181,6 +181,10 @@ def list_role_assignments(db: Session, *, user_id: str | None = None,
         if effective:
             for implied in sorted(logic.expand_implied(db, [row["role_id"]]) - {row["role_id"]}):
                 result.append({**row, "role_id": implied, "prior_role_id": row["role_id"]})
+    if effective:  # as Keystone: a domain-specific role shows only by what it implies
+        domain_specific = set(db.scalars(select(Role.id).where(
+            Role.id.in_({r["role_id"] for r in result}), Role.domain_id != NULL_DOMAIN_ID)))
+        result = [r for r in result if r["role_id"] not in domain_specific]
     if role_id:
         result = [r for r in result if r["role_id"] == role_id]
     if effective:

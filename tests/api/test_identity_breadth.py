@@ -130,6 +130,15 @@ def test_domain_specific_and_implied_role_errors(api):
     r = api.get(f"{V3}/roles/{dsr['id']}/implies/{ids['role_reader']}")
     assert r.status_code == 404 and "does not imply" in _message(r)
     assert api.put(f"{V3}/roles/{dsr['id']}/implies/{ids['role_reader']}").status_code == 201
+    # granted on its domain, it lists as itself, and effectively only as what it implies
+    user = api.post(f"{V3}/users", json={"user": {"name": f"u-{_id()}", "domain_id": d1["id"]}}
+                    ).json()["user"]["id"]
+    assert api.put(f"{V3}/domains/{d1['id']}/users/{user}/roles/{dsr['id']}").status_code == 204
+    rows = api.get(f"{V3}/role_assignments?user.id={user}").json()["role_assignments"]
+    assert [r["role"]["id"] for r in rows] == [dsr["id"]]
+    rows = api.get(f"{V3}/role_assignments?user.id={user}&effective").json()["role_assignments"]
+    assert [(r["role"]["id"], r["scope"]) for r in rows] == [
+        (ids["role_reader"], {"domain": {"id": d1["id"]}})]
     assert api.request("HEAD", f"{V3}/roles/{dsr['id']}/implies/{ids['role_reader']}"
                        ).status_code == 204
     r = api.put(f"{V3}/projects/{ids['demo_project']}/users/{ids['demo']}/roles/{dsr['id']}")
