@@ -7,6 +7,11 @@
   to drive it through openstacksdk (`cloud.sdk()`) and the `openstack` CLI (`cloud.cli()`).
 - `cloud_factory`: start extra servers (e.g. `--workers 4` for concurrency tests).
 - `api`: an in-process client over the ASGI app on SQLite, for fast API tests.
+
+`make test` runs the tests on pytest-xdist workers: "session" means one worker's session,
+and each worker has its own databases (uuid names), data directories (tmp_path) and ports
+(`free_port`); how tests are grouped onto workers is at the end of this file. The
+`openstack` CLI runs forked from a warm process (tests/openstack_cli.py).
 """
 
 from __future__ import annotations
