@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest, Service, no_content
-from stackling.identity import logic
+from stackling.identity import filters, logic
 from stackling.identity.api import (
     STRING,
     _collection_links,
@@ -47,8 +47,10 @@ def list_policies(rq: ApiRequest) -> Any:
     stmt = select(Policy).order_by(Policy.id)
     if rq.query.get("type") is not None:
         stmt = stmt.where(Policy.type == rq.query["type"])
-    return {"policies": [policy_view(rq, p) for p in rq.db.scalars(stmt)],
-            "links": _collection_links(rq)}
+    columns = {"type": Policy.type}
+    rows = filters.filter_rows(rq.db.scalars(filters.apply_inexact(stmt, rq.query, columns)),
+                               rq.query, columns)
+    return {"policies": [policy_view(rq, p) for p in rows], "links": _collection_links(rq)}
 
 
 def show_policy(rq: ApiRequest) -> Any:

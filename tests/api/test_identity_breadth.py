@@ -280,6 +280,11 @@ def test_policy_and_access_rule_errors(api):
     r = api.post(f"{V3}/policies", json={"policy": {"type": "application/json"}})
     assert r.status_code == 400 and "'blob' is a required property" in _message(r)
     assert api.get(f"{V3}/policies/nope").status_code == 404
+    made = api.post(f"{V3}/policies", json={"policy": {"type": "application/x-yaml",
+                                                       "blob": "{}"}}).json()["policy"]
+    listed = api.get(f"{V3}/policies?type__icontains=X-YAML").json()["policies"]
+    assert [p["id"] for p in listed] == [made["id"]]
+    assert api.get(f"{V3}/policies?type__contains=X-YAML").json()["policies"] == []
     assert api.get(f"{V3}/policies", user="demo").status_code == 403
     r = api.get(f"{V3}/users/{ids['demo']}/access_rules/nope")
     assert r.status_code == 404 and _message(r) == "Could not find Access Rule: nope."
