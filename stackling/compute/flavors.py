@@ -1,18 +1,22 @@
-"""Flavors: the bootstrap set, listing, admin create/delete and extra specs."""
+"""Flavors: the bootstrap set, listing, admin create/delete, extra specs and access.
+
+A private flavor is seen by admins and by the projects granted it (os-flavor-access), as
+Nova's flavor queries: public OR granted to the caller's project."""
 
 from __future__ import annotations
 
 import uuid
 from typing import Any
 
-from sqlalchemy import bindparam, or_, select
+from sqlalchemy import bindparam, delete, exists, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
-from stackling.common.errors import BadRequest, NotFound
+from stackling.common.errors import BadRequest, Conflict, NotFound
 from stackling.common.listing import ListParams, Page, paginate
 from stackling.compute.errors import FlavorExists, FlavorIdExists, FlavorNotFound
+from stackling.compute.group_models import FlavorProject
 from stackling.compute.models import Flavor
 
 # Nova's historical default flavors (id, name, ram MB, vcpus, root disk GB).
@@ -35,21 +39,46 @@ def bootstrap_flavors(db: Session, runtime: Any) -> None:
 _BY_FLAVORID = select(Flavor).where(Flavor.flavorid == bindparam("flavorid"))  # built once
 
 
+def _granted(project_id: str | None) -> Any:
+    return exists().where(FlavorProject.flavor_id == Flavor.id,
+                          FlavorProject.project_id == (project_id or ""))
+
+
+def _visible(db: Session, ctx: RequestContext, flavor: Flavor) -> bool:
+    if flavor.is_public or ctx.is_admin:
+        return True
+    return db.scalar(select(_granted(ctx.project_id))) or False
+
+
 def get_flavor(db: Session, ctx: RequestContext, flavorid: str) -> Flavor:
     flavor = db.scalars(_BY_FLAVORID, {"flavorid": str(flavorid)}).first()
-    if flavor is None or (not flavor.is_public and not ctx.is_admin):
+    if flavor is None or not _visible(db, ctx, flavor):
         raise FlavorNotFound(flavor_id=flavorid)
     return flavor
+
+
+# oslo's strutils.bool_from_string(strict=True), which Nova's is_public filter uses
+_TRUE = ("1", "t", "true", "on", "y", "yes")
+_FALSE = ("0", "f", "false", "off", "n", "no")
 
 
 def list_flavors(db: Session, ctx: RequestContext, filters: dict[str, str],
                  params: ListParams) -> Page:
     stmt = select(Flavor)
     is_public = filters.get("is_public")
-    if not ctx.is_admin or is_public is None:
-        stmt = stmt.where(Flavor.is_public.is_(True))
-    elif is_public.lower() not in ("none",):
-        stmt = stmt.where(Flavor.is_public.is_(is_public.lower() in ("true", "1", "t", "yes")))
+    wanted: bool | None = True  # Nova: public (and granted) unless an admin asks otherwise
+    if ctx.is_admin and is_public is not None:
+        value = is_public.strip().lower()
+        if value == "none":
+            wanted = None
+        elif value in _TRUE or value in _FALSE:
+            wanted = value in _TRUE
+        else:
+            raise BadRequest(f"Invalid is_public filter [{is_public}]")
+    if wanted is True:
+        stmt = stmt.where(or_(Flavor.is_public.is_(True), _granted(ctx.project_id)))
+    elif wanted is False:
+        stmt = stmt.where(Flavor.is_public.is_(False))
     visible = stmt  # the marker must be a flavor the caller can see (as nova's query)
     for key, column in (("minRam", Flavor.memory_mb), ("minDisk", Flavor.root_gb)):
         if key in filters:
@@ -75,7 +104,8 @@ def list_flavors(db: Session, ctx: RequestContext, filters: dict[str, str],
 
 
 def create_flavor(db: Session, ctx: RequestContext, values: dict[str, Any]) -> Flavor:
-    flavorid = values.get("id") or str(uuid.uuid4())
+    # Nova keeps a number as its string; no id (or null) is a new uuid
+    flavorid = str(uuid.uuid4()) if values.get("id") is None else str(values["id"])
     if db.scalars(select(Flavor.id).where(Flavor.flavorid == flavorid)).first() is not None:
         raise FlavorIdExists(flavor_id=flavorid)
     if db.scalars(select(Flavor.id).where(Flavor.name == values["name"])).first() is not None:
@@ -98,6 +128,7 @@ def create_flavor(db: Session, ctx: RequestContext, values: dict[str, Any]) -> F
 
 def delete_flavor(db: Session, ctx: RequestContext, flavorid: str) -> None:
     flavor = get_flavor(db, ctx, flavorid)
+    db.execute(delete(FlavorProject).where(FlavorProject.flavor_id == flavor.id))
     db.delete(flavor)
     db.flush()
 
@@ -130,7 +161,7 @@ def flavor_snapshot(flavor: Flavor) -> dict[str, Any]:
             "extra_specs": dict(flavor.extra_specs or {})}
 
 
-_REF = select(Flavor.flavorid, Flavor.name, Flavor.is_public).where(
+_REF = select(Flavor.flavorid, Flavor.name, Flavor.is_public, Flavor.id).where(
     or_(Flavor.flavorid == bindparam("v"), Flavor.name == bindparam("v")))  # built once
 
 
@@ -138,8 +169,9 @@ def flavor_ref(db: Session, ctx: RequestContext, name_or_id: str) -> str:
     """The id of the flavor `get_flavor` finds by id, else `get_flavor_by_name` by name
     (FlavorNotFound as theirs), read in one query."""
     by_id = by_name = None
-    for flavorid, name, is_public in db.execute(_REF, {"v": str(name_or_id)}):
-        if not is_public and not ctx.is_admin:
+    for flavorid, name, is_public, pk in db.execute(_REF, {"v": str(name_or_id)}):
+        if not is_public and not ctx.is_admin and not db.scalar(select(exists().where(
+                FlavorProject.flavor_id == pk, FlavorProject.project_id == ctx.project_id))):
             continue
         if flavorid == str(name_or_id):
             by_id = flavorid
@@ -153,7 +185,7 @@ def flavor_ref(db: Session, ctx: RequestContext, name_or_id: str) -> str:
 
 def get_flavor_by_name(db: Session, ctx: RequestContext, name: str) -> Flavor:
     flavor = db.scalars(select(Flavor).where(Flavor.name == name)).first()
-    if flavor is None or (not flavor.is_public and not ctx.is_admin):
+    if flavor is None or not _visible(db, ctx, flavor):
         raise FlavorNotFound(flavor_id=name)
     return flavor
 
@@ -164,3 +196,59 @@ def set_description(db: Session, ctx: RequestContext, flavorid: str,
     flavor.description = description
     db.flush()
     return flavor
+
+
+# ------------------------------------------------------------------ flavor access
+class FlavorAccessExists(Conflict):
+    message = ("Flavor access already exists for flavor %(flavor_id)s and project "
+               "%(project_id)s combination.")
+
+
+class FlavorAccessNotFound(NotFound):
+    message = "Flavor access not found for %(flavor_id)s / %(project_id)s combination."
+
+
+class PublicFlavorAccess(Conflict):
+    message = "Can not add access to a public flavor."
+
+
+class NoAccessListForPublic(NotFound):
+    message = "Access list not available for public flavors."
+
+
+def access_list(db: Session, flavor: Flavor) -> list[dict[str, str]]:
+    projects = db.scalars(select(FlavorProject.project_id).where(
+        FlavorProject.flavor_id == flavor.id).order_by(FlavorProject.id))
+    return [{"flavor_id": flavor.flavorid, "tenant_id": p} for p in projects]
+
+
+def list_access(db: Session, ctx: RequestContext, flavorid: str) -> list[dict[str, str]]:
+    flavor = get_flavor(db, ctx, flavorid)
+    if flavor.is_public:
+        raise NoAccessListForPublic()
+    return access_list(db, flavor)
+
+
+def add_access(db: Session, ctx: RequestContext, flavorid: str, project_id: str, *,
+               refuse_public: bool) -> list[dict[str, str]]:
+    """Grant `project_id` the flavor; the unique (flavor, project) row makes a second
+    grant, even a concurrent one, the 409 FlavorAccessExists."""
+    flavor = get_flavor(db, ctx, flavorid)
+    if refuse_public and flavor.is_public:  # from 2.7
+        raise PublicFlavorAccess()
+    try:
+        with db.begin_nested():
+            db.add(FlavorProject(flavor_id=flavor.id, project_id=project_id))
+    except IntegrityError:
+        raise FlavorAccessExists(flavor_id=flavor.flavorid, project_id=project_id) from None
+    return access_list(db, flavor)
+
+
+def remove_access(db: Session, ctx: RequestContext, flavorid: str,
+                  project_id: str) -> list[dict[str, str]]:
+    flavor = get_flavor(db, ctx, flavorid)
+    gone = db.execute(delete(FlavorProject).where(FlavorProject.flavor_id == flavor.id,
+                                                  FlavorProject.project_id == project_id))
+    if not gone.rowcount:
+        raise FlavorAccessNotFound(flavor_id=flavor.flavorid, project_id=project_id)
+    return access_list(db, flavor)

@@ -140,7 +140,8 @@ FLAVOR_CREATE = {
         "type": "object",
         "properties": {
             "name": NAME,
-            "id": {"type": ["string", "null"], "minLength": 1, "maxLength": 255,
+            # Nova takes a number too and stores it as a string (str(1234) == "1234")
+            "id": {"type": ["string", "number", "null"], "minLength": 1, "maxLength": 255,
                    "pattern": r"^(?! )[a-zA-Z0-9. _-]+(?<! )$"},
             "ram": {"type": ["integer", "string"], "pattern": "^[0-9]+$", "minimum": 1},
             "vcpus": {"type": ["integer", "string"], "pattern": "^[0-9]+$", "minimum": 1},
@@ -167,6 +168,14 @@ FLAVOR_UPDATE = {"type": "object",
                                            "required": ["description"],
                                            "additionalProperties": False}},
                  "required": ["flavor"], "additionalProperties": False}
+
+_TENANT = {"type": "object", "properties": {"tenant": {"type": "string", "minLength": 1,
+                                                      "maxLength": 255}},
+           "required": ["tenant"], "additionalProperties": False}
+FLAVOR_ACCESS_ACTIONS = {
+    a: {"type": "object", "properties": {a: _TENANT}, "required": [a],
+        "additionalProperties": False}
+    for a in ("addTenantAccess", "removeTenantAccess")}
 
 EXTRA_SPECS = {"type": "object", "properties": {"extra_specs": {
     "type": "object",

@@ -31,6 +31,7 @@ MODEL_MODULES = [
     "stackling.compute.models",
     "stackling.compute.quota_models",
     "stackling.compute.move_models",
+    "stackling.compute.group_models",
     "stackling.image.models",
     "stackling.orchestration.models",
     "stackling.dataplane.models",

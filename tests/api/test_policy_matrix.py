@@ -347,6 +347,8 @@ compute GET    /v2.1/flavors/detail                               any-read
 compute GET    /v2.1/flavors/{flavor_id}                          any-read
 compute PUT    /v2.1/flavors/{flavor_id}                          admin-only     flavor_update
 compute DELETE /v2.1/flavors/{flavor_id}                          admin-only
+compute GET    /v2.1/flavors/{flavor_id}/os-flavor-access         admin-only     admin=404
+compute POST   /v2.1/flavors/{flavor_id}/action                   admin-only     flavor_access
 compute GET    /v2.1/flavors/{flavor_id}/os-extra_specs           any-read
 compute POST   /v2.1/flavors/{flavor_id}/os-extra_specs           admin-only     extra_specs
 compute GET    /v2.1/flavors/{flavor_id}/os-extra_specs/{key}     any-read
@@ -519,6 +521,7 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "interface": lambda w: {"interfaceAttachment": {"net_id": w["network_id"]}},
     "flavor": lambda w: {"flavor": {"name": "f-matrix", "ram": 64, "vcpus": 1, "disk": 0}},
     "flavor_update": lambda w: {"flavor": {"description": "d"}},
+    "flavor_access": lambda w: {"addTenantAccess": {"tenant": w["project_id"]}},
     "extra_specs": lambda w: {"extra_specs": {"hw:cpu_policy": "shared"}},
     "extra_spec": lambda w: {"hw:cpu_policy": "shared"},
     "keypair": lambda w: {"keypair": {"name": "k-new"}},

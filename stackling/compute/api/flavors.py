@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackling.common.errors import NotFound
+from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import parse_list_params
 from stackling.compute import flavors as flavors_logic
@@ -95,8 +95,6 @@ def extra_spec_show(rq: ApiRequest) -> Any:
 
 
 def extra_spec_update(rq: ApiRequest) -> Any:
-    from stackling.common.errors import BadRequest
-
     authorize(rq, "os-flavor-extra-specs:update")
     data = rq.json()
     key = rq.path_params["key"]
@@ -110,7 +108,36 @@ def extra_spec_delete(rq: ApiRequest) -> Any:
     authorize(rq, "os-flavor-extra-specs:delete")
     flavors_logic.delete_extra_spec(rq.db, rq.ctx, rq.path_params["flavor_id"],
                                     rq.path_params["key"])
-    return 202, None
+    return 200, None  # Nova's extra-spec delete has no explicit code: 200
+
+
+# ------------------------------------------------------------------ flavor access
+def flavor_access_index(rq: ApiRequest) -> Any:
+    authorize(rq, "os-flavor-access")
+    return {"flavor_access": flavors_logic.list_access(rq.db, rq.ctx,
+                                                       rq.path_params["flavor_id"])}
+
+
+def flavor_action(rq: ApiRequest) -> Any:
+    """addTenantAccess / removeTenantAccess (the only actions on a flavor)."""
+    from stackling.identity import interface as identity
+
+    data = rq.json(malformed="Malformed request body")
+    action = next(iter(data), None) if isinstance(data, dict) and len(data) == 1 else None
+    if action not in ("addTenantAccess", "removeTenantAccess"):
+        raise BadRequest("There is no such action: %s" % (action or ""))
+    policy = "add_tenant_access" if action == "addTenantAccess" else "remove_tenant_access"
+    authorize(rq, f"os-flavor-access:{policy}")
+    tenant = body(rq, schemas.FLAVOR_ACCESS_ACTIONS[action])[action]["tenant"]
+    if not identity.project_exists(rq.db, tenant):
+        raise BadRequest(f"Project ID {tenant} is not a valid project.")
+    flavorid = rq.path_params["flavor_id"]
+    if action == "addTenantAccess":
+        rows = flavors_logic.add_access(rq.db, rq.ctx, flavorid, tenant,
+                                        refuse_public=version(rq).matches("2.7"))
+    else:
+        rows = flavors_logic.remove_access(rq.db, rq.ctx, flavorid, tenant)
+    return {"flavor_access": rows}
 
 
 # ------------------------------------------------------------------ keypairs
@@ -182,6 +209,8 @@ def add_routes(s: Any) -> None:
     s.add("/v2.1/flavors", get=flavor_index, post=flavor_create)
     s.add("/v2.1/flavors/detail", get=flavor_detail_list)
     s.add("/v2.1/flavors/{flavor_id}", get=flavor_show, put=flavor_update, delete=flavor_delete)
+    s.add("/v2.1/flavors/{flavor_id}/os-flavor-access", get=flavor_access_index)
+    s.add("/v2.1/flavors/{flavor_id}/action", post=flavor_action)
     s.add("/v2.1/flavors/{flavor_id}/os-extra_specs", get=extra_specs_index,
           post=extra_specs_create)
     s.add("/v2.1/flavors/{flavor_id}/os-extra_specs/{key}", get=extra_spec_show,
