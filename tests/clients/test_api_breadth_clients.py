@@ -3,6 +3,8 @@ every backend, the openstack CLI on SQLite."""
 
 from __future__ import annotations
 
+import http.server
+import threading
 import uuid
 
 import pytest
@@ -156,7 +158,7 @@ def test_sdk_floating_ip_details_and_disassociation(cloud):
     net = conn.create_network(name=_name("fipnet"))
     sub = conn.create_subnet(network_id=net.id, ip_version=4, cidr="10.66.0.0/24")
     router = conn.create_router(name=_name("r"), external_gateway_info={"network_id": public.id})
-    conn.add_interface_to_router(router, subnet_id=sub.id)
+    conn.add_interface_to_router(router, subnet=sub.id)
     port = conn.create_port(network_id=net.id, name="target")
     fip = conn.create_ip(floating_network_id=public.id, port_id=port.id, description="web")
     assert fip.description == "web" and fip.port_id == port.id
@@ -165,7 +167,7 @@ def test_sdk_floating_ip_details_and_disassociation(cloud):
     assert cleared.port_id is None and cleared.fixed_ip_address is None
     assert conn.get_ip(fip.id).port_details is None
     conn.delete_ip(fip)
-    conn.remove_interface_from_router(router, subnet_id=sub.id)
+    conn.remove_interface_from_router(router, subnet=sub.id)
     conn.delete_router(router)
     conn.delete_port(port)
     conn.delete_network(net)
@@ -186,3 +188,141 @@ def test_sdk_subnet_revisions_and_ipv6_mtu(cloud):
         conn.update_network(net, mtu=1200)
     for n in (net, small):
         conn.delete_network(n)
+
+
+@pytest.fixture
+def web_server():
+    """A loopback HTTP server the cloud may fetch image data from."""
+    payload = b"fetched by web-download " * 4000
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/disk.img", payload
+    server.shutdown()
+    server.server_close()
+
+
+def test_sdk_web_download_and_snapshot_size(cloud, web_server):
+    uri, payload = web_server
+    member = cloud.new_project_member()
+    conn = member["sdk"]
+    image = conn.image.create_image(name=_name("web"), disk_format="raw",
+                                    container_format="bare", allow_duplicates=True)
+    conn.image.import_image(image, method="web-download", uri=uri)
+    image = conn.image.wait_for_status(conn.image.get_image(image), status="active", wait=60)
+    assert image.size == len(payload)
+    assert conn.image.download_image(image.id).content == payload
+    refused = conn.image.create_image(name=_name("far"), disk_format="raw",
+                                      container_format="bare", allow_duplicates=True)
+    try:
+        answer = conn.image.import_image(refused, method="web-download", uri="http://192.0.2.1/x")
+        status = answer.status_code
+    except exceptions.HttpException as exc:
+        status = exc.status_code
+    assert status == 400  # not loopback: refused by the filter
+    assert conn.image.get_image(refused).status == "queued"
+    # a server booted from it snapshots to an image of the same size and data
+    server = conn.compute.create_server(name=_name("vm"), image_id=image.id, flavor_id="1",
+                                        networks="none")
+    server = conn.compute.wait_for_server(server, wait=120)
+    snap = conn.compute.create_server_image(server, name=_name("snap"), wait=True, timeout=120)
+    snap = conn.image.get_image(snap.id)
+    assert snap.size == len(payload) and snap.checksum == image.checksum
+    assert conn.image.download_image(snap.id).content == payload
+    conn.compute.delete_server(server)
+    conn.compute.wait_for_delete(server, wait=120)
+    for i in (snap, image, refused):
+        conn.image.delete_image(i)
+
+
+def test_sdk_agents_update_and_delete(cloud):
+    admin = cloud.sdk()
+    agent = next(admin.network.agents())
+    updated = admin.network.update_agent(agent, description="rack 9", is_admin_state_up=False)
+    assert updated.description == "rack 9" and updated.is_admin_state_up is False
+    shown = admin.network.get_agent(agent.id)
+    assert shown.description == "rack 9" and shown.is_admin_state_up is False
+    admin.network.delete_agent(agent)  # the live agent registers again at once
+    back = admin.network.get_agent(agent.id)
+    assert back.description is None and back.is_admin_state_up is True and back.is_alive
+
+
+def test_sdk_security_group_negatives_and_rbac(cloud):
+    admin = cloud.sdk()
+    member = cloud.new_project_member()
+    conn, project = member["sdk"].network, member["project"].id
+    sg = conn.create_security_group(name=_name("sg"))
+    conn.create_security_group_rule(security_group_id=sg.id, direction="ingress",
+                                    protocol="tcp", port_range_min=22, port_range_max=22)
+    with pytest.raises(exceptions.ConflictException):
+        conn.create_security_group_rule(security_group_id=sg.id, direction="ingress",
+                                        protocol="6", port_range_min=22, port_range_max=22)
+    with pytest.raises(exceptions.BadRequestException):
+        conn.create_security_group_rule(security_group_id=sg.id, direction="ingress",
+                                        protocol="300")
+    net = conn.create_network(name=_name("n"))
+    port = conn.create_port(network_id=net.id, security_group_ids=[sg.id, sg.id])
+    assert port.security_group_ids == [sg.id]
+    used = len(list(conn.security_group_rules(project_id=project)))
+    admin.network.update_quota(project, security_group_rules=used + 1)
+    with pytest.raises(exceptions.ConflictException, match="[Qq]uota"):
+        conn.create_security_group(name=_name("over"))
+    # a subnet pool shared with the project through RBAC: used, so kept
+    pool = admin.network.create_subnet_pool(name=_name("pool"), prefixes=["10.94.0.0/16"],
+                                            default_prefix_length=26)
+    grant = admin.network.create_rbac_policy(object_type="subnetpool", object_id=pool.id,
+                                             action="access_as_shared",
+                                             target_project_id=project)
+    sub = conn.create_subnet(network_id=net.id, ip_version=4, subnetpool_id=pool.id)
+    assert sub.cidr.startswith("10.94.")
+    with pytest.raises(exceptions.ConflictException):
+        admin.network.delete_rbac_policy(grant)
+    conn.delete_port(port)
+    conn.delete_subnet(sub)
+    admin.network.delete_rbac_policy(grant)
+    admin.network.delete_subnet_pool(pool)
+    conn.delete_network(net)
+
+
+@sqlite_only
+def test_cli_subnet_paging_service_types_and_gateways(cloud):
+    admin = cloud.sdk()
+    member = cloud.new_project_member()
+    conn = member["sdk"].network
+    net = conn.create_network(name=_name("cli"))
+    subs = [conn.create_subnet(network_id=net.id, ip_version=4, name=f"cli-{i}",
+                               cidr=f"10.95.{i}.0/24") for i in range(3)]
+    # openstacksdk pages with limit/marker and follows the links
+    paged = [s.name for s in conn.subnets(network_id=net.id, limit=1, sort_key="name",
+                                          sort_dir="desc")]
+    assert paged == ["cli-2", "cli-1", "cli-0"]
+    typed = admin.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.95.9.0/24",
+                                        project_id=member["project"].id,
+                                        service_types=["compute:special"])
+    port = conn.create_port(network_id=net.id, device_owner="compute:special")
+    assert port.fixed_ips[0]["subnet_id"] == typed.id
+    conn.delete_port(port)
+    router = conn.create_router(name=_name("r"))
+    conn.add_interface_to_router(router, subnet=subs[0].id)
+    proc = cloud.cli("subnet", "set", "--gateway", "10.95.0.9", subs[0].id, check=False)
+    assert proc.returncode != 0 and "in use" in (proc.stderr + proc.stdout)
+    conn.remove_interface_from_router(router, subnet=subs[0].id)
+    cloud.cli("subnet", "set", "--gateway", "10.95.0.9", subs[0].id, parse=False)
+    assert conn.get_subnet(subs[0].id).gateway_ip == "10.95.0.9"
+    # enable_snat on an external gateway (an admin's)
+    public = conn.find_network("public")
+    cloud.cli("router", "set", "--external-gateway", public.id, "--disable-snat", router.id,
+              parse=False)
+    assert admin.network.get_router(router.id).external_gateway_info["enable_snat"] is False
+    conn.delete_router(router)
+    conn.delete_network(net)
