@@ -1,7 +1,11 @@
 """DHCP as Neutron's DHCP agent serves it: one dnsmasq per network, in the network's DHCP
 namespace, from generated files (a hosts line per port: MAC, name, address; options per
-subnet), reloaded with SIGHUP when the files change and restarted only when its command
-line does."""
+subnet).
+
+A new port is a new file in dnsmasq's hosts directory, which dnsmasq reads by itself
+(inotify). Neutron reloads with SIGHUP instead, but Debian 12's dnsmasq 2.90 crashes
+(SIGSEGV) on SIGHUP once it has handed out a lease; so a removed or changed host or
+option restarts it (guests ask for a lease only at boot, and leases last a day)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +22,7 @@ import netaddr
 from stackling.dataplane.kernel import pid_alive
 
 METADATA_IP = "169.254.169.254"
+LEASE_SECONDS = 86400  # Neutron's dhcp_lease_duration
 
 
 @dataclass
@@ -41,19 +47,22 @@ class DhcpConfig:
         args = ["dnsmasq", "--no-hosts", "--no-resolv", "--port=0", "--bind-interfaces",
                 f"--interface={self.interface}", "--except-interface=lo",
                 f"--pid-file={directory / 'pid'}",
-                f"--dhcp-hostsfile={directory / 'host'}", f"--dhcp-optsfile={directory / 'opts'}",
+                f"--dhcp-hostsdir={directory / 'hosts'}", f"--dhcp-optsfile={directory / 'opts'}",
                 "--leasefile-ro", "--dhcp-authoritative", "--domain=openstacklocal",
                 "--user=nobody", "--group=nogroup", f"--log-facility={directory / 'log'}",
                 "--quiet-dhcp"]
         for s in self.subnets:
             net = netaddr.IPNetwork(s.cidr)
             args.append(f"--dhcp-range=set:subnet-{s.id},{net.network},static,{net.netmask},"
-                        "infinite")
+                        f"{LEASE_SECONDS}s")
         return args
 
-    def hosts_text(self) -> str:
-        return "".join(f"{mac},host-{ip.replace('.', '-')},{ip},set:port-{port}\n"
-                       for port, mac, ip, _name in sorted(self.hosts))
+    def host_files(self) -> dict[str, str]:
+        """Port id -> its hosts line(s), one file per port."""
+        out: dict[str, str] = {}
+        for port, mac, ip, _name in sorted(self.hosts):
+            out[port] = out.get(port, "") + f"{mac},host-{ip.replace('.', '-')},{ip},set:port-{port}\n"
+        return out
 
     def opts_text(self) -> str:
         lines = []
@@ -87,29 +96,40 @@ class DhcpServers:
             exe = os.readlink(f"/proc/{pid}/exe")
         except OSError:
             return None
-        return pid if pid_alive(pid) and exe.endswith("dnsmasq") else None
+        return pid if pid_alive(pid) and exe.endswith("dnsmasq") and not _zombie(pid) else None
 
     def known(self) -> list[str]:
         return [p.name for p in self.dir.iterdir()] if self.dir.exists() else []
 
     def ensure(self, cfg: DhcpConfig, namespace: str) -> None:
         directory = self.dir / cfg.network_id
-        directory.mkdir(parents=True, exist_ok=True)
+        hosts = directory / "hosts"
+        hosts.mkdir(parents=True, exist_ok=True)
         os.chmod(directory, 0o755)
-        changed = _write(directory / "host", cfg.hosts_text())
-        changed |= _write(directory / "opts", cfg.opts_text())
-        command = "\0".join(cfg.command(directory))
-        restart = _write(directory / "cmdline", command)
+        os.chmod(hosts, 0o755)
         pid = self._pid(cfg.network_id)
+        restart = _write(directory / "cmdline", "\0".join(cfg.command(directory)))
+        restart |= _write(directory / "opts", cfg.opts_text())
+        wanted = cfg.host_files()
+        have = {p.name: p.read_text() for p in hosts.iterdir() if not p.name.startswith(".")}
+        restart |= any(have[k] != wanted.get(k) for k in have)  # removed or changed
+        added = [k for k in wanted if k not in have]
         if pid is not None and restart:
             self.stop(cfg.network_id, forget=False)
             pid = None
+        for name in set(have) - set(wanted):
+            (hosts / name).unlink()
         if pid is None:
+            for name, text in wanted.items():
+                _write(hosts / name, text)
             subprocess.run(["nsenter", f"--net=/run/netns/{namespace}", "--",
                             *cfg.command(directory)], check=True, stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
-        elif changed:
-            os.kill(pid, signal.SIGHUP)
+        elif added:
+            size = (directory / "log").stat().st_size if (directory / "log").exists() else 0
+            for name in added:
+                _write(hosts / name, wanted[name])
+            _await_log(directory / "log", size, [f"hosts/{name}" for name in added])
 
     def stop(self, network_id: str, forget: bool = True) -> None:
         pid = self._pid(network_id)
@@ -118,11 +138,25 @@ class DhcpServers:
             for _ in range(500):
                 if not pid_alive(pid):
                     break
-                import time
-
                 time.sleep(0.01)
         if forget:
             shutil.rmtree(self.dir / network_id, ignore_errors=True)
+
+
+def _await_log(log: Path, size: int, names: list[str], timeout: float = 0.5) -> None:
+    """Wait (briefly) until dnsmasq says it read every new hosts file: a guest booted
+    before that would see its first DHCP discover ignored (a second lost)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(log, "rb") as fh:
+                fh.seek(size)
+                text = fh.read().decode(errors="replace")
+            if all(name in text for name in names):
+                return
+        except OSError:
+            pass
+        time.sleep(0.002)
 
 
 def _write(path: Path, text: str) -> bool:
@@ -137,3 +171,10 @@ def _write(path: Path, text: str) -> bool:
     tmp.chmod(0o644)
     tmp.replace(path)
     return True
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return ") Z" in Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True

@@ -126,27 +126,27 @@ class Ns:
                 if exc.code not in (ENODEV, ENOENT):
                     raise
 
-    def ensure_veth_into(self, local: str, peer: str, target_ns: str, final: str, *,
+    def ensure_veth_into(self, local: str, peer: str, other: Ns, final: str, *,
                          bridge: str | None, mac: str | None, mtu: int) -> None:
         """A veth whose `local` end stays here (on `bridge`) and whose other end is
-        `final` inside `target_ns`, with the port's MAC and the network's MTU."""
-        with Ns(target_ns) as other:
-            inside = other.index(final)
-            created = False
-            if self.index(local) is None or inside is None:
-                created = True
-                self.delete_link(local)
-                other.delete_link(final)
-                self.delete_link(peer)
-                self.ip.link("add", ifname=local, kind="veth", peer={"ifname": peer})
-                self.ip.link("set", index=self.index(peer), net_ns_fd=target_ns)
-                inside = other.index(peer)
-                other.ip.link("set", index=inside, ifname=final)
-            if created and mac:  # the MAC is set when plugged; later it is the guest's
-                other.ip.link("set", index=inside, address=mac)
-            current = other.links().get(final, {})
-            if current.get("mtu") != mtu or not current.get("up"):
-                other.ip.link("set", index=inside, mtu=mtu, state="up")
+        `final` inside `other`, with the port's MAC and the network's MTU."""
+        target_ns = other.name
+        inside = other.index(final)
+        created = False
+        if self.index(local) is None or inside is None:
+            created = True
+            self.delete_link(local)
+            other.delete_link(final)
+            self.delete_link(peer)
+            self.ip.link("add", ifname=local, kind="veth", peer={"ifname": peer})
+            self.ip.link("set", index=self.index(peer), net_ns_fd=target_ns)
+            inside = other.index(peer)
+            other.ip.link("set", index=inside, ifname=final)
+        if created and mac:  # the MAC is set when plugged; later it is the guest's
+            other.ip.link("set", index=inside, address=mac)
+        current = other.links().get(final, {})
+        if current.get("mtu") != mtu or not current.get("up"):
+            other.ip.link("set", index=inside, mtu=mtu, state="up")
         idx = self.index(local)
         master = self.ip.link("get", index=idx)[0].get("master") if bridge else None
         values = {"mtu": mtu, "state": "up"}
@@ -211,3 +211,31 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+class Handles:
+    """Open netlink handles by namespace, kept across passes (opening one costs a few ms).
+    A handle keeps its namespace alive, so it is closed before the namespace is removed,
+    and dropped when the namespace vanished by other hands."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, Ns] = {}
+
+    def get(self, name: str) -> Ns:
+        handle = self.open.get(name)
+        if handle is None:
+            handle = self.open[name] = Ns(name)
+        return handle
+
+    def drop(self, name: str) -> None:
+        handle = self.open.pop(name, None)
+        if handle is not None:
+            handle.close()
+
+    def prune(self, present: set[str]) -> None:
+        for name in set(self.open) - present:
+            self.drop(name)
+
+    def close_all(self) -> None:
+        for name in list(self.open):
+            self.drop(name)

@@ -25,6 +25,7 @@ from stackling.dataplane.names import Names
 
 LOG = logging.getLogger(__name__)
 DEFAULT_USER = "cirros"
+FULL_EVERY = 30  # passes
 
 
 class Reconciler:
@@ -39,32 +40,45 @@ class Reconciler:
         self._docs: dict[tuple[str, str], dict[str, Any]] = {}
         self.failures: dict[str, str] = {}  # object key -> last error, retried next pass
         self._nft: dict[str, str] = {}
+        self.handles = kernel.Handles()
+        # guest -> what was last applied in full; a pass skips a guest whose desired state,
+        # namespace, fabric ports and process are unchanged, and every FULL_EVERY-th pass
+        # checks everything again (a hand-made change inside a namespace is repaired then)
+        self._applied: dict[str, Any] = {}
+        self._passes = 0
+        self._present: set[str] = set()
+        self._fabric_links: set[str] = set()
 
     # ------------------------------------------------------------------ one pass
     def reconcile(self) -> bool:
         """One full pass; True when every object converged."""
         self.failures = {}
+        self._passes += 1
+        if self._passes % FULL_EVERY == 0:
+            self._applied.clear()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.run_dir.chmod(0o755)
         rootfs.build(self.run_dir / "rootfs")
         with self.database.transaction(write=False) as db:
             d = desired_.read(db)
         self._ensure_dhcp_ports(d)
+        self.handles.prune(set(kernel.list_namespaces(self.names.prefix)))
         self._ensure_namespace(self.names.fabric)
         keep_ns = {self.names.fabric}
-        with kernel.Ns(self.names.fabric) as fabric:
-            bridges = self._networks(d, fabric)
-            keep_links = set(bridges.values())
-            keep_ns |= self._outside(d, fabric, bridges, keep_links)
-            keep_ns |= self._dhcp_servers(d, fabric, bridges, keep_links)
-            keep_ns |= self._routers(d, fabric, bridges, keep_links)
-            keep_ns |= self._guests(d, fabric, bridges, keep_links)
-            for name, _link in fabric.links().items():
-                if self.names.owns(name) and name not in keep_links:
-                    self._try(f"link {name}", fabric.delete_link, name)
+        fabric = self.handles.get(self.names.fabric)
+        bridges = self._networks(d, fabric)
+        keep_links = set(bridges.values())
+        keep_ns |= self._outside(d, fabric, bridges, keep_links)
+        keep_ns |= self._dhcp_servers(d, fabric, bridges, keep_links)
+        keep_ns |= self._routers(d, fabric, bridges, keep_links)
+        keep_ns |= self._guests(d, fabric, bridges, keep_links)
+        for name, _link in fabric.links().items():
+            if self.names.owns(name) and name not in keep_links:
+                self._try(f"link {name}", fabric.delete_link, name)
         for name in kernel.list_namespaces(self.names.prefix):
             if name not in keep_ns:
                 self._nft.pop(name, None)
+                self.handles.drop(name)
                 self._try(f"namespace {name}", kernel.remove_namespace, name)
         if self.failures:
             LOG.warning("dataplane: %d object(s) not converged, retried next pass: %s",
@@ -74,6 +88,7 @@ class Reconciler:
 
     def _ensure_namespace(self, name: str) -> None:
         if kernel.ensure_namespace(name):
+            self.handles.drop(name)
             self._nft.pop(name, None)  # a new namespace has none of the tables written before
 
     def _try(self, key: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -106,7 +121,8 @@ class Reconciler:
         keep_links.add(tap)
         mtu = d.networks[port["network_id"]].get("mtu") or 1500
         return self._try(f"port {port['id']}", fabric.ensure_veth_into, tap,
-                         self.names.peer(port["id"]), namespace, inside, bridge=bridge,
+                         self.names.peer(port["id"]), self.handles.get(namespace), inside,
+                         bridge=bridge,
                          mac=port["mac_address"], mtu=mtu) is not False and \
             f"port {port['id']}" not in self.failures
 
@@ -124,15 +140,14 @@ class Reconciler:
             inside = "ex-" + net["id"][:8]
             keep_links.add(link)
             self._try(f"outside {net['id']}", fabric.ensure_veth_into, link,
-                      self.names._name("q", net["id"]), ns, inside, bridge=bridges[net["id"]],
-                      mac=None, mtu=net.get("mtu") or 1500)
+                      self.names._name("q", net["id"]), self.handles.get(ns), inside,
+                      bridge=bridges[net["id"]], mac=None, mtu=net.get("mtu") or 1500)
             cidrs = [f"{s['gateway_ip']}/{netaddr.IPNetwork(s['cidr']).prefixlen}"
                      for s in (d.subnets.get(i) for i in net.get("subnets", []))
                      if s and s.get("gateway_ip") and s["ip_version"] == 4]
 
             def address(inside: str = inside, cidrs: list[str] = cidrs) -> None:
-                with kernel.Ns(ns) as out:
-                    out.ensure_addresses(inside, cidrs)
+                self.handles.get(ns).ensure_addresses(inside, cidrs)
 
             self._try(f"outside {net['id']} addresses", address)
         return {ns}
@@ -174,8 +189,7 @@ class Reconciler:
             addresses = [f"{ip}/{d.prefixlen(s)}" for s, ip in d.ipv4(port)]
 
             def configure(ns: str = ns, addresses: list[str] = addresses) -> None:
-                with kernel.Ns(ns) as dns:
-                    dns.ensure_addresses("tap0", [*addresses, f"{METADATA_IP}/32"])
+                self.handles.get(ns).ensure_addresses("tap0", [*addresses, f"{METADATA_IP}/32"])
 
             self._try(f"dhcp {net_id} addresses", configure)
             server_ip = addresses[0].split("/")[0] if addresses else METADATA_IP
@@ -229,36 +243,36 @@ class Reconciler:
                 keep_links: set[str], router: dict[str, Any], ns: str) -> None:
         ports = d.by_device.get(router["id"], [])
         internal, gateway = [], None
-        with kernel.Ns(ns) as rns:
-            wanted_links = {"lo"}
-            for port in ports:
-                role = "qg-" if port["device_owner"] == desired_.GATEWAY_OWNER else "qr-"
-                inside = role + port["id"][:11]
-                if not self._plug(fabric, bridges, keep_links, d, port, ns, inside):
-                    continue
-                wanted_links.add(inside)
-                addresses = [f"{ip}/{d.prefixlen(s)}" for s, ip in d.ipv4(port)]
-                if role == "qg-":
-                    gateway = (inside, port)
-                    fips = [f["floating_ip_address"] for f in d.floating_ips
-                            if f.get("router_id") == router["id"] and f.get("fixed_ip_address")]
-                    addresses += [f"{ip}/32" for ip in fips]
-                else:
-                    internal += [d.subnets[s]["cidr"] for s, _ in d.ipv4(port)]
-                rns.ensure_addresses(inside, addresses)
-            routes = {}
-            if gateway is not None:
-                for subnet_id, _ in d.ipv4(gateway[1]):
-                    gw = d.subnets[subnet_id].get("gateway_ip")
-                    if gw:
-                        routes["0.0.0.0/0"] = gw
-            for route in router.get("routes") or []:
-                if ":" not in route["destination"]:
-                    routes[str(netaddr.IPNetwork(route["destination"]).cidr)] = route["nexthop"]
-            rns.ensure_routes(routes)
-            rns.sysctl("net.ipv4.ip_forward", "1" if router.get("admin_state_up", True) else "0")
-            for name in set(rns.links()) - wanted_links:
-                rns.delete_link(name)
+        rns = self.handles.get(ns)
+        wanted_links = {"lo"}
+        for port in ports:
+            role = "qg-" if port["device_owner"] == desired_.GATEWAY_OWNER else "qr-"
+            inside = role + port["id"][:11]
+            if not self._plug(fabric, bridges, keep_links, d, port, ns, inside):
+                continue
+            wanted_links.add(inside)
+            addresses = [f"{ip}/{d.prefixlen(s)}" for s, ip in d.ipv4(port)]
+            if role == "qg-":
+                gateway = (inside, port)
+                fips = [f["floating_ip_address"] for f in d.floating_ips
+                        if f.get("router_id") == router["id"] and f.get("fixed_ip_address")]
+                addresses += [f"{ip}/32" for ip in fips]
+            else:
+                internal += [d.subnets[s]["cidr"] for s, _ in d.ipv4(port)]
+            rns.ensure_addresses(inside, addresses)
+        routes = {}
+        if gateway is not None:
+            for subnet_id, _ in d.ipv4(gateway[1]):
+                gw = d.subnets[subnet_id].get("gateway_ip")
+                if gw:
+                    routes["0.0.0.0/0"] = gw
+        for route in router.get("routes") or []:
+            if ":" not in route["destination"]:
+                routes[str(netaddr.IPNetwork(route["destination"]).cidr)] = route["nexthop"]
+        rns.ensure_routes(routes)
+        rns.sysctl("net.ipv4.ip_forward", "1" if router.get("admin_state_up", True) else "0")
+        for name in set(rns.links()) - wanted_links:
+            rns.delete_link(name)
         self._nft_apply(ns, self._router_rules(d, router, internal, gateway))
 
     def _router_rules(self, d: desired_.Desired, router: dict[str, Any], internal: list[str],
@@ -302,6 +316,8 @@ class Reconciler:
                 keep_links: set[str]) -> set[str]:
         keep = set()
         running = self.guests.running()
+        self._present = set(kernel.list_namespaces(self.names.prefix))
+        self._fabric_links = set(fabric.links())
         compute_ports = [p for p in d.ports.values() if p["device_owner"].startswith("compute:")]
         members = firewall.group_members(compute_ports)
         secured: dict[str, dict[str, Any]] = {}
@@ -324,7 +340,6 @@ class Reconciler:
     def _guest(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
                keep_links: set[str], server: dict[str, Any], ns: str,
                running: dict[str, str], members: dict[str, dict[str, set[str]]]) -> None:
-        self._ensure_namespace(ns)
         ports = [p for p in d.by_device.get(server["id"], [])
                  if p["device_owner"].startswith("compute:") and p["network_id"] in bridges]
         nics = tuple((p["id"], p["mac_address"], d.networks[p["network_id"]].get("mtu") or 1500)
@@ -332,35 +347,49 @@ class Reconciler:
         spec = GuestSpec(server["id"], server["hostname"] or server["name"],
                          server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"])
         boot = running.get(server["id"]) != spec.token()
-        with kernel.Ns(ns) as gns:
-            if boot:
-                if server["id"] in running:
-                    self.guests.stop(server["id"], forget=False)
-                # a boot plugs its NICs anew, with the ports' MACs (as a hypervisor does);
-                # afterwards the guest's own changes are its own (anti-spoofing answers them)
-                for name in gns.links():
-                    if name != "lo":
-                        gns.delete_link(name)
-            wanted = {"lo"}
-            for i, port in enumerate(ports):
-                if self._plug(fabric, bridges, keep_links, d, port, ns, f"eth{i}"):
-                    wanted.add(f"eth{i}")
-            for name in set(gns.links()) - wanted:
-                gns.delete_link(name)
-        nic_ports = [(f"eth{i}", p) for i, p in enumerate(ports) if f"eth{i}" in wanted]
-        self._nft_apply(ns, firewall.guest_rules(self.names.prefix, nic_ports,
-                                                 d.security_groups, members))
+        rules = firewall.guest_rules(self.names.prefix, [(f"eth{i}", p) for i, p in
+                                                         enumerate(ports)],
+                                     d.security_groups, members)
+        taps = [self.names.tap(p["id"]) for p in ports]
+        fingerprint = (spec.token(), tuple(taps), tuple(bridges[p["network_id"]] for p in ports),
+                       rules, server["state"])
+        if not boot and ns in self._present and set(taps) <= self._fabric_links \
+                and self._applied.get(server["id"]) == fingerprint:
+            keep_links.update(taps)  # unchanged since the last pass that checked it all
+            return
+        self._applied.pop(server["id"], None)
+        self._ensure_namespace(ns)
+        gns = self.handles.get(ns)
+        if boot:
+            if server["id"] in running:
+                self.guests.stop(server["id"], forget=False)
+            # a boot plugs its NICs anew, with the ports' MACs (as a hypervisor does);
+            # afterwards the guest's own changes are its own (anti-spoofing answers them)
+            for name in gns.links():
+                if name != "lo":
+                    gns.delete_link(name)
+        wanted = {"lo"}
+        for i, port in enumerate(ports):
+            if self._plug(fabric, bridges, keep_links, d, port, ns, f"eth{i}"):
+                wanted.add(f"eth{i}")
+        for name in set(gns.links()) - wanted:
+            gns.delete_link(name)
+        self._nft_apply(ns, rules)
         if boot:
             self.guests.start(spec, ns)
         paused = server["state"] == "paused"
         if self.guests.frozen(server["id"]) != paused:
             self.guests.pause(server["id"], paused)
+        if len(wanted) == len(ports) + 1:
+            self._applied[server["id"]] = fingerprint
 
     # ------------------------------------------------------------------ teardown
     def teardown(self) -> None:
         """Remove every kernel object and process of this cloud (`dataplane down`, a clean
         stop): guests, dnsmasq, metadata sockets, namespaces (their links go with them)."""
         self.metadata.stop_all()
+        self.handles.close_all()
+        self._applied.clear()
         for server_id in self.guests.known():
             self.guests.stop(server_id)
         for net_id in self.dhcp.known():
