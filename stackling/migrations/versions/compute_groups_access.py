@@ -26,7 +26,7 @@ def upgrade() -> None:
         sa.Column('project_id', sa.String(length=64), nullable=False),
         sa.Column('user_id', sa.String(length=64), nullable=False),
         sa.Column('policy', sa.String(length=32), nullable=False),
-        sa.Column('rules', stackling.common.db.JSONType(), nullable=False),
+        sa.Column('rules', sa.JSON(), nullable=False),
         sa.Column('affinity_host', sa.String(length=255), nullable=True),
         sa.Column('created_at', stackling.common.db.UTCDateTime(), nullable=False),
         sa.PrimaryKeyConstraint('id', name=op.f('pk_compute_server_group')),
