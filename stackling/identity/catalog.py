@@ -55,7 +55,8 @@ def create_region(db: Session, values: dict[str, Any]) -> Region:
     region_id = values.get("id") or logic.new_id()
     _check_parent(db, region_id, values.get("parent_region_id"))
     region = Region(id=region_id, description=values.get("description") or "",
-                    parent_region_id=values.get("parent_region_id"))
+                    parent_region_id=values.get("parent_region_id"),
+                    extra=values.get("extra") or {})
     try:
         with db.begin_nested():
             db.add(region)
@@ -71,6 +72,8 @@ def update_region(db: Session, region: Region, values: dict[str, Any]) -> Region
         region.parent_region_id = values["parent_region_id"]
     if "description" in values:
         region.description = values["description"] or ""
+    if values.get("extra"):
+        region.extra = {**(region.extra or {}), **values["extra"]}
     return region
 
 

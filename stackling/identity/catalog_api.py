@@ -36,8 +36,17 @@ ENDPOINT_SPEC = {"service_id": (STRING, True), "interface": (STRING, True), "url
 
 
 def region_view(rq: ApiRequest, r: Region) -> dict[str, Any]:
-    return {"id": r.id, "description": r.description, "parent_region_id": r.parent_region_id,
+    view = {"id": r.id, "description": r.description, "parent_region_id": r.parent_region_id,
             "links": _links(rq, f"regions/{r.id}")}
+    for k, v in (r.extra or {}).items():
+        view.setdefault(k, v)
+    return view
+
+
+def _region_values(body: dict[str, Any]) -> dict[str, Any]:
+    """Known fields, and the rest kept as the region's extra attributes (as Keystone)."""
+    return {**{k: body[k] for k in REGION_SPEC if k in body},
+            "extra": {k: v for k, v in body.items() if k not in REGION_SPEC}}
 
 
 def service_view(rq: ApiRequest, svc: CatalogService) -> dict[str, Any]:
@@ -82,7 +91,7 @@ def show_region(rq: ApiRequest) -> Any:
 def create_region(rq: ApiRequest) -> Any:
     _require_admin(rq, "create_region")
     body = _body(rq, "region", REGION_SPEC)
-    return 201, {"region": region_view(rq, catalog.create_region(rq.db, body))}
+    return 201, {"region": region_view(rq, catalog.create_region(rq.db, _region_values(body)))}
 
 
 def put_region(rq: ApiRequest) -> Any:
@@ -93,7 +102,7 @@ def put_region(rq: ApiRequest) -> Any:
     limit_lengths({"id": region_id}, LENGTHS)
     if body.get("id") not in (None, region_id):
         raise BadRequest("Cannot change region ID")
-    region = catalog.create_region(rq.db, {**body, "id": region_id})
+    region = catalog.create_region(rq.db, {**_region_values(body), "id": region_id})
     return 201, {"region": region_view(rq, region)}
 
 
@@ -103,7 +112,8 @@ def update_region(rq: ApiRequest) -> Any:
     body = _body(rq, "region", REGION_SPEC)
     if body.get("id") not in (None, region.id):
         raise BadRequest("Cannot change region ID")
-    return {"region": region_view(rq, catalog.update_region(rq.db, region, body))}
+    return {"region": region_view(rq, catalog.update_region(rq.db, region,
+                                                            _region_values(body)))}
 
 
 def delete_region(rq: ApiRequest) -> Any:

@@ -86,6 +86,7 @@ class Region(Base):
     id: Mapped[str] = mapped_column(String(255), primary_key=True)
     description: Mapped[str] = mapped_column(Text, default="")
     parent_region_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    extra: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
 
 
 class CatalogService(Base):

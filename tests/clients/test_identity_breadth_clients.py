@@ -34,6 +34,12 @@ def _login(cloud: Any, **auth: Any) -> Any:
 def test_sdk_catalog_management(cloud):
     admin = cloud.sdk()
     parent = admin.identity.create_region(id=_name("north"), description="parent")
+    # extra attributes are kept and shown (Gophercloud's acceptance test sends one)
+    extra = admin.identity.post("/regions", json={"region": {
+        "id": _name("east"), "email": "east@example.com"}}).json()["region"]
+    assert admin.identity.get(f"/regions/{extra['id']}").json()["region"]["email"] == (
+        "east@example.com")
+    admin.identity.delete_region(extra["id"])
     child = admin.identity.create_region(id=_name("north-a"), parent_region_id=parent.id)
     assert admin.identity.get_region(child.id).parent_region_id == parent.id
     admin.identity.update_region(child, description="first zone")

@@ -27,6 +27,7 @@ def upgrade() -> None:
                                           ['name', 'domain_id'])
     with op.batch_alter_table('identity_region', schema=None) as batch_op:
         batch_op.add_column(sa.Column('parent_region_id', sa.String(length=255), nullable=True))
+        batch_op.add_column(sa.Column('extra', sa.JSON(), nullable=True))
     with op.batch_alter_table('identity_service', schema=None) as batch_op:
         batch_op.add_column(sa.Column('extra', sa.JSON(), nullable=True))
     with op.batch_alter_table('identity_endpoint', schema=None) as batch_op:
@@ -101,6 +102,7 @@ def downgrade() -> None:
     with op.batch_alter_table('identity_service', schema=None) as batch_op:
         batch_op.drop_column('extra')
     with op.batch_alter_table('identity_region', schema=None) as batch_op:
+        batch_op.drop_column('extra')
         batch_op.drop_column('parent_region_id')
     with op.batch_alter_table('identity_role', schema=None) as batch_op:
         batch_op.drop_constraint('uq_identity_role_name_domain_id', type_='unique')
