@@ -23,15 +23,21 @@ def _project(rq: ApiRequest, action: str) -> Project:
     return logic.get_project(rq.db, project_id)
 
 
+def _tags_body(rq: ApiRequest, project: Project) -> dict[str, Any]:
+    """As Keystone wraps them: the tags and a self link."""
+    return {"links": {"self": f"{rq.service_url}/v3/projects/{project.id}/tags"},
+            "tags": list(project.tags or [])}
+
+
 def list_tags(rq: ApiRequest) -> Any:
-    return {"tags": list(_project(rq, "list_project_tags").tags or [])}
+    return _tags_body(rq, _project(rq, "list_project_tags"))
 
 
 def replace_tags(rq: ApiRequest) -> Any:
     project = _project(rq, "update_project_tags")
     body = rq.json()
     project.tags = project_tags.checked(body.get("tags") if isinstance(body, dict) else body)
-    return {"tags": list(project.tags)}
+    return _tags_body(rq, project)
 
 
 def delete_tags(rq: ApiRequest) -> Any:
