@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.context import admin_context
 from stackling.compute import interface as compute
+from stackling.image import interface as image
 from stackling.network import interface as network
 
 DHCP_OWNER = "network:dhcp"
@@ -59,6 +60,15 @@ def read(db: Session) -> Desired:
     subnets = {s["id"]: s for s in network.list_subnets(db, ctx)}
     ports = {p["id"]: p for p in network.list_ports(db, ctx)}
     servers = {s["id"]: s for s in compute.dataplane_servers(db)}
+    users: dict[str, str | None] = {}
+    for server in servers.values():  # the image's os_admin_user is who SSH lets in
+        ref = server["image_ref"]
+        if ref and ref not in users:
+            try:
+                users[ref] = (image.get_image(db, ctx, ref).properties or {}).get("os_admin_user")
+            except Exception:  # noqa: BLE001 - a deleted image: the default user
+                users[ref] = None
+        server["os_admin_user"] = users.get(ref)
     router_ids = {p["device_id"] for p in ports.values()
                   if p["device_owner"] in (*ROUTER_INTERFACE_OWNERS, GATEWAY_OWNER)}
     routers = {}

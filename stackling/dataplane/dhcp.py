@@ -136,9 +136,9 @@ class DhcpServers:
         if pid is not None:
             os.kill(pid, signal.SIGKILL)
             for _ in range(500):
-                if not pid_alive(pid):
+                if not pid_alive(pid) or _zombie(pid):  # dead (init reaps it when it may)
                     break
-                time.sleep(0.01)
+                time.sleep(0.002)
         if forget:
             shutil.rmtree(self.dir / network_id, ignore_errors=True)
 

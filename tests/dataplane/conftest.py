@@ -108,12 +108,12 @@ class DataplaneCloud:
                           f"{user}@{address}", command)
 
     def wait_ssh(self, namespace: str, address: str, command: str = "hostname",
-                 timeout: float = 60) -> str:
+                 timeout: float = 60, user: str = "cirros") -> str:
         """Wait (on the condition, bounded) until SSH answers; the command's output."""
         deadline = time.monotonic() + timeout
         last: Any = None
         while time.monotonic() < deadline:
-            last = self.ssh(namespace, address, command)
+            last = self.ssh(namespace, address, command, user=user)
             if last.returncode == 0:
                 return last.stdout
             time.sleep(0.2)

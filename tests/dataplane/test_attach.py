@@ -1,0 +1,39 @@
+"""The image's os_admin_user is the guest's SSH user; an attached interface becomes a NIC
+of the guest with its address by DHCP; resize boots the guest again."""
+
+from __future__ import annotations
+
+import time
+
+from tests.dataplane.conftest import DataplaneCloud
+
+
+def test_image_user_interface_attach_and_resize(dataplane_cloud: DataplaneCloud) -> None:
+    dp = dataplane_cloud
+    image = dp.sdk.image.find_image("cirros")
+    dp.sdk.image.update_image(image, os_admin_user="debian")
+    net1, _ = dp.network("dp-att1", "10.83.1.0/24")
+    net2, _ = dp.network("dp-att2", "10.83.2.0/24")
+    probe1 = dp.server("vm-probe1", net1.id)
+    probe2 = dp.server("vm-probe2", net2.id)
+    vm = dp.server("vm-att", net1.id)
+    ip1 = dp.address(vm)
+    assert dp.wait_ssh(dp.names.guest(probe1.id), ip1, user="debian").strip() == "vm-att"
+    assert dp.ssh(dp.names.guest(probe1.id), ip1, "true", user="cirros").returncode != 0
+
+    port = dp.sdk.network.create_port(network_id=net2.id)
+    dp.sdk.compute.create_server_interface(vm, port_id=port.id)
+    ip2 = port.fixed_ips[0]["ip_address"]
+    out = dp.wait_ssh(dp.names.guest(probe2.id), ip2, "ip -4 -o addr show eth1", user="debian")
+    assert f"inet {ip2}/24" in out
+
+    flavor = dp.sdk.compute.find_flavor("m1.small")
+    dp.sdk.compute.resize_server(vm, flavor.id)
+    dp.sdk.compute.wait_for_server(vm, status="VERIFY_RESIZE", wait=60, interval=0.2)
+    dp.sdk.compute.confirm_server_resize(vm)
+    dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=60, interval=0.2)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and dp.cloud.cli(
+            "console", "log", "show", vm.id, parse=False).count("vm-att login:") < 2:
+        time.sleep(0.2)
+    assert dp.wait_ssh(dp.names.guest(probe1.id), ip1, user="debian").strip() == "vm-att"
