@@ -10,15 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, exists, select
+from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
 from stackling.common.db import unique_or, utcnow
-from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound
+from stackling.common.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound
 from stackling.image.models import Image, ImageMember
 
 STATUSES = ("pending", "accepted", "rejected")
+MEMBER_QUOTA = 128  # Glance's image_member_quota
+
+
+class MemberLimitExceeded(ApiError):
+    status = 413
+    message = "The request returned a 413 Request Entity Too Large."
 
 
 class MemberNotFound(NotFound):
@@ -56,6 +62,12 @@ def add_member(db: Session, ctx: RequestContext, image: Image, body: Any) -> Ima
     member_id = body["member"]
     if member_of(db, image.id, member_id) is not None:
         raise Conflict(f"Member {member_id} is duplicated for image {image.id}")
+    # (under concurrent adds the count may pass the quota by a few: a soft bound)
+    count = db.scalar(select(func.count()).select_from(ImageMember)
+                      .where(ImageMember.image_id == image.id))
+    if count is not None and count >= MEMBER_QUOTA:
+        raise MemberLimitExceeded(f"Maximum number of image members exceeded: "
+                                  f"{MEMBER_QUOTA}")
     now = utcnow()
     m = ImageMember(image_id=image.id, member_id=member_id, status="pending", created_at=now,
                     updated_at=now)
