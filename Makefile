@@ -52,9 +52,8 @@ test: $(STAMP) sysdeps
 	$(BIN)/lint-imports --no-cache --no-logo
 	$(PYTEST) $(PYTEST_ARGS)
 
-# The inner loop: SQLite only, no browser, no CLI stories, no dataplane.
+# The inner loop: SQLite only, no browser, no CLI stories, no dataplane (lint: make lint).
 test-quick: $(STAMP)
-	$(BIN)/ruff check stackling tests bench
 	STACKLING_TEST_BACKENDS=sqlite $(PYTEST) -m "not cli and not browser and not dataplane" \
 	  $(PYTEST_ARGS)
 
