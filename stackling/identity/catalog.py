@@ -138,6 +138,8 @@ def _endpoint_values(db: Session, values: dict[str, Any]) -> dict[str, Any]:
     """Checked endpoint fields; the legacy `region` names (and makes) the region, as
     Keystone's v3 API still accepts it."""
     out = {k: values[k] for k in ("service_id", "interface", "url", "enabled") if k in values}
+    if values.get("extra"):
+        out["extra"] = values["extra"]
     if "interface" in out and out["interface"] not in INTERFACES:
         raise BadRequest(f"Invalid input for field 'interface': {out['interface']!r} does not "
                          "match '^(admin|internal|public)$'")
@@ -170,5 +172,5 @@ def create_endpoint(db: Session, values: dict[str, Any]) -> Endpoint:
 
 def update_endpoint(db: Session, ep: Endpoint, values: dict[str, Any]) -> Endpoint:
     for key, value in _endpoint_values(db, values).items():
-        setattr(ep, key, value)
+        setattr(ep, key, {**(ep.extra or {}), **value} if key == "extra" else value)
     return ep

@@ -58,10 +58,19 @@ def service_view(rq: ApiRequest, svc: CatalogService) -> dict[str, Any]:
 
 
 def endpoint_view(rq: ApiRequest, ep: Endpoint) -> dict[str, Any]:
-    return {"id": ep.id, "service_id": ep.service_id, "interface": ep.interface,
+    view = {"id": ep.id, "service_id": ep.service_id, "interface": ep.interface,
             "region": ep.region_id, "region_id": ep.region_id, "enabled": ep.enabled,
             "url": ep.url.replace("%(base_url)s", rq.base_url),
             "links": _links(rq, f"endpoints/{ep.id}")}
+    for k, v in (ep.extra or {}).items():
+        view.setdefault(k, v)
+    return view
+
+
+def _endpoint_body(body: dict[str, Any]) -> dict[str, Any]:
+    """Known fields, and the rest (a name, a description) kept as extras, as Keystone."""
+    return {**body, "extra": {k: v for k, v in body.items()
+                              if k not in ENDPOINT_SPEC and k != "id"}}
 
 
 # column sizes (Keystone's schemas cap the same fields at 255)
@@ -189,7 +198,7 @@ def show_endpoint(rq: ApiRequest) -> Any:
 
 def create_endpoint(rq: ApiRequest) -> Any:
     _require_admin(rq, "create_endpoint")
-    ep = catalog.create_endpoint(rq.db, _body(rq, "endpoint", ENDPOINT_SPEC))
+    ep = catalog.create_endpoint(rq.db, _endpoint_body(_body(rq, "endpoint", ENDPOINT_SPEC)))
     return 201, {"endpoint": endpoint_view(rq, ep)}
 
 
@@ -199,7 +208,8 @@ def update_endpoint(rq: ApiRequest) -> Any:
     body = _body(rq, "endpoint", _optional(ENDPOINT_SPEC))
     if body.get("id") not in (None, ep.id):
         raise BadRequest("Cannot change endpoint ID")
-    return {"endpoint": endpoint_view(rq, catalog.update_endpoint(rq.db, ep, body))}
+    return {"endpoint": endpoint_view(rq, catalog.update_endpoint(rq.db, ep,
+                                                                  _endpoint_body(body)))}
 
 
 def delete_endpoint(rq: ApiRequest) -> Any:

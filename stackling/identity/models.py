@@ -109,6 +109,7 @@ class Endpoint(Base):
     region_id: Mapped[str | None] = mapped_column(ForeignKey("identity_region.id"), nullable=True)
     url: Mapped[str] = mapped_column(Text)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    extra: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)  # name, ...
 
 
 class SigningKey(Base):

@@ -58,6 +58,12 @@ def test_sdk_catalog_management(cloud):
                                               region_id=child.id)
     admin.identity.update_endpoint(endpoint, url="http://127.0.0.1:9/widgets/v2")
     assert admin.identity.get_endpoint(endpoint.id).url == "http://127.0.0.1:9/widgets/v2"
+    # a name and a description are kept as the endpoint's extras (Gophercloud sends them)
+    r = admin.identity.patch(f"/endpoints/{endpoint.id}", json={"endpoint": {
+        "name": "widgets-public", "description": "Updated Endpoint"}})
+    assert r.json()["endpoint"]["description"] == "Updated Endpoint"
+    assert admin.identity.get(f"/endpoints/{endpoint.id}").json()["endpoint"]["name"] == (
+        "widgets-public")
     # a new token's catalog carries the new service, so clients find it
     catalog = admin.identity.get("/auth/catalog").json()["catalog"]
     entry = next(e for e in catalog if e["type"] == "x-widget")

@@ -1,5 +1,5 @@
 """identity breadth: domain-specific roles (name unique per domain), region parents,
-service extras, credentials, trusts, access rules and policies
+service and endpoint extras, credentials, trusts, access rules and policies
 
 Revision ID: 9b2e4c7d1a36
 Revises: c7a7191fdc3a
@@ -32,6 +32,7 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('extra', sa.JSON(), nullable=True))
     with op.batch_alter_table('identity_endpoint', schema=None) as batch_op:
         batch_op.alter_column('region_id', existing_type=sa.String(length=255), nullable=True)
+        batch_op.add_column(sa.Column('extra', sa.JSON(), nullable=True))
     op.create_table(
         'identity_credential',
         sa.Column('id', sa.String(length=64), nullable=False),
@@ -98,6 +99,7 @@ def downgrade() -> None:
     op.drop_table('identity_trust')
     op.drop_table('identity_credential')
     with op.batch_alter_table('identity_endpoint', schema=None) as batch_op:
+        batch_op.drop_column('extra')
         batch_op.alter_column('region_id', existing_type=sa.String(length=255), nullable=False)
     with op.batch_alter_table('identity_service', schema=None) as batch_op:
         batch_op.drop_column('extra')
