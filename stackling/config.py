@@ -183,6 +183,8 @@ class ComputeQuotaSettings:
     injected_file_content_bytes: int = 10240
     injected_file_path_bytes: int = 255
     key_pairs: int = 100
+    server_groups: int = 10
+    server_group_members: int = 10  # servers per group
     # Not a Nova option: the most servers one POST /servers may create whatever the quota
     # (an unlimited quota must not let max_count=10**30 loop in one transaction).
     max_count: int = 1000

@@ -9,6 +9,7 @@ from stackling.compute import api, build, flavors, hosts, segment_aggregates
 from stackling.compute.api import proxies
 from stackling.compute.api import quotas as quota_api
 from stackling.compute.api import server_actions as action_api
+from stackling.compute.api import server_groups as server_group_api
 from stackling.compute.api import usage as usage_api
 from stackling.observability import metrics
 from stackling.runtime import CatalogEntry, Component
@@ -84,6 +85,7 @@ POLICIES = {
     **proxies.POLICIES,
     **usage_api.POLICIES,
     **quota_api.POLICIES,
+    **server_group_api.POLICIES,
     **action_api.POLICIES,
 }
 

@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import in_int_range, utcnow_precise
 from stackling.common.errors import BadRequest, NotFound
-from stackling.compute import actions, aggregates, hosts, network_api, scheduler
+from stackling.compute import actions, aggregates, hosts, network_api, scheduler, server_groups
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
     FlavorNotFound,
@@ -274,6 +274,7 @@ def revert_resize(db: Session, ctx: RequestContext, inst: Instance) -> None:
     dest = inst.host
     zone = aggregates.host_zones(db).get(mig.source_compute or "", hosts.DEFAULT_AZ)
     inst.host, inst.node, inst.availability_zone = mig.source_compute, mig.source_node, zone
+    server_groups.follow_host(db, inst.uuid, inst.host)
     _move_ports(db, inst, inst.host or "", zone)
     inst.flavor = dict(mig.old_flavor)
     inst.vm_state = "stopped" if mig.old_vm_state == "stopped" else "active"

@@ -19,14 +19,17 @@ from sqlalchemy.orm import Session
 
 from stackling.common.errors import ApiError, BadRequest
 from stackling.common.quota_lock import lock_project
+from stackling.compute.group_models import ServerGroup
 from stackling.compute.models import Instance, KeyPair
 from stackling.compute.quota_models import ComputeQuota, ComputeQuotaClass, ComputeQuotaLock
 from stackling.config import ComputeQuotaSettings
 
-# Nova's quota resources, in its order (server groups are not served: not reported).
+# Nova's quota resources, in its order.
 RESOURCES = ("instances", "cores", "ram", "metadata_items", "injected_files",
-             "injected_file_content_bytes", "injected_file_path_bytes", "key_pairs")
-COUNTED = ("instances", "cores", "ram", "key_pairs")
+             "injected_file_content_bytes", "injected_file_path_bytes", "key_pairs",
+             "server_groups", "server_group_members")
+# server_group_members is counted per group at a boot (server_groups.check_members)
+COUNTED = ("instances", "cores", "ram", "key_pairs", "server_groups")
 # nova-network's quotas, still in the body before 2.36 (2.50 for quota classes); never
 # enforced, reported unlimited as Nova does since nova-network was removed.
 NETWORK_LEGACY = ("fixed_ips", "floating_ips", "security_group_rules", "security_groups")
@@ -154,8 +157,13 @@ def usage(db: Session, project_id: str, user_id: str | None = None) -> dict[str,
                               {"project": project_id, "user": user_id}))
     keypairs = db.scalar(select(func.count()).select_from(KeyPair).where(
         KeyPair.user_id == user_id)) if user_id else 0
+    groups = select(func.count()).select_from(ServerGroup).where(
+        ServerGroup.project_id == project_id)
+    if user_id:
+        groups = groups.where(ServerGroup.user_id == user_id)
     return {"instances": len(flavors), "cores": sum(f["vcpus"] for f in flavors),
-            "ram": sum(f["memory_mb"] for f in flavors), "key_pairs": keypairs or 0}
+            "ram": sum(f["memory_mb"] for f in flavors), "key_pairs": keypairs or 0,
+            "server_groups": db.scalar(groups) or 0}
 
 
 def details(db: Session, project_id: str, user_id: str | None = None
@@ -238,6 +246,21 @@ def check_key_pairs(db: Session, project_id: str, user_id: str) -> None:
     limit = limits(db, project_id, user_id)["key_pairs"]
     if limit >= 0 and usage(db, project_id, user_id)["key_pairs"] + 1 > limit:
         raise KeypairLimitExceeded()
+
+
+class ServerGroupLimitExceeded(ApiError):
+    status = 403
+    message = "Quota exceeded, too many server groups."
+
+
+def check_server_groups(db: Session, project_id: str, user_id: str | None) -> None:
+    """403 when one more server group would pass the project's (or user's) limit; under
+    the project's lock, so parallel creates never pass the last slot together."""
+    _lock(db, project_id)
+    for scope in _scopes(db, project_id, user_id):
+        limit = scope.limits["server_groups"]
+        if 0 <= limit < scope.used["server_groups"] + 1:
+            raise ServerGroupLimitExceeded()
 
 
 def check_metadata(db: Session, project_id: str, count: int,

@@ -28,7 +28,7 @@ from sqlalchemy.orm.util import identity_key
 
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError
-from stackling.compute import hosts
+from stackling.compute import hosts, server_groups
 from stackling.compute.errors import NoValidHost
 from stackling.compute.models import (
     Aggregate,
@@ -166,6 +166,14 @@ def schedule(db: Session, spec: RequestSpec) -> Destination:
             decision.exclude(host, "compute service down")
         elif spec.zone and zones.get(host, hosts.DEFAULT_AZ) != spec.zone:
             decision.exclude(host, f"not in availability zone {spec.zone}")
+    # The server's group (builds and moves alike): hard policies filter hosts here and
+    # are held by claim_host; soft ones weigh the candidates.
+    group = server_groups.rule_for(db, spec.consumer)
+    if group is not None:
+        for host in nodes:
+            why = group.refuses(host)
+            if why is not None:
+                decision.exclude(host, why)
     member_of: list[list[str]] = []
     if spec.zone and spec.zone != hosts.DEFAULT_AZ:
         aggs = _az_aggregates(db, spec.zone)
@@ -191,7 +199,8 @@ def schedule(db: Session, spec: RequestSpec) -> Destination:
                                       f"{need.network_id}.")
             member_of.append(aggs)
     for _ in range(CLAIM_ROUNDS):
-        chosen, raced = _try_claim(db, spec, decision, nodes, zones, member_of, routing)
+        chosen, raced = _try_claim(db, spec, decision, nodes, zones, member_of, routing,
+                                   group)
         if chosen is not None:
             decision.chosen = chosen.host
             record(db, spec.consumer, decision)
@@ -294,7 +303,8 @@ def _explain_resources(db: Session, spec: RequestSpec, decision: Decision,
 
 def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[str, Any],
                zones: dict[str, str], member_of: list[list[str]],
-               routing: _Routing) -> tuple[Destination | None, bool]:
+               routing: _Routing, group: server_groups.GroupRule | None = None
+               ) -> tuple[Destination | None, bool]:
     """One round: fresh candidates, claim the first that takes it. Returns the choice (or
     None) and whether a concurrent update (worth another round) made a claim fail."""
     from stackling.placement import interface as placement
@@ -315,6 +325,8 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
         # Nova: no allocation candidates at all is NoValidHost with an empty reason.
         raise _fail(decision, "There are not enough hosts available." if candidates else "")
     random.shuffle(choices)  # spread, and keep concurrent builds off one provider
+    if group is not None:  # the soft policies' preference (a stable sort keeps the spread)
+        choices.sort(key=lambda c: group.weight(by_uuid[next(iter(c["allocations"]))]))
     raced = False
     for candidate in choices:
         rp = next(iter(candidate["allocations"]))
@@ -330,7 +342,21 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
             # The IPv4 addresses: on a segment this host reaches, in the same claim.
             for seg, n in picks[0].items():
                 allocations.setdefault(seg, {})[IPV4] = n
+            # The group's host first (a build of the same group may hold it: wait for it
+            # here, before taking any placement row), undone if the claim fails.
+            held = db.begin_nested() if group is not None else None
+            if held is not None and not server_groups.claim_host(db, group, spec.consumer,
+                                                                 host):
+                held.rollback()
+                decision.exclude(host, f"server group {group.group_uuid} ({group.policy}): "
+                                       "taken meanwhile by another member")
+                raced = True
+                break
             outcome = _claim(db, spec, allocations)
+            if held is not None and outcome is None:
+                held.commit()
+            elif held is not None:
+                held.rollback()
             if outcome is None:
                 node = nodes[host][0]
                 return Destination(host, node.hypervisor_hostname,

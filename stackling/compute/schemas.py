@@ -41,6 +41,9 @@ _NETWORK_ITEM_2_42["properties"]["tag"] = TAG
 
 _BDM = {"type": "array", "items": {"type": "object"}}
 
+# Nova's scheduler hints: `group` is a server group's uuid; other hints pass.
+_HINTS = {"type": "object", "properties": {"group": {"type": "string", "format": "uuid"}}}
+
 _SERVER_2_1: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -76,8 +79,8 @@ _SERVER_2_1: dict[str, Any] = {
             "required": ["name", "flavorRef"],
             "additionalProperties": False,
         },
-        "os:scheduler_hints": {"type": "object"},
-        "OS-SCH-HNT:scheduler_hints": {"type": "object"},
+        "os:scheduler_hints": _HINTS,
+        "OS-SCH-HNT:scheduler_hints": _HINTS,
     },
     "required": ["server"],
     "additionalProperties": False,

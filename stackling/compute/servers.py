@@ -18,7 +18,7 @@ from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError, BadRequest, Forbidden
 from stackling.common.listing import to_bool
 from stackling.common.patterns import PatternError, PatternTooCostly, UserPattern
-from stackling.compute import actions, aggregates, hosts, network_api, scheduler
+from stackling.compute import actions, aggregates, hosts, network_api, scheduler, server_groups
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
     FlavorDiskTooSmall,
@@ -67,6 +67,7 @@ class CreateRequest:
     description: str | None = None
     admin_pass: str | None = None
     return_reservation_id: bool = False
+    group: str | None = None  # the `group` scheduler hint: a server group's uuid
     has_bdm: bool = False
     tags: list[str] = field(default_factory=list)
 
@@ -223,6 +224,8 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
         actions.record(db, ctx, inst, "create", finished=False)
         out.append(inst)
     db.flush()
+    if req.group is not None:
+        server_groups.join_at_boot(db, ctx, req.group, [i.uuid for i in out])
     memo.table(db).setdefault(_CREATED, {}).update((i.uuid, i) for i in out)
     return out
 
@@ -439,6 +442,7 @@ def delete_instance(db: Session, ctx: RequestContext, server_id: str) -> None:
     actions.record(db, ctx, inst, "delete")
     network_api.deallocate_for_instance(db, inst)
     scheduler.release(db, inst.uuid)  # idempotent: nothing to release before a build
+    server_groups.leave(db, inst.uuid)
     db.delete(inst)
     db.flush()
 

@@ -376,6 +376,10 @@ compute GET    /v2.1/os-availability-zone                         any-read
 compute GET    /v2.1/os-availability-zone/detail                  admin-only
 compute GET    /v2.1/limits                                       any-read
 compute GET    /v2.1/extensions                                   any-read
+compute GET    /v2.1/os-server-groups                             any-read
+compute POST   /v2.1/os-server-groups                             member-create  server_group
+compute GET    /v2.1/os-server-groups/{group_id}                  reader-read    other=403
+compute DELETE /v2.1/os-server-groups/{group_id}                  member-write   other=403
 compute GET    /v2.1/os-quota-sets/{project_id}                   reader-read    other=403
 compute PUT    /v2.1/os-quota-sets/{project_id}                   admin-only     quota_set
 compute DELETE /v2.1/os-quota-sets/{project_id}                   admin-only
@@ -521,6 +525,7 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "interface": lambda w: {"interfaceAttachment": {"net_id": w["network_id"]}},
     "flavor": lambda w: {"flavor": {"name": "f-matrix", "ram": 64, "vcpus": 1, "disk": 0}},
     "flavor_update": lambda w: {"flavor": {"description": "d"}},
+    "server_group": lambda w: {"server_group": {"name": "g", "policies": ["affinity"]}},
     "flavor_access": lambda w: {"addTenantAccess": {"tenant": w["project_id"]}},
     "extra_specs": lambda w: {"extra_specs": {"hw:cpu_policy": "shared"}},
     "extra_spec": lambda w: {"hw:cpu_policy": "shared"},
@@ -694,7 +699,8 @@ class World:
                               "security_group", "security_group_rule")}}, user="admin")
         self.api.request("PUT", f"/compute/v2.1/os-quota-sets/{self.demo}",
                          token=self.tokens["admin"], headers=HEADERS["compute"],
-                         json={"quota_set": {"instances": 1000, "cores": 1000, "ram": 10**6}})
+                         json={"quota_set": {"instances": 1000, "cores": 1000, "ram": 10**6,
+                                             "server_groups": -1}})
 
     def count(self) -> int:
         self.made += 1
@@ -747,6 +753,8 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
     "flavor_id": lambda w: w.ok("POST", "/compute/v2.1/flavors", {"flavor": {
         "name": f"f-{w.count()}", "ram": 64, "vcpus": 1, "disk": 0}}, user="admin"
     )["flavor"]["id"],
+    "group_id": lambda w: w.ok("POST", "/compute/v2.1/os-server-groups", {"server_group": {
+        "name": f"g-{w.count()}", "policies": ["anti-affinity"]}})["server_group"]["id"],
     "name": lambda w: w.ok("POST", "/compute/v2.1/os-keypairs", {"keypair": {
         "name": f"k-{w.count()}"}})["keypair"]["name"],
     # shared with other projects by the RBAC rows: never the network the table reads

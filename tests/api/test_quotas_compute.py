@@ -54,16 +54,18 @@ def test_quota_set_bodies_follow_the_microversion(api):
     assert body["instances"] == 10 and body["cores"] == 20 and body["ram"] == 51200
     assert body["key_pairs"] == 100 and body["metadata_items"] == 128
     assert body["injected_files"] == 5 and body["fixed_ips"] == -1
-    assert "server_groups" not in body  # not served
+    assert body["server_groups"] == 10 and body["server_group_members"] == 10
     body = api.get(f"/compute/v2.1/os-quota-sets/{pid}", headers=mv("2.36")).json()["quota_set"]
     assert "fixed_ips" not in body and "security_groups" not in body
     assert "injected_files" in body
     body = api.get(f"/compute/v2.1/os-quota-sets/{pid}", headers=mv("2.57")).json()["quota_set"]
-    assert set(body) == {"id", "instances", "cores", "ram", "metadata_items", "key_pairs"}
+    assert set(body) == {"id", "instances", "cores", "ram", "metadata_items", "key_pairs",
+                         "server_groups", "server_group_members"}
     body = api.get(f"/compute/v2.1/os-quota-sets/{pid}/defaults",
                    user="demo", headers=mv()).json()["quota_set"]
     assert body == {"id": pid, "instances": 10, "cores": 20, "ram": 51200,
-                    "metadata_items": 128, "key_pairs": 100}
+                    "metadata_items": 128, "key_pairs": 100, "server_groups": 10,
+                    "server_group_members": 10}
 
 
 def test_quota_policy(api):
@@ -88,7 +90,7 @@ def test_update_validates_like_nova(api):
     assert r.status_code == 400
     assert r.json()["badRequest"]["message"] == (
         "Project ID 0123456789abcdef0123456789abcdef is not a valid project.")
-    for bad in ({"instances": -2}, {"instances": "ten"}, {"server_groups": 3},
+    for bad in ({"instances": -2}, {"instances": "ten"}, {"server_groupies": 3},
                 {"fixed_ips": 3}):
         r = api.put(f"/compute/v2.1/os-quota-sets/{pid}", headers=mv(),
                     json={"quota_set": bad})

@@ -39,4 +39,7 @@ def build(runtime: Any) -> Service:
 
     usage.add_routes(s)
     quotas.add_routes(s)
+    from stackling.compute.api import server_groups
+
+    server_groups.add_routes(s)
     return s

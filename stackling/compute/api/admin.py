@@ -339,18 +339,17 @@ def limits(rq: ApiRequest) -> Any:
         authorize(rq, "limits:other_project", {"project_id": project_id})
     limit = quotas.limits(rq.db, project_id)
     used = quotas.usage(rq.db, project_id)
-    # Server groups are not served: their keys keep Nova's defaults and no usage.
     absolute: dict[str, Any] = {
         "maxImageMeta": limit["metadata_items"], "maxPersonality": limit["injected_files"],
         "maxPersonalitySize": limit["injected_file_content_bytes"],
         "maxSecurityGroupRules": -1, "maxSecurityGroups": -1,
-        "maxServerMeta": limit["metadata_items"], "maxServerGroupMembers": 10,
-        "maxServerGroups": 10, "maxTotalCores": limit["cores"], "maxTotalFloatingIps": -1,
+        "maxServerMeta": limit["metadata_items"], "maxServerGroupMembers": limit["server_group_members"],
+        "maxServerGroups": limit["server_groups"], "maxTotalCores": limit["cores"], "maxTotalFloatingIps": -1,
         "maxTotalInstances": limit["instances"], "maxTotalKeypairs": limit["key_pairs"],
         "maxTotalRAMSize": limit["ram"], "totalCoresUsed": used["cores"],
         "totalFloatingIpsUsed": 0, "totalInstancesUsed": used["instances"],
         "totalRAMUsed": used["ram"], "totalSecurityGroupsUsed": 0,
-        "totalServerGroupsUsed": 0}
+        "totalServerGroupsUsed": used["server_groups"]}
     if version(rq).matches("2.36"):
         for key in ("maxSecurityGroupRules", "maxSecurityGroups", "maxTotalFloatingIps",
                     "totalFloatingIpsUsed", "totalSecurityGroupsUsed"):

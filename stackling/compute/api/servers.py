@@ -47,6 +47,8 @@ def create(rq: ApiRequest) -> Any:
     authorize(rq, "servers:create")
     data = body(rq, schemas.SERVER_CREATE, versioned=True)
     req = servers.request_from_body(data["server"])
+    hints = data.get("os:scheduler_hints") or data.get("OS-SCH-HNT:scheduler_hints") or {}
+    req.group = hints.get("group")
     if req.networks != network_api.NONE:
         authorize(rq, "servers:create:attach_network")
     instances = servers.create_servers(
