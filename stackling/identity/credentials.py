@@ -11,6 +11,7 @@ import datetime as dt
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
@@ -135,7 +136,9 @@ def get_ec2(db: Session, user_id: str, access: str) -> Credential:
     return cred
 
 
-def ec2_token_data(db: Session, creds: dict[str, Any], expiration: int) -> tokens.TokenData:
+def ec2_token_data(db: Session, creds: dict[str, Any], expiration: int,
+                   verify: Callable[[str, dict[str, Any]], bool] = ec2.verify
+                   ) -> tokens.TokenData:
     """The token an EC2-signed request earns: the credential's user, scoped to its project,
     once the signature checks out under the stored secret (Keystone's checks, in its
     order and with its answers: its 401s are security errors, whose body says only the
@@ -148,7 +151,7 @@ def ec2_token_data(db: Session, creds: dict[str, Any], expiration: int) -> token
     blob = ec2_blob(cred)
     if not creds.get("signature"):
         raise Unauthorized()  # EC2 signature not supplied
-    if not ec2.verify(str(blob.get("secret", "")), creds):
+    if not verify(str(blob.get("secret", "")), creds):
         raise Unauthorized()  # Invalid EC2 signature
     user = db.get(User, cred.user_id)
     project = db.get(Project, cred.project_id) if cred.project_id else None

@@ -1,5 +1,6 @@
 """Identity v3 routes for credentials: /v3/credentials, a user's EC2 credentials
-(/v3/users/{id}/credentials/OS-EC2) and the EC2 signature login (/v3/ec2tokens).
+(/v3/users/{id}/credentials/OS-EC2) and the signature logins (/v3/ec2tokens,
+/v3/s3tokens).
 
 Policies as Keystone's defaults: a user manages its own credentials, admins everyone's;
 another's credential is a 403 for a non-admin."""
@@ -10,7 +11,7 @@ from typing import Any
 
 from stackling.common.errors import BadRequest, Forbidden
 from stackling.common.http import ApiRequest, Service, json_response, no_content
-from stackling.identity import credentials, logic, tokens
+from stackling.identity import credentials, ec2, logic, tokens
 from stackling.identity.api import STRING, _collection_links, _keys, _links, check, limit_lengths
 from stackling.identity.delegation_models import Credential
 
@@ -152,18 +153,29 @@ def ec2_delete(rq: ApiRequest) -> Any:
     return no_content()
 
 
-def ec2_tokens(rq: ApiRequest) -> Any:
-    """POST /v3/ec2tokens: a token for a request signed with an EC2 secret."""
+def _signed_credentials(rq: ApiRequest) -> dict[str, Any]:
     body = rq.json(malformed="request must include a request body")
     if not body or not isinstance(body, dict):
         raise BadRequest("request must include a request body")
     creds = body.get("credentials") or body.get("credential") or body.get("ec2Credentials")
-    if not isinstance(creds, dict):
-        creds = {}
-    data = credentials.ec2_token_data(rq.db, creds, rq.settings.identity.token_expiration)
+    return creds if isinstance(creds, dict) else {}
+
+
+def ec2_tokens(rq: ApiRequest) -> Any:
+    """POST /v3/ec2tokens: a token for a request signed with an EC2 secret."""
+    data = credentials.ec2_token_data(rq.db, _signed_credentials(rq),
+                                      rq.settings.identity.token_expiration)
     token = tokens.issue(rq.db, _keys(rq), data)
     body = logic.render_token(rq.db, data, rq.base_url)
     return json_response({"token": body}, 200, {"X-Subject-Token": token})
+
+
+def s3_tokens(rq: ApiRequest) -> Any:
+    """POST /v3/s3tokens: an S3 request's signature checked (swift3/s3api middleware asks);
+    as Keystone, the token's body only, no X-Subject-Token."""
+    data = credentials.ec2_token_data(rq.db, _signed_credentials(rq),
+                                      rq.settings.identity.token_expiration, ec2.s3_verify)
+    return json_response({"token": logic.render_token(rq.db, data, rq.base_url)}, 200)
 
 
 def add_routes(s: Service) -> None:
@@ -174,3 +186,4 @@ def add_routes(s: Service) -> None:
     s.add("/v3/users/{user_id}/credentials/OS-EC2/{credential_id}", get=ec2_show,
           delete=ec2_delete)
     s.add("/v3/ec2tokens", public=True, post=ec2_tokens)
+    s.add("/v3/s3tokens", public=True, post=s3_tokens)

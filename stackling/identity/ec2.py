@@ -113,6 +113,39 @@ def verify(secret: str, creds: dict[str, Any]) -> bool:
     return False
 
 
+def s3_signature(secret: str, string_to_sign: bytes) -> str:
+    """An S3 request's signature over the string it signed: HMAC-SHA1 (base64), or AWS's
+    version 4 (hex) when that string is one (`AWS4-HMAC-SHA256`, a `…/s3/aws4_request`
+    scope)."""
+    if string_to_sign[:4] != b"AWS4":
+        return base64.b64encode(hmac.new(secret.encode(), string_to_sign,
+                                         hashlib.sha1).digest()).decode()
+    parts = string_to_sign.split(b"\n")
+    if len(parts) != 4 or parts[0] != V4.encode():
+        raise SignatureError("not an AWS4 string to sign")
+    scope = parts[2].split(b"/")
+    if len(scope) != 4 or scope[2] != b"s3" or scope[3] != b"aws4_request":
+        raise SignatureError("not an S3 scope")
+    key = b"AWS4" + secret.encode()
+    for part in scope:
+        key = hmac.new(key, part, hashlib.sha256).digest()
+    return hmac.new(key, string_to_sign, hashlib.sha256).hexdigest()
+
+
+def s3_verify(secret: str, creds: dict[str, Any]) -> bool:
+    """Whether an S3 token request's signature matches: `token` is the base64 of the string
+    the client signed (Keystone's /v3/s3tokens)."""
+    given = creds.get("signature")
+    if not isinstance(given, str) or not given:
+        return False
+    try:
+        to_sign = base64.urlsafe_b64decode(str(creds.get("token", "")))
+        expected = s3_signature(secret, to_sign)
+    except (ValueError, SignatureError):
+        return False
+    return hmac.compare_digest(expected.encode(), given.encode())
+
+
 def check_timestamp(creds: dict[str, Any], ttl: dt.timedelta, now: dt.datetime) -> str | None:
     """Why the signed request is too old, or None: it is good for `ttl` after its timestamp
     (params `Timestamp`, else `X-Amz-Date` in headers or params); one without a timestamp

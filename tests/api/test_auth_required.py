@@ -36,5 +36,6 @@ def test_public_routes_are_only_discovery_and_login(api):
     for method, path in public:
         # logins: a password/token/credential one, and an EC2-signed request (Keystone's)
         assert method in ("GET", "HEAD") or path in (
-            "/identity/v3/auth/tokens", "/identity/v3/ec2tokens"), (method, path)
+            "/identity/v3/auth/tokens", "/identity/v3/ec2tokens", "/identity/v3/s3tokens"), (
+                method, path)
     assert ("POST", "/identity/v3/auth/tokens") in public

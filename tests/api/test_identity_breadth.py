@@ -398,3 +398,38 @@ def test_restricted_application_credentials_manage_no_trusts(api):
     assert r.status_code == 403
     r = api.request("DELETE", f"{V3}/OS-TRUST/trusts/{trust}", token=made["unrestricted"])
     assert r.status_code == 204
+
+
+def test_s3tokens_check_s3_signatures(api):
+    """POST /v3/s3tokens (the S3 middleware's check): `token` is the base64 of the string
+    the client signed; HMAC-SHA1 or AWS4 (an s3 scope) with the credential's secret."""
+    import base64
+    import hashlib
+    import hmac
+
+    ids = _ids(api)
+    cred = api.post(f"{V3}/users/{ids['admin']}/credentials/OS-EC2",
+                    json={"tenant_id": ids["admin_project"]}).json()["credential"]
+    secret = cred["secret"].encode()
+    v1 = b"GET\n\n\nTue, 24 Nov 2026 19:00:00 +0000\n/bucket/key"
+    v1_sig = base64.b64encode(hmac.new(secret, v1, hashlib.sha1).digest()).decode()
+    scope = b"20261124/RegionOne/s3/aws4_request"
+    v4 = b"AWS4-HMAC-SHA256\n20261124T190000Z\n" + scope + b"\n" + b"0" * 64
+    key = b"AWS4" + secret
+    for part in scope.split(b"/"):
+        key = hmac.new(key, part, hashlib.sha256).digest()
+    v4_sig = hmac.new(key, v4, hashlib.sha256).hexdigest()
+
+    def s3(to_sign: bytes, signature: str) -> Any:
+        return api.client.post(f"{V3}/s3tokens", json={"credentials": {
+            "access": cred["access"], "token": base64.urlsafe_b64encode(to_sign).decode(),
+            "signature": signature}})
+
+    for to_sign, signature in ((v1, v1_sig), (v4, v4_sig)):
+        r = s3(to_sign, signature)
+        assert r.status_code == 200, r.text
+        assert r.json()["token"]["project"]["id"] == ids["admin_project"]
+        assert "X-Subject-Token" not in r.headers  # as Keystone: the body only
+        assert s3(to_sign, "bad").status_code == 401
+    ec2_scope = v4.replace(b"/s3/", b"/ec2/")
+    assert s3(ec2_scope, v4_sig).status_code == 401  # only an S3 scope
