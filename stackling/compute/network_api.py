@@ -260,10 +260,8 @@ def allocate_for_instance(db: Session, instance: Any, host: str, az: str,
         port = net.create_port(db, admin, body)
         info.append(_vif(_check_bound(port, host), label, False, req.get("tag")))
     if any(vif.get("preexisting") for vif in info):  # as Nova: the groups of its ports
-        ids = sorted({g for p in net.list_ports(db, admin, device_id=instance.uuid)
-                      for g in p.get("security_groups") or []})
-        groups = net.list_security_groups(db, admin, id=ids) if ids else []
-        instance.security_groups = sorted({g["name"] for g in groups})
+        instance.security_groups = net.port_security_group_names(
+            db, [vif["port_id"] for vif in info])
     return info
 
 

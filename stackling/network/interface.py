@@ -553,3 +553,19 @@ def check_routed_ports(db: Session) -> list[tuple[str, str, Any, Any, str]]:
     from stackling.network.segments import consistency
 
     return [tuple(d) for d in consistency.check_ports(db)]  # type: ignore[misc]
+
+
+def port_security_group_names(db: Session, port_ids: list[str]) -> list[str]:
+    """The names of these ports' security groups, sorted, each once: what Nova shows as
+    a server's `security_groups` (the groups of its ports). One query, no policy: the
+    caller (compute) shows them to the server's owner."""
+    from sqlalchemy import select
+
+    from stackling.network.core.models import PortSecurityGroup, SecurityGroup
+
+    if not port_ids:
+        return []
+    names = db.scalars(select(SecurityGroup.name).join(
+        PortSecurityGroup, PortSecurityGroup.security_group_id == SecurityGroup.id).where(
+        PortSecurityGroup.port_id.in_(port_ids)).distinct())
+    return sorted(set(names))
