@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.compute import api, build, flavors, hosts, segment_aggregates
+from stackling.compute.api import admin_extras as _extra_api
 from stackling.compute.api import proxies
 from stackling.compute.api import quotas as quota_api
 from stackling.compute.api import server_actions as action_api
@@ -87,6 +88,7 @@ POLICIES = {
     **quota_api.POLICIES,
     **server_group_api.POLICIES,
     **action_api.POLICIES,
+    **_extra_api.POLICIES,
 }
 
 

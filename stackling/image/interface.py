@@ -24,7 +24,8 @@ from stackling.image.logic import ImageNotFound
 from stackling.image.models import Image
 
 __all__ = ["ImageNotFound", "get_image", "image_ids_named", "create_snapshot",
-           "instance_images", "delete_image_records"]
+           "instance_images", "delete_image_records", "list_images", "delete_image",
+           "set_properties"]
 
 
 def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
@@ -90,3 +91,46 @@ def delete_image_records(db: Session, images: list[Image]) -> None:
         if data_dir is not None:
             (data_dir / image.id).unlink(missing_ok=True)
         db.delete(image)
+
+
+# Nova's image proxy (`/compute/v2.1/images`, below 2.36) reads and writes through these.
+def list_images(db: Session, ctx: RequestContext, filters: dict[str, str], *,
+                limit: int | None, marker: str | None) -> tuple[list[Image], bool]:
+    """`GET /v2/images` with Glance's filters (name, status, property values...): a page
+    and whether more follow."""
+    from stackling.common.listing import ListParams
+
+    params = ListParams(sorts=[("created_at", False)], limit=limit, marker=marker)
+    page = logic.list_images(db, ctx, dict(filters), params)
+    return page.rows, page.has_more
+
+
+def _own(db: Session, ctx: RequestContext, image_id: str) -> Image:
+    image = logic.get_image(db, ctx, image_id)
+    if not ctx.is_admin and image.owner != ctx.project_id:
+        from stackling.common.errors import Forbidden
+
+        raise Forbidden(f"You are not authorized to modify image {image_id}.")
+    return image
+
+
+def delete_image(db: Session, ctx: RequestContext, image_id: str) -> None:
+    """`DELETE /v2/images/{id}` (Glance's owner rule; a protected image is a 403)."""
+    _own(db, ctx, image_id)
+    data_dir = _data_dir(db)
+    logic.delete_image(db, ctx, image_id, data_dir if data_dir is not None else Path("/nonexistent"))
+
+
+def set_properties(db: Session, ctx: RequestContext, image_id: str,
+                   properties: dict[str, Any]) -> Image:
+    """Replace the image's free-form properties (its base attributes stay)."""
+    from sqlalchemy.orm.attributes import flag_modified
+
+    from stackling.common.db import utcnow
+
+    image = _own(db, ctx, image_id)
+    image.properties = dict(properties)
+    flag_modified(image, "properties")
+    image.updated_at = utcnow()
+    db.flush()
+    return image

@@ -42,4 +42,8 @@ def build(runtime: Any) -> Service:
     from stackling.compute.api import server_groups
 
     server_groups.add_routes(s)
+    from stackling.compute.api import admin_extras, images
+
+    images.add_routes(s)
+    admin_extras.add_routes(s)
     return s

@@ -363,7 +363,9 @@ def limits(rq: ApiRequest) -> Any:
 
 
 def extensions(rq: ApiRequest) -> Any:
-    return {"extensions": []}
+    from stackling.compute.api import admin_extras
+
+    return admin_extras.extensions_index(rq)
 
 
 def images_proxy(rq: ApiRequest) -> Any:
