@@ -70,7 +70,27 @@ def sync_hosts(db: Session, configured: list[Any]) -> list[str]:
     from stackling.network import interface as network
 
     network.record_hosts(db, [(h.name, list(h.physical_networks)) for h in configured])
+    if configured:
+        _ensure_control_services(db, configured[0].name)
     return touched
+
+
+# The services Nova runs beside its computes (a DevStack host lists them in os-services and
+# os-hosts, in zone `internal`): their work is done in process here; only their rows exist.
+CONTROL_SERVICES = ("nova-scheduler", "nova-conductor")
+
+
+def _ensure_control_services(db: Session, host: str) -> None:
+    """Register the control services once, on the first configured host (a deleted one
+    comes back at the next start, as a restarted Nova service registers again)."""
+    have = set(db.scalars(select(ComputeService.binary).where(
+        ComputeService.binary.in_(CONTROL_SERVICES))))
+    for binary in CONTROL_SERVICES:
+        if binary not in have:
+            db.add(ComputeService(uuid=service_uuid(host, binary), host=host, binary=binary,
+                                  topic=binary.removeprefix("nova-"), version=SERVICE_VERSION,
+                                  updated_at=utcnow_precise()))
+    db.flush()
 
 
 def _register(db: Session, host: Any) -> ComputeNode:
@@ -182,6 +202,10 @@ def delete_service(db: Session, service: ComputeService) -> None:
     it hosts instances or belongs to an aggregate, as Nova refuses."""
     from stackling.common.errors import Conflict
 
+    if service.binary != "nova-compute":  # a control service has no node nor instances
+        db.delete(service)
+        db.flush()
+        return
     if count_instances_on(db, service.host):
         raise Conflict("Unable to delete compute service that is hosting instances. "
                        "Migrate or delete the instances first.")

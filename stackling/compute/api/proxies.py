@@ -145,7 +145,8 @@ SERVER_ACTIONS = {"addSecurityGroup": add_security_group,
 def _sg_property(value: Any, prop: str) -> str:
     if not isinstance(value, str):
         raise BadRequest(f"Security group {prop} is not a string or unicode")
-    if not value.strip():
+    # Neutron allows an empty description (Nova's neutron driver checks a length of 0..255)
+    if not value.strip() and prop != "description":
         raise BadRequest(f"Security group {prop} cannot be empty.")
     if len(value) > 255:
         raise BadRequest(f"Security group {prop} should not be greater than 255 characters.")
