@@ -25,7 +25,7 @@ from stackling.image.models import Image
 
 __all__ = ["ImageNotFound", "get_image", "image_ids_named", "create_snapshot",
            "instance_images", "delete_image_records", "list_images", "delete_image",
-           "set_properties"]
+           "set_properties", "authorize"]
 
 
 def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
@@ -134,3 +134,13 @@ def set_properties(db: Session, ctx: RequestContext, image_id: str,
     image.updated_at = utcnow()
     db.flush()
     return image
+
+
+def authorize(rq: Any, action: str, image: Image) -> None:
+    """Glance's policy check of `action` (`modify_image`, `delete_image`...) on `image`
+    for a request another service serves on the caller's behalf (Nova's image proxy)."""
+    from stackling.common.errors import Forbidden
+    from stackling.image import policy
+
+    rq.authorize(action, policy.target(image), exc=Forbidden(
+        f"You are not authorized to complete {action} action."))

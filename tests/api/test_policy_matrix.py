@@ -277,6 +277,14 @@ network DELETE /v2.0/address_scopes/{address_scope_id}            member-write
 network GET    /v2.0/agents/{agent_id}                            admin-hidden
 network PUT    /v2.0/agents/{agent_id}                            admin-hidden   agent
 network DELETE /v2.0/agents/{agent_id}                            admin-hidden
+network GET    /v2.0/trunks                                       any-read
+network POST   /v2.0/trunks                                       member-create  trunk other=404
+network GET    /v2.0/trunks/{trunk_id}                            reader-read
+network PUT    /v2.0/trunks/{trunk_id}                            member-write   trunk_update
+network DELETE /v2.0/trunks/{trunk_id}                            member-write
+network PUT    /v2.0/trunks/{trunk_id}/add_subports               member-write   sub_ports
+network PUT    /v2.0/trunks/{trunk_id}/remove_subports            member-write   sub_ports
+network GET    /v2.0/trunks/{trunk_id}/get_subports               reader-read
 # ---------------------------------------------------------------- placement
 placement GET    /resource_classes                                admin-only
 placement POST   /resource_classes                                admin-only
@@ -392,6 +400,26 @@ compute GET    /v2.1/os-simple-tenant-usage                       admin-only
 compute GET    /v2.1/os-simple-tenant-usage/{tenant_id}           any-read
 compute GET    /v2.1/os-hosts                                     admin-only     mv=2.42
 compute GET    /v2.1/os-hosts/{host_name}                         admin-only     mv=2.42
+compute PUT    /v2.1/os-hosts/{host_name}                         admin-only     mv=2.42
+compute GET    /v2.1/os-hosts/{host_name}/startup                 admin-only     mv=2.42
+compute GET    /v2.1/os-hosts/{host_name}/shutdown                admin-only     mv=2.42
+compute GET    /v2.1/os-hosts/{host_name}/reboot                  admin-only     mv=2.42
+compute GET    /v2.1/os-hypervisors/{hypervisor_id}/search        admin-only     mv=2.52
+compute GET    /v2.1/os-hypervisors/{hypervisor_id}/servers       admin-only     mv=2.52
+compute GET    /v2.1/os-instance_usage_audit_log                  admin-only
+compute GET    /v2.1/os-instance_usage_audit_log/{before_timestamp}  admin-only
+compute GET    /v2.1/extensions/{alias}                           fake-ids
+# Nova's image proxy (up to 2.35): Glance's rules on the caller's behalf
+compute GET    /v2.1/images                                       any-read       mv=2.35
+compute GET    /v2.1/images/detail                                any-read       mv=2.35
+compute GET    /v2.1/images/{image_id}                            reader-read    mv=2.35
+compute DELETE /v2.1/images/{image_id}                            member-write   mv=2.35
+compute GET    /v2.1/images/{image_id}/metadata                   reader-read    mv=2.35
+compute POST   /v2.1/images/{image_id}/metadata                   member-write   mv=2.35 image_meta
+compute PUT    /v2.1/images/{image_id}/metadata                   member-write   mv=2.35 image_meta
+compute GET    /v2.1/images/{image_id}/metadata/{key}             reader-read    mv=2.35
+compute PUT    /v2.1/images/{image_id}/metadata/{key}             member-write   mv=2.35 image_meta_item
+compute DELETE /v2.1/images/{image_id}/metadata/{key}             member-write   mv=2.35 admin=404
 compute GET    /v2.1/servers/{server_id}/migrations               admin-only other=404
 compute GET    /v2.1/servers/{server_id}/migrations/{migration_id}          admin-only other=404
 compute DELETE /v2.1/servers/{server_id}/migrations/{migration_id}          admin-only other=404
@@ -540,6 +568,9 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
         "minimum": 3000, "maximum": 3009, "shared": True}},
     "segment_range_update": lambda w: {"network_segment_range": {"name": "r2"}},
     "address_scope_update": lambda w: {"address_scope": {"name": "a2"}},
+    "trunk": lambda w: {"trunk": {"port_id": w["trunk_parent_id"]}},
+    "trunk_update": lambda w: {"trunk": {"name": "t2"}},
+    "sub_ports": lambda w: {"sub_ports": []},
     "rbac_policy": lambda w: {"rbac_policy": {
         "object_type": "network", "object_id": w["rbac_network_id"],
         "action": "access_as_shared", "target_tenant": w["admin_project_id"]}},
@@ -552,6 +583,8 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "address_scope": lambda w: {"address_scope": {"name": "a", "ip_version": 4}},
     "image_import": lambda w: {"method": {"name": "glance-direct"}},
     "console": lambda w: {"remote_console": {"protocol": "vnc", "type": "novnc"}},
+    "image_meta": lambda w: {"metadata": {"k1": "v1"}},
+    "image_meta_item": lambda w: {"meta": {"k1": "v2"}},
     "proxy_sg": lambda w: {"security_group": {"name": "g", "description": "d"}},
     "proxy_fip": lambda w: {"pool": "public"},
     "proxy_sg_rule": lambda w: {"security_group_rule": {
@@ -783,9 +816,14 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
     "fip_id": lambda w: w.ok("POST", "/networking/v2.0/floatingips", {"floatingip": {
         "floating_network_id": w.ids["public_id"]}})["floatingip"]["id"],
     "image_id": lambda w: w.ok("POST", "/image/v2/images", {
-        "name": "w", "disk_format": "raw", "container_format": "bare"})["id"],
+        "name": "w", "disk_format": "raw", "container_format": "bare", "k1": "v"})["id"],
     "member_id": lambda w: w.ok("POST", f"/image/v2/images/{w.ids['image_id']}/members", {
         "member": f"m-{w.count()}"})["member_id"],
+    "trunk_parent_id": lambda w: w.ok("POST", "/networking/v2.0/ports", {"port": {
+        "network_id": w.ids["network_id"]}})["port"]["id"],
+    "trunk_id": lambda w: w.ok("POST", "/networking/v2.0/trunks", {"trunk": {
+        "port_id": w.ok("POST", "/networking/v2.0/ports", {"port": {
+            "network_id": w.ids["network_id"]}})["port"]["id"]}})["trunk"]["id"],
 }
 
 

@@ -123,10 +123,8 @@ def show(rq: ApiRequest) -> Any:
 def delete(rq: ApiRequest) -> Any:
     _guard(rq)
     image = _get(rq)
-    try:
-        images.delete_image(rq.db, rq.ctx, image.id)
-    except Forbidden as err:
-        raise Forbidden(str(getattr(err, "message", err))) from None
+    images.authorize(rq, "delete_image", image)
+    images.delete_image(rq.db, rq.ctx, image.id)
     return no_content()
 
 
@@ -145,6 +143,7 @@ def _meta_body(rq: ApiRequest, key: str) -> dict[str, Any]:
 
 
 def _save(rq: ApiRequest, image: Any, props: dict[str, Any]) -> Any:
+    images.authorize(rq, "modify_image", image)
     if len(props) > MAX_IMAGE_META:
         raise Forbidden("Quota exceeded for metadata items: too many image properties.")
     for key in props:
