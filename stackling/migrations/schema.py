@@ -27,6 +27,7 @@ MODEL_MODULES = [
     "stackling.network.rbac.models",
     "stackling.network.segments.models",
     "stackling.network.agent_models",
+    "stackling.network.trunks.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

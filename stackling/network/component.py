@@ -13,6 +13,7 @@ from stackling.network.rbac import address_scopes
 from stackling.network.rbac import policies as rbac_policies
 from stackling.network.segments import ranges as segment_ranges
 from stackling.network.segments import segments
+from stackling.network.trunks import trunks
 from stackling.runtime import CatalogEntry, Component
 
 
@@ -38,7 +39,8 @@ COMPONENT = Component(
     build=_build,
     policies={**POLICIES, **segment_ranges.POLICIES, **l3_policy.POLICIES,
               **segments.POLICIES, **agents.POLICIES, **rbac_policies.POLICIES,
-              **address_scopes.POLICIES, **subnetpools.POLICIES},
+              **address_scopes.POLICIES, **subnetpools.POLICIES,
+              **trunks.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     bootstrap=[("base", bootstrap.bootstrap_network)],
     start=_start,

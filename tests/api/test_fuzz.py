@@ -253,6 +253,10 @@ class Ids:
             port = post("/networking/v2.0/ports", {"port": {"network_id": net}}, "port",
                         "port_id")
             self.by_collection["ports"] = port or "x"
+            parent = post("/networking/v2.0/ports", {"port": {"network_id": net}}, "port")
+            trunk = post("/networking/v2.0/trunks", {"trunk": {"port_id": parent}}, "trunk",
+                         "trunk_id") if parent else None
+            self.by_collection["trunks"] = trunk or "x"
         router = post("/networking/v2.0/routers", {"router": {"name": "fuzz"}}, "router",
                       "router_id")
         self.by_collection["routers"] = router or "x"

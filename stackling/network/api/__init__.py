@@ -32,6 +32,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.agents",
     "stackling.network.api.rbac_policies",
     "stackling.network.api.address_scopes",
+    "stackling.network.api.trunks",
 ]
 
 

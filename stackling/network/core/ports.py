@@ -9,7 +9,7 @@ generated MAC that collides is regenerated, a requested one is a 409 MacAddressI
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import netaddr
@@ -81,6 +81,13 @@ L3_OWNERS = ("network:router_interface", "network:router_interface_distributed",
              "network:ha_router_replicated_interface", "network:router_gateway",
              "network:floatingip")
 MAC_ATTEMPTS = 16
+
+# What extension modules (trunks, ...) add to ports, without ports knowing them:
+# (db, rendered views) -> None adds attributes; (db, port) -> None before a delete
+# raises to refuse it; (db, port) -> None after an update follows its changes.
+RENDER_EXTENSIONS: list[Callable[[Session, list[dict[str, Any]]], None]] = []
+DELETE_CHECKS: list[Callable[[Session, Port], None]] = []
+AFTER_UPDATE: list[Callable[[Session, Port], None]] = []
 
 
 def _fixed_ips(value: Any) -> list[dict[str, str]]:
@@ -227,8 +234,11 @@ def render(db: Session, ctx: RequestContext, ports: Sequence[Port],
     hide = pol.ReadFilter(db, ctx, "get_port", BINDING_READ)
     known = standard.take_known(ports)
     if known is not None:  # just created: nothing to read back
-        return [hide.apply(view(standard.values(p), *k)) for p, k in zip(ports, known,
+        made = [hide.apply(view(standard.values(p), *k)) for p, k in zip(ports, known,
                                                                           strict=True)]
+        for extend in RENDER_EXTENSIONS:
+            extend(db, made)
+        return made
     ids = [p.id for p in ports]
     fixed: dict[str, list[dict[str, str]]] = {i: [] for i in ids}
     groups: dict[str, list[str]] = {i: [] for i in ids}
@@ -252,6 +262,8 @@ def render(db: Session, ctx: RequestContext, ports: Sequence[Port],
         d = standard.values(p)
         i = d["id"]
         out.append(hide.apply(view(d, fixed[i], groups[i], pairs[i], tags.get(i, []))))
+    for extend in RENDER_EXTENSIONS:
+        extend(db, out)
     return out
 
 
@@ -330,6 +342,9 @@ def _bind(port: Port, host: str | None) -> None:
         port.binding_vif_type = "unbound"
         port.binding_vif_details = {}
         port.status = "DOWN"
+
+
+bind = _bind  # for extensions: trunk sub-ports are bound where their parent is
 
 
 def _security_groups(db: Session, ctx: RequestContext, project_id: str,
@@ -710,6 +725,9 @@ def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str,
     if routed_net:
         _routed_binding(db, port, "fixed_ips" in attrs, old_segments)
     standard.touch(port)
+    if "binding:host_id" in attrs:
+        for after in AFTER_UPDATE:
+            after(db, port)
     db.flush()
     return port
 
@@ -785,6 +803,8 @@ def delete_port(db: Session, ctx: RequestContext, port_id: str, if_match: int | 
     if l3_port_check and port.device_owner in L3_OWNERS:
         raise errors.ServicePortInUse(port_id=port.id,
                                       reason=f"has device owner {port.device_owner}")
+    for check in DELETE_CHECKS:
+        check(db, port)
     _disassociate_floatingips(db, port.id)
     old_segments = routed.segments_of_port(db, port.id)
     db.execute(delete(IPAllocation).where(IPAllocation.port_id == port.id))
