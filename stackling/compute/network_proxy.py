@@ -323,6 +323,24 @@ def _port_value(value: Any, name: str) -> int:
         raise BadRequest(f"Invalid {name} port {value}.") from None
 
 
+def parse_cidr(cidr: Any) -> str:
+    """Nova's parse_cidr: none is 0.0.0.0/0; the value is URL-unquoted and must be a
+    network with an explicit prefix length (oslo's is_valid_cidr), else a 400."""
+    from urllib.parse import unquote
+
+    if not cidr:
+        return "0.0.0.0/0"
+    text = unquote(cidr) if isinstance(cidr, str) else ""
+    try:
+        ipaddress.ip_network(text, strict=False)
+        valid = "/" in text and text.split("/", 1)[1] != ""
+    except ValueError:
+        valid = False
+    if not valid:
+        raise BadRequest(f"{cidr} is not a valid IP network.")
+    return text
+
+
 def rule_body(values: dict[str, Any], parent: dict[str, Any]) -> dict[str, Any]:
     """Nova's rule arguments (ip_protocol, from_port, to_port, cidr | group_id) as a
     Neutron ingress rule (nova.network.security_group_api.new_*_ingress_rule)."""
@@ -333,11 +351,8 @@ def rule_body(values: dict[str, Any], parent: dict[str, Any]) -> dict[str, Any]:
     if group_id:
         body["remote_group_id"] = group_id
     else:
-        cidr = cidr or "0.0.0.0/0"
-        try:
-            network = ipaddress.ip_network(cidr, strict=False)
-        except ValueError:
-            raise BadRequest(f"Invalid cidr {cidr}.") from None
+        cidr = parse_cidr(cidr)
+        network = ipaddress.ip_network(cidr, strict=False)
         if network.prefixlen == 0 and str(network.network_address) not in ("0.0.0.0", "::"):
             raise BadRequest(f"Bad prefix for network in cidr {cidr}")
         body["remote_ip_prefix"] = cidr

@@ -178,3 +178,40 @@ def test_extensions_list_and_show(api):
     r = api.get("/compute/v2.1/extensions/os-keypairs", user="demo")
     assert r.status_code == 200 and r.json()["extension"]["name"] == "Keypairs"
     assert api.get("/compute/v2.1/extensions/os-nothing", user="demo").status_code == 404
+
+
+def test_security_group_proxy_ids_and_cidr(api):
+    h = mv(OLD)
+    sg = api.post("/compute/v2.1/os-security-groups", user="demo", headers=h, json={
+        "security_group": {"name": "cidrs", "description": "d"}}).json()["security_group"]
+    for bad in ("sg-not-an-int", "12"):
+        for call in (api.get, api.delete):
+            r = call(f"/compute/v2.1/os-security-groups/{bad}", user="demo", headers=h)
+            assert r.status_code == 400, (bad, r.text)
+            assert r.json()["badRequest"]["message"] == "Security group id should be uuid"
+        r = api.put(f"/compute/v2.1/os-security-groups/{bad}", user="demo", headers=h,
+                    json={"security_group": {"name": "n", "description": "d"}})
+        assert r.status_code == 400
+        r = api.post("/compute/v2.1/os-security-group-rules", user="demo", headers=h, json={
+            "security_group_rule": {"parent_group_id": bad, "ip_protocol": "tcp",
+                                    "from_port": 22, "to_port": 22}})
+        assert r.status_code == 400
+        assert api.delete(f"/compute/v2.1/os-security-group-rules/{bad}", user="demo",
+                          headers=h).status_code == 400
+
+    def rule(cidr):
+        return api.post("/compute/v2.1/os-security-group-rules", user="demo", headers=h, json={
+            "security_group_rule": {"parent_group_id": sg["id"], "ip_protocol": "tcp",
+                                    "from_port": 80, "to_port": 80, "cidr": cidr}})
+
+    r = rule("10.2.3.0%2F24")  # URL-quoted, as Nova unquotes it
+    assert r.status_code == 200, r.text
+    assert r.json()["security_group_rule"]["ip_range"] == {"cidr": "10.2.3.0/24"}
+    for bad in ("10.2.3.4", "10.2.3.0/", "not-a-cidr", "10.0.0.0/33"):
+        r = rule(bad)
+        assert r.status_code == 400 and r.json()["badRequest"]["message"] == (
+            f"{bad} is not a valid IP network."), bad
+    r = api.post("/compute/v2.1/os-security-group-rules", user="demo", headers=h, json={
+        "security_group_rule": {"parent_group_id": sg["id"], "ip_protocol": "tcp",
+                                "from_port": 81, "to_port": 81, "group_id": "x1"}})
+    assert r.status_code == 400

@@ -89,7 +89,7 @@ def _list(rq: ApiRequest, detailed: bool) -> Any:
     limit = page_limit(rq)
     try:
         rows, _ = images.list_images(rq.db, rq.ctx, _filters(rq), limit=limit, marker=marker)
-    except BadRequest:
+    except (BadRequest, images.ImageNotFound):
         raise BadRequest(f"marker [{marker}] not found") from None
     for key, attr in (("minRam", "min_ram"), ("minDisk", "min_disk")):
         if rq.query.get(key):

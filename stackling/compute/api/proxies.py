@@ -142,6 +142,17 @@ SERVER_ACTIONS = {"addSecurityGroup": add_security_group,
 
 
 # ------------------------------------------------------------------ os-security-groups
+def _sg_id(value: Any) -> str:
+    """Nova's validate_id: a security group (or rule) id is a UUID, else a 400."""
+    import uuid
+
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        raise BadRequest("Security group id should be uuid") from None
+    return str(value)
+
+
 def _sg_property(value: Any, prop: str) -> str:
     if not isinstance(value, str):
         raise BadRequest(f"Security group {prop} is not a string or unicode")
@@ -167,7 +178,8 @@ def sg_index(rq: ApiRequest) -> Any:
 
 def sg_show(rq: ApiRequest) -> Any:
     _proxy(rq, "os-security-groups:show")
-    return {"security_group": network_proxy.show_group(rq.db, rq.ctx, rq.path_params["sg_id"])}
+    return {"security_group": network_proxy.show_group(rq.db, rq.ctx,
+                                                       _sg_id(rq.path_params["sg_id"]))}
 
 
 def sg_create(rq: ApiRequest) -> Any:
@@ -178,6 +190,7 @@ def sg_create(rq: ApiRequest) -> Any:
 
 def sg_update(rq: ApiRequest) -> Any:
     _proxy(rq, "os-security-groups:update")
+    _sg_id(rq.path_params["sg_id"])
     name, description = _sg_values(rq)
     return {"security_group": network_proxy.update_group(rq.db, rq.ctx, rq.path_params["sg_id"],
                                                          name, description)}
@@ -185,6 +198,7 @@ def sg_update(rq: ApiRequest) -> Any:
 
 def sg_delete(rq: ApiRequest) -> Any:
     _proxy(rq, "os-security-groups:delete")
+    _sg_id(rq.path_params["sg_id"])
     network_proxy.delete_group(rq.db, rq.ctx, rq.path_params["sg_id"])
     return 202, None
 
@@ -192,11 +206,15 @@ def sg_delete(rq: ApiRequest) -> Any:
 def rule_create(rq: ApiRequest) -> Any:
     _proxy(rq, "os-security-groups:rule:create")
     rule = _body(rq, "security_group_rule")
+    _sg_id(rule.get("parent_group_id"))
+    if rule.get("group_id") is not None:
+        _sg_id(rule["group_id"])
     return {"security_group_rule": network_proxy.create_rule(rq.db, rq.ctx, rule)}
 
 
 def rule_delete(rq: ApiRequest) -> Any:
     _proxy(rq, "os-security-groups:rule:delete")
+    _sg_id(rq.path_params["rule_id"])
     network_proxy.delete_rule(rq.db, rq.ctx, rq.path_params["rule_id"])
     return 202, None
 
