@@ -7,9 +7,12 @@ next pass retries it. A pass from nothing (a start after kill -9) converges the 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +83,9 @@ class Reconciler:
                 self._nft.pop(name, None)
                 self.handles.drop(name)
                 self._try(f"namespace {name}", kernel.remove_namespace, name)
+        status = {"pass": self._passes, "at": time.time(), "converged": not self.failures,
+                  "failures": len(self.failures), "pid": os.getpid()}
+        (self.run_dir / "status.json").write_text(json.dumps(status))  # observed, for tools
         if self.failures:
             LOG.warning("dataplane: %d object(s) not converged, retried next pass: %s",
                         len(self.failures), "; ".join(f"{k}: {v}" for k, v in
