@@ -99,6 +99,10 @@ def _demo_hosts() -> list[HostSettings]:
 class ComputeSettings:
     hosts: list[HostSettings] = field(default_factory=_demo_hosts)
     build_workers: int = 2
+    # Seconds a reboot or rebuild stays in its task state (REBOOT, HARD_REBOOT, REBUILD) so
+    # that pollers see it: 2 s outlasts a 1 s poll interval (tempest's, gophercloud's) that
+    # starts with a sleep, with room for the round trip. 0: done within the request.
+    action_min_duration: float = 2.0
 
 
 @dataclass

@@ -56,6 +56,9 @@ SERVER_ENV = {
     "STACKLING_DEMO_PASSWORD": DEMO_PASSWORD,
     # Tests log in thousands of times: the cheapest bcrypt cost Keystone accepts.
     "STACKLING_IDENTITY__PASSWORD_HASH_ROUNDS": "4",
+    # Reboots and rebuilds complete within their request (the test of the transitional
+    # states sets its own minimum duration).
+    "STACKLING_COMPUTE__ACTION_MIN_DURATION": "0",
 }
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackling.compute import api, build, flavors, hosts, segment_aggregates
+from stackling.compute import api, build, flavors, hosts, segment_aggregates, transitions
 from stackling.compute.api import admin_extras as _extra_api
 from stackling.compute.api import proxies
 from stackling.compute.api import quotas as quota_api
 from stackling.compute.api import server_actions as action_api
 from stackling.compute.api import server_groups as server_group_api
+from stackling.compute.api import server_password as _password_api
 from stackling.compute.api import usage as usage_api
 from stackling.observability import metrics
 from stackling.runtime import CatalogEntry, Component
@@ -89,6 +90,7 @@ POLICIES = {
     **server_group_api.POLICIES,
     **action_api.POLICIES,
     **_extra_api.POLICIES,
+    **_password_api.POLICIES,
 }
 
 
@@ -98,12 +100,18 @@ def _start(runtime: Any) -> None:
     runtime.state["compute.builder"] = worker
     worker.start()
     metrics.PENDING_WORK["server_builds"] = build.pending_count
+    finisher = transitions.TransitionWorker(runtime)
+    runtime.state["compute.transitions"] = finisher
+    finisher.start()
 
 
 def _stop(runtime: Any) -> None:
     worker = runtime.state.pop("compute.builder", None)
     if worker is not None:
         worker.stop()
+    finisher = runtime.state.pop("compute.transitions", None)
+    if finisher is not None:
+        finisher.stop()
 
 
 # Network asks compute for segments' host aggregates and servers' projects through the

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError, BadRequest, Conflict
-from stackling.compute import hosts, network_api, scheduler
+from stackling.compute import hosts, network_api, scheduler, transitions
 from stackling.compute.errors import ImageNotFound, InstanceInvalidState
 from stackling.compute.models import Instance
 from stackling.compute.move_models import ConsoleAuthToken
@@ -257,7 +257,9 @@ def rebuild(db: Session, ctx: RequestContext, inst: Instance, values: dict[str, 
                 raise BadRequest("Invalid key_name provided.") from None
             inst.key_name, inst.key_data = key.name, key.public_key
     stopped = inst.vm_state == "stopped"
-    _set(inst, "stopped" if stopped else "active", SHUTDOWN if stopped else RUNNING)
+    end = ("stopped", SHUTDOWN) if stopped else ("active", RUNNING)
+    if not transitions.begin(db, inst, "rebuilding", *end):  # REBUILD for a while
+        _set(inst, *end)
     inst.fault = None
     inst.launched_at = utcnow_precise()
     record_action(db, ctx, inst, "rebuild", [("compute_rebuild_instance", inst.host)])

@@ -18,7 +18,15 @@ from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError, BadRequest, Forbidden
 from stackling.common.listing import to_bool
 from stackling.common.patterns import PatternError, PatternTooCostly, UserPattern
-from stackling.compute import actions, aggregates, hosts, network_api, scheduler, server_groups
+from stackling.compute import (
+    actions,
+    aggregates,
+    hosts,
+    network_api,
+    scheduler,
+    server_groups,
+    transitions,
+)
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
     FlavorDiskTooSmall,
@@ -462,8 +470,10 @@ ACTIONS = {
 }
 
 
-def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str) -> None:
-    """Power actions take effect at once: there is no hypervisor to wait for."""
+def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
+               hard: bool = False) -> None:
+    """Power actions take effect at once: there is no hypervisor to wait for; a reboot
+    (`hard`: HARD_REBOOT) stays in its task state for the minimum duration (transitions)."""
     from stackling.compute.errors import InstanceInvalidState
 
     allowed_states, vm_state, power_state, method = ACTIONS[action]
@@ -474,8 +484,10 @@ def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str) ->
             "vm_state", inst.vm_state)
         raise InstanceInvalidState(method=method, instance_uuid=inst.uuid, attr=attr,
                                    state=state)
-    inst.vm_state, inst.power_state = vm_state, power_state
-    inst.updated_at = utcnow_precise()
+    task = ("rebooting_hard" if hard else "rebooting") if action == "reboot" else None
+    if task is None or not transitions.begin(db, inst, task, vm_state, power_state):
+        inst.vm_state, inst.power_state = vm_state, power_state
+        inst.updated_at = utcnow_precise()
     actions.record(db, ctx, inst, method)
     db.flush()
 

@@ -94,3 +94,25 @@ def test_cli_flavor_and_server_group(cloud):
     quota = cloud.cli("quota", "show", project.id, "-f", "json")
     values = {q["Resource"]: q["Limit"] for q in quota} if isinstance(quota, list) else quota
     assert values["server-groups"] == 7 and values["server-group-members"] == 3
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_sdk_sees_the_reboot_and_rebuild_states_at_the_default_duration(cloud_factory, backend):
+    """openstacksdk waits for HARD_REBOOT / REBUILD as a client polling every second would
+    (the default minimum duration, 2 s, which the test suite otherwise sets to 0), then
+    for ACTIVE; the completion is a worker's, after the request answered."""
+    from stackling.config import ComputeSettings
+
+    default = str(ComputeSettings().action_min_duration)
+    cloud = cloud_factory(backend, workers=2,
+                          extra_env={"STACKLING_COMPUTE__ACTION_MIN_DURATION": default})
+    conn = cloud.new_project_member()["sdk"]
+    server = conn.compute.wait_for_server(conn.compute.create_server(
+        name="observed", flavor_id="1", image_id=CIRROS, networks="none"), wait=120)
+    conn.compute.reboot_server(server, "HARD")
+    conn.compute.wait_for_server(server, status="HARD_REBOOT", interval=1, wait=30)
+    conn.compute.wait_for_server(server, status="ACTIVE", interval=1, wait=60)
+    conn.compute.rebuild_server(server, image=CIRROS)
+    conn.compute.wait_for_server(server, status="REBUILD", interval=1, wait=30)
+    conn.compute.wait_for_server(server, status="ACTIVE", interval=1, wait=60)
+    conn.compute.delete_server(server)

@@ -289,7 +289,8 @@ def action(rq: ApiRequest) -> Any:
                 raise BadRequest("Invalid input for field/attribute type. Value: "
                                  f"{kind}. {kind!r} is not one of ['HARD', 'Hard', 'hard', "
                                  "'SOFT', 'Soft', 'soft']")
-        servers.run_action(rq.db, rq.ctx, inst, name)
+        hard = name == "reboot" and str(data["reboot"].get("type")).upper() == "HARD"
+        servers.run_action(rq.db, rq.ctx, inst, name, hard=hard)
         return 202, None
     if name in ("lock", "unlock") and version(rq).matches("2.1"):
         authorize(rq, f"os-lock-server:{name}", _target(inst))
