@@ -1,4 +1,5 @@
-"""Keypairs: imported public keys or generated ed25519 pairs, per user."""
+"""Keypairs: imported public keys or generated ed25519 pairs (x509: RSA certificates),
+per user."""
 
 from __future__ import annotations
 
@@ -44,18 +45,54 @@ def generate() -> tuple[str, str]:
     return private_pem, public + " Generated-by-Nova"
 
 
+def x509_fingerprint(pem: str) -> str:
+    """Colon-separated SHA-1 of the certificate's DER form, as Nova's x509 fingerprint."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    try:
+        cert = x509.load_pem_x509_certificate(pem.strip().encode())
+    except (ValueError, TypeError) as err:
+        raise InvalidKeypair(reason=f"failed to generate X509 fingerprint. Error message: "
+                                    f"{err}") from None
+    digest = cert.fingerprint(hashes.SHA1()).hex()  # noqa: S303 (the fingerprint Nova shows)
+    return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
+
+
+def generate_x509(user_id: str) -> tuple[str, str]:
+    """A new (private RSA PEM, self-signed certificate PEM) pair for WinRM, as Nova makes
+    one: CN is the user, a client-auth certificate with the user's UPN, 10 years."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, user_id)])
+    upn = ObjectIdentifier("1.3.6.1.4.1.311.20.2.3")  # Microsoft's user principal name
+    upn_value = f"{user_id}@localhost".encode()
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now).not_valid_after(now + dt.timedelta(days=3650))
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), False)
+            .add_extension(x509.SubjectAlternativeName([x509.OtherName(
+                upn, b"\x0c" + bytes([len(upn_value)]) + upn_value)]), False)
+            .sign(key, hashes.SHA256()))
+    private_pem = key.private_bytes(serialization.Encoding.PEM,
+                                    serialization.PrivateFormat.TraditionalOpenSSL,
+                                    serialization.NoEncryption()).decode()
+    return private_pem, cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
 def create_keypair(db: Session, user_id: str, name: str, public_key: str | None,
                    key_type: str = "ssh") -> tuple[KeyPair, str | None]:
     private = None
     if public_key is None:
-        if key_type == "x509":
-            raise InvalidKeypair(reason="x509 keypairs must be imported")
-        private, public_key = generate()
-    if key_type == "ssh":
-        fp = fingerprint(public_key)
-    else:
-        fp = hashlib.sha1(public_key.encode(), usedforsecurity=False).hexdigest()
-        fp = ":".join(fp[i:i + 2] for i in range(0, len(fp), 2))
+        private, public_key = generate_x509(user_id) if key_type == "x509" else generate()
+    fp = fingerprint(public_key) if key_type == "ssh" else x509_fingerprint(public_key)
     keypair = KeyPair(name=name, user_id=user_id, type=key_type, public_key=public_key,
                       fingerprint=fp)
     try:

@@ -174,8 +174,10 @@ def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: b
         server["OS-EXT-STS:vm_state"] = inst.vm_state
         server["OS-EXT-STS:power_state"] = inst.power_state
         server["os-extended-volumes:volumes_attached"] = []
-        if inst.network_info:
-            groups = inst.security_groups or ["default"]
+        # Nova leaves the key out when the server's ports are in no group at all
+        # (removeSecurityGroup down to none); a row without the list shows default.
+        groups = ["default"] if inst.security_groups is None else inst.security_groups
+        if inst.network_info and groups:
             server["security_groups"] = [{"name": g} for g in groups]
         if version.matches("2.16") and show_host_status:
             server["host_status"] = "UP" if inst.host else ""

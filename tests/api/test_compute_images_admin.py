@@ -215,3 +215,101 @@ def test_security_group_proxy_ids_and_cidr(api):
         "security_group_rule": {"parent_group_id": sg["id"], "ip_protocol": "tcp",
                                 "from_port": 81, "to_port": 81, "group_id": "x1"}})
     assert r.status_code == 400
+
+
+# ------------------------------------------------------------------ server details
+def _active(api, **kw):
+    r = boot(api, user="demo", **kw)
+    assert r.status_code == 202, r.text
+    return wait_status(api, r.json()["server"]["id"])["id"]
+
+
+def _act(api, sid, body, version="2.1"):
+    return api.post(f"/compute/v2.1/servers/{sid}/action", user="demo", headers=mv(version),
+                    json=body)
+
+
+def test_rebuild_shows_key_name_from_2_54_and_user_data_from_2_57(api):
+    sid = _active(api, networks="none")
+    api.post("/compute/v2.1/os-keypairs", user="demo", json={"keypair": {"name": "rb-key"}})
+    r = _act(api, sid, {"rebuild": {"imageRef": CIRROS}}, "2.53")
+    assert r.status_code == 202 and "key_name" not in r.json()["server"]
+    r = _act(api, sid, {"rebuild": {"imageRef": CIRROS, "key_name": "rb-key"}}, "2.54")
+    assert r.status_code == 202, r.text
+    assert r.json()["server"]["key_name"] == "rb-key" and "user_data" not in r.json()["server"]
+    r = _act(api, sid, {"rebuild": {"imageRef": CIRROS, "user_data": "aGk=",
+                                    "key_name": None}}, "2.57")
+    assert r.status_code == 202, r.text
+    server = r.json()["server"]
+    assert server["user_data"] == "aGk=" and server["key_name"] is None
+
+
+def test_resize_changes_disk_config(api):
+    sid = _active(api, networks="none")
+    show = f"/compute/v2.1/servers/{sid}"
+    assert api.get(show, user="demo").json()["server"]["OS-DCF:diskConfig"] == "MANUAL"
+    r = _act(api, sid, {"resize": {"flavorRef": "2", "OS-DCF:diskConfig": "AUTO"}})
+    assert r.status_code == 202, r.text
+    assert _act(api, sid, {"confirmResize": None}).status_code == 204
+    assert api.get(show, user="demo").json()["server"]["OS-DCF:diskConfig"] == "AUTO"
+
+
+def test_server_password_show_and_clear(api):
+    sid = _active(api, networks="none")
+    path = f"/compute/v2.1/servers/{sid}/os-server-password"
+    r = api.get(path, user="demo")
+    assert r.status_code == 200 and r.json() == {"password": ""}
+    assert api.delete(path, user="demo").status_code == 204
+    assert api.get(path, user="admin").status_code == 200
+    assert api.get("/compute/v2.1/servers/00000000-0000-0000-0000-000000000000/"
+                   "os-server-password", user="demo").status_code == 404
+
+
+def test_x509_keypairs_generated_and_imported(api):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    h = mv("2.2")
+    r = api.post("/compute/v2.1/os-keypairs", user="demo", headers=h, json={
+        "keypair": {"name": "win", "type": "x509"}})
+    assert r.status_code == 201, r.text
+    kp = r.json()["keypair"]
+    assert kp["type"] == "x509" and kp["private_key"].startswith("-----BEGIN RSA PRIVATE KEY")
+    cert = x509.load_pem_x509_certificate(kp["public_key"].encode())
+    assert len(kp["fingerprint"].split(":")) == 20
+    assert cert.fingerprint(hashes.SHA1()).hex() == kp["fingerprint"].replace(":", "")
+    r = api.post("/compute/v2.1/os-keypairs", user="demo", headers=h, json={
+        "keypair": {"name": "win2", "type": "x509", "public_key": kp["public_key"]}})
+    assert r.status_code == 201 and r.json()["keypair"]["fingerprint"] == kp["fingerprint"]
+    r = api.post("/compute/v2.1/os-keypairs", user="demo", headers=h, json={
+        "keypair": {"name": "win3", "type": "x509", "public_key": "not a certificate"}})
+    assert r.status_code == 400
+    shown = api.get("/compute/v2.1/os-keypairs/win", user="demo", headers=h).json()["keypair"]
+    assert shown["type"] == "x509"
+
+
+def test_remove_security_group_down_to_none(api):
+    sid = _active(api, networks="auto")
+    show = f"/compute/v2.1/servers/{sid}"
+    assert api.get(show, user="demo").json()["server"]["security_groups"] == [{"name": "default"}]
+    assert _act(api, sid, {"removeSecurityGroup": {"name": "default"}}).status_code == 202
+    assert "security_groups" not in api.get(show, user="demo").json()["server"]
+    assert api.get(f"{show}/os-security-groups", user="demo").json() == {"security_groups": []}
+    assert _act(api, sid, {"addSecurityGroup": {"name": "default"}}).status_code == 202
+    assert api.get(show, user="demo").json()["server"]["security_groups"] == [{"name": "default"}]
+
+
+def test_console_output_length_and_console_page_token(api):
+    sid = _active(api, networks="none")
+    full = _act(api, sid, {"os-getConsoleOutput": {}}).json()["output"]
+    r = _act(api, sid, {"os-getConsoleOutput": {"length": 2}})
+    assert r.status_code == 200 and r.json()["output"].splitlines() == full.splitlines()[-2:]
+    assert _act(api, sid, {"os-getConsoleOutput": {"length": -1}}).json()["output"] == full
+    assert _act(api, sid, {"os-getConsoleOutput": {"length": -2}}).status_code == 400
+    url = _act(api, sid, {"os-getVNCConsole": {"type": "novnc"}}).json()["console"]["url"]
+    from urllib.parse import urlsplit
+
+    page = api.client.get(urlsplit(url).path + "?" + urlsplit(url).query)
+    assert page.status_code == 200 and sid in page.text
+    bad = api.client.get("/compute/vnc_lite.html?path=%3Ftoken%3Dnot-a-token")
+    assert bad.status_code == 401

@@ -42,8 +42,9 @@ def build(runtime: Any) -> Service:
     from stackling.compute.api import server_groups
 
     server_groups.add_routes(s)
-    from stackling.compute.api import admin_extras, images
+    from stackling.compute.api import admin_extras, images, server_password
 
     images.add_routes(s)
     admin_extras.add_routes(s)
+    server_password.add_routes(s)
     return s

@@ -94,6 +94,9 @@ def _resize(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     authorize(rq, "servers:resize", _target(inst))
     body = _validate(schemas.RESIZE, data, rq)["resize"]
     moves.resize(rq.db, rq.ctx, inst, str(body["flavorRef"]))
+    if body.get("OS-DCF:diskConfig"):  # Nova's resize takes the new disk config
+        inst.disk_config = body["OS-DCF:diskConfig"]
+        rq.db.flush()
     return 202, None
 
 
@@ -170,6 +173,10 @@ def _rebuild(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     server_actions.rebuild(rq.db, rq.ctx, inst, body)
     view = _detail(rq, inst, full=False)
     view["adminPass"] = body.get("adminPass") or secrets.token_urlsafe(9)
+    if version(rq).matches("2.54"):  # the key pair a rebuild may change, as Nova shows it
+        view["key_name"] = inst.key_name
+    if version(rq).matches("2.57"):
+        view["user_data"] = inst.user_data
     return 202, {"server": view}
 
 
