@@ -1,8 +1,8 @@
-"""Parallel boots into one anti-affinity server group on four processes sharing PostgreSQL
-or MariaDB: never two members on one host. The cloud has four hosts and eight boots race,
-so four are ACTIVE on four different hosts and four fail with NoValidHost; what stops two
-builds from taking the same host is the group's unique (group, host) row, not a lock
-inside one process."""
+"""Parallel boots into one server group on four processes sharing PostgreSQL or MariaDB.
+Anti-affinity: never two members on one host (four hosts, eight boots: four ACTIVE on four
+hosts, four NoValidHost); what stops two builds from taking one host is the group's unique
+(group, host) row, not a lock inside one process. Affinity: every member on one host, the
+group's host pinned by a guarded UPDATE."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ CIRROS = "6f1c5b3a-9d2e-4c8b-a1f0-3e7d2c9b8a41"
 MV = {"OpenStack-API-Version": "compute 2.62"}
 
 
-@pytest.mark.concurrency
-@pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
-def test_parallel_boots_in_an_anti_affinity_group_never_share_a_host(cloud_factory, backend):
+def _race(cloud_factory, backend: str, policy: str, n: int | None = None
+          ) -> tuple[list[dict], set[str]]:
+    """`n` (default: twice the hosts) parallel boots into one new group of `policy` on
+    four processes; the servers once all settled, and the cloud's hosts."""
     server = cloud_factory(backend, workers=4)
     member = server.new_project_member()
     project_id = member["project"].id
@@ -28,13 +29,13 @@ def test_parallel_boots_in_an_anti_affinity_group_never_share_a_host(cloud_facto
                                     server_group_members=-1)
     with server.http(token) as http:
         group = http.post("/compute/v2.1/os-server-groups", headers=MV, json={
-            "server_group": {"name": "spread", "policies": ["anti-affinity"]}})
+            "server_group": {"name": "race", "policies": [policy]}})
         assert group.status_code == 200, group.text
     group_id = group.json()["server_group"]["id"]
     with server.http(server.token()) as admin:
         hosts = {h["hypervisor_hostname"] for h in admin.get(
             "/compute/v2.1/os-hypervisors").json()["hypervisors"]}
-    n = 2 * len(hosts)
+    n = n or 2 * len(hosts)
     barrier = threading.Barrier(n)
 
     def boot(i: int) -> httpx.Response:
@@ -42,7 +43,7 @@ def test_parallel_boots_in_an_anti_affinity_group_never_share_a_host(cloud_facto
                           headers={"X-Auth-Token": token, **MV}) as http:
             barrier.wait()
             return http.post("/compute/v2.1/servers", json={
-                "server": {"name": f"aa-{i}", "flavorRef": "1", "imageRef": CIRROS,
+                "server": {"name": f"g-{i}", "flavorRef": "1", "imageRef": CIRROS,
                            "networks": "none"},
                 "os:scheduler_hints": {"group": group_id}})
 
@@ -55,9 +56,15 @@ def test_parallel_boots_in_an_anti_affinity_group_never_share_a_host(cloud_facto
             servers = admin.get(f"/compute/v2.1/servers/detail?all_tenants=1"
                                 f"&project_id={project_id}", headers=MV).json()["servers"]
             if len(servers) == n and all(s["status"] in ("ACTIVE", "ERROR") for s in servers):
-                break
+                return servers, hosts
             assert time.monotonic() < deadline, [s["status"] for s in servers]
             time.sleep(0.2)
+
+
+@pytest.mark.concurrency
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
+def test_parallel_boots_in_an_anti_affinity_group_never_share_a_host(cloud_factory, backend):
+    servers, hosts = _race(cloud_factory, backend, "anti-affinity")
     active = [s for s in servers if s["status"] == "ACTIVE"]
     placed = [s["OS-EXT-SRV-ATTR:host"] for s in active]
     assert len(placed) == len(set(placed)), placed  # the invariant: no shared host
@@ -65,3 +72,11 @@ def test_parallel_boots_in_an_anti_affinity_group_never_share_a_host(cloud_facto
     for s in servers:
         if s["status"] == "ERROR":
             assert "No valid host was found" in s["fault"]["message"], s["fault"]
+
+
+@pytest.mark.concurrency
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
+def test_parallel_boots_in_an_affinity_group_land_on_one_host(cloud_factory, backend):
+    servers, _hosts = _race(cloud_factory, backend, "affinity", n=6)
+    assert [s["status"] for s in servers] == ["ACTIVE"] * 6, [s.get("fault") for s in servers]
+    assert len({s["OS-EXT-SRV-ATTR:host"] for s in servers}) == 1
