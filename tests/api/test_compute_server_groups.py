@@ -129,6 +129,11 @@ def test_quotas_of_server_groups(api):
         body = api.get(path).json()
         q = body.get("quota_set") or body["quota_class_set"]
         assert q["server_groups"] == 10 and q["server_group_members"] == 10, path
+    r = api.put("/compute/v2.1/os-quota-class-sets/gold", json={"quota_class_set": {
+        "server_groups": 20, "server_group_members": 30}})
+    assert r.status_code == 200, r.text
+    gold = api.get("/compute/v2.1/os-quota-class-sets/gold").json()["quota_class_set"]
+    assert (gold["server_groups"], gold["server_group_members"]) == (20, 30)
     detail = api.get(f"/compute/v2.1/os-quota-sets/{demo}/detail").json()["quota_set"]
     used = len(api.get(GROUPS, user="demo").json()["server_groups"])
     assert detail["server_groups"] == {"limit": 10, "in_use": used, "reserved": 0}
