@@ -3,6 +3,7 @@ L2 between servers of one network and none between networks."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from tests.dataplane.conftest import DataplaneCloud
@@ -28,6 +29,16 @@ def test_two_servers_on_one_network_reach_each_other(dataplane_cloud: DataplaneC
     ps = dp.ssh(dp.names.guest(two.id), one_ip, "ps -o pid,comm; grep CapEff /proc/self/status")
     assert "dropbear" in ps.stdout and "stackling" not in ps.stdout, ps
     assert "CapEff:\t0000000000000000" in ps.stdout
+    # Nova's metadata API answers the guest that asks, about itself
+    fetch = ("printf 'GET /openstack/latest/meta_data.json HTTP/1.0\\r\\n\\r\\n' "
+             "| nc -w 3 169.254.169.254 80 | tail -1")
+    meta = json.loads(dp.ssh(dp.names.guest(two.id), one_ip, fetch).stdout)
+    assert meta["uuid"] == one.id and meta["name"] == "vm-one"
+    assert {k: v.strip() for k, v in meta["public_keys"].items()} == {
+        "dp-key": dp.key.with_suffix(".pub").read_text().strip()}
+    fetch = fetch.replace("meta_data.json", "network_data.json")
+    network_data = json.loads(dp.ssh(dp.names.guest(two.id), one_ip, fetch).stdout)
+    assert network_data["networks"][0]["ip_address"] == one_ip
     # its boot is the console log
     log = dp.cloud.cli("console", "log", "show", one.id, parse=False)
     assert "lease of " + one_ip in log and "vm-one login:" in log, log
