@@ -123,14 +123,20 @@ class TransitionWorker:
             self._thread.join(timeout=10)
 
     def _once(self) -> float:
-        """Complete what is due; seconds until the next due row (capped at the poll)."""
-        with self.runtime.db.transaction() as db:
-            complete_due(db, utcnow_precise())
-        with self.runtime.db.transaction() as db:
-            due = next_due(db)
-        if due is None:
-            return POLL_SECONDS
-        return max(0.0, min(POLL_SECONDS, (due - utcnow_precise()).total_seconds()))
+        """Complete what is due; seconds until the next due row (capped at the poll). The
+        look is a read (on SQLite a write transaction would take the write lock each
+        second); only due rows open a writing transaction."""
+        while True:
+            with self.runtime.db.transaction(write=False) as db:
+                due = next_due(db)
+            now = utcnow_precise()
+            if due is None:
+                return POLL_SECONDS
+            if due > now:
+                return min(POLL_SECONDS, (due - now).total_seconds())
+            with self.runtime.db.transaction() as db:
+                if not complete_due(db, now):
+                    return POLL_SECONDS  # all taken by another process meanwhile
 
     def _loop(self) -> None:
         while True:
