@@ -6,6 +6,7 @@ from typing import Any
 
 from stackling.common.http import Service
 from stackling.network import agents, api, bootstrap
+from stackling.network.address_groups import address_groups
 from stackling.network.core import subnetpools
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.policy import POLICIES
@@ -40,7 +41,7 @@ COMPONENT = Component(
     policies={**POLICIES, **segment_ranges.POLICIES, **l3_policy.POLICIES,
               **segments.POLICIES, **agents.POLICIES, **rbac_policies.POLICIES,
               **address_scopes.POLICIES, **subnetpools.POLICIES,
-              **trunks.POLICIES},
+              **trunks.POLICIES, **address_groups.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     bootstrap=[("base", bootstrap.bootstrap_network)],
     start=_start,

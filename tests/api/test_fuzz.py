@@ -257,6 +257,9 @@ class Ids:
             trunk = post("/networking/v2.0/trunks", {"trunk": {"port_id": parent}}, "trunk",
                          "trunk_id") if parent else None
             self.by_collection["trunks"] = trunk or "x"
+        group = post("/networking/v2.0/address-groups", {"address_group": {"name": "fuzz"}},
+                     "address_group", "address_group_id")
+        self.by_collection["address_groups"] = group or "x"
         router = post("/networking/v2.0/routers", {"router": {"name": "fuzz"}}, "router",
                       "router_id")
         self.by_collection["routers"] = router or "x"

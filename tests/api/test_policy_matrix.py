@@ -285,6 +285,13 @@ network DELETE /v2.0/trunks/{trunk_id}                            member-write
 network PUT    /v2.0/trunks/{trunk_id}/add_subports               member-write   sub_ports
 network PUT    /v2.0/trunks/{trunk_id}/remove_subports            member-write   sub_ports
 network GET    /v2.0/trunks/{trunk_id}/get_subports               reader-read
+network GET    /v2.0/address_groups                               any-read
+network POST   /v2.0/address_groups                               member-create  address_group
+network GET    /v2.0/address_groups/{address_group_id}            reader-read
+network PUT    /v2.0/address_groups/{address_group_id}            member-write   address_group_update
+network DELETE /v2.0/address_groups/{address_group_id}            member-write
+network PUT    /v2.0/address_groups/{address_group_id}/add_addresses     member-write   addresses
+network PUT    /v2.0/address_groups/{address_group_id}/remove_addresses  member-write   addresses
 # ---------------------------------------------------------------- placement
 placement GET    /resource_classes                                admin-only
 placement POST   /resource_classes                                admin-only
@@ -573,6 +580,9 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "trunk": lambda w: {"trunk": {"port_id": w["trunk_parent_id"]}},
     "trunk_update": lambda w: {"trunk": {"name": "t2"}},
     "sub_ports": lambda w: {"sub_ports": []},
+    "address_group": lambda w: {"address_group": {"name": "ag", "addresses": ["10.5.0.0/16"]}},
+    "address_group_update": lambda w: {"address_group": {"name": "ag2"}},
+    "addresses": lambda w: {"addresses": []},
     "rbac_policy": lambda w: {"rbac_policy": {
         "object_type": "network", "object_id": w["rbac_network_id"],
         "action": "access_as_shared", "target_tenant": w["admin_project_id"]}},
@@ -821,6 +831,8 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
         "name": "w", "disk_format": "raw", "container_format": "bare", "k1": "v"})["id"],
     "member_id": lambda w: w.ok("POST", f"/image/v2/images/{w.ids['image_id']}/members", {
         "member": f"m-{w.count()}"})["member_id"],
+    "address_group_id": lambda w: w.ok("POST", "/networking/v2.0/address_groups", {
+        "address_group": {"name": "w"}})["address_group"]["id"],
     "trunk_parent_id": lambda w: w.ok("POST", "/networking/v2.0/ports", {"port": {
         "network_id": w.ids["network_id"]}})["port"]["id"],
     "trunk_id": lambda w: w.ok("POST", "/networking/v2.0/trunks", {"trunk": {

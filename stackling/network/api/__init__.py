@@ -33,6 +33,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.rbac_policies",
     "stackling.network.api.address_scopes",
     "stackling.network.api.trunks",
+    "stackling.network.api.address_groups",
 ]
 
 

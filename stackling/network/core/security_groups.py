@@ -487,6 +487,12 @@ def _validate_rule(attrs: dict[str, Any]) -> None:
     remotes = [k for k in ("remote_ip_prefix", "remote_group_id", "remote_address_group_id")
                if attrs.get(k) is not None]
     if len(remotes) > 1:
+        if "remote_address_group_id" in remotes:
+            from stackling.network.address_groups.address_groups import (
+                SecurityGroupMultipleRemoteEntites,
+            )
+
+            raise SecurityGroupMultipleRemoteEntites()
         raise errors.SecurityGroupRemoteGroupAndRemoteIpPrefix()
     protocol = attrs.get("protocol")
     pmin, pmax = attrs.get("port_range_min"), attrs.get("port_range_max")
@@ -526,16 +532,17 @@ def _validate_rule(attrs: dict[str, Any]) -> None:
 
 
 def create_rule(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> SecurityGroupRule:
-    if attrs.get("remote_address_group_id") is not None:
-        # No address groups exist here and `address-group` is not advertised: as Neutron
-        # without that extension, the attribute is unknown (a value naming any project's
-        # object, or none, was stored unchecked). Null stays accepted for clients that send it.
-        raise errors.BadRequest("Unrecognized attribute(s) 'remote_address_group_id'")
     sg = get_visible(db, ctx, attrs["security_group_id"], rules=False)
     pol.authorize(db, ctx, "create_security_group_rule", _owner_target(sg))
     _validate_rule(attrs)
     if attrs.get("remote_group_id"):
         get_visible(db, ctx, attrs["remote_group_id"], rules=False)
+    if attrs.get("remote_address_group_id"):
+        from stackling.network.address_groups import address_groups
+
+        # one the rule's project sees (404 otherwise), as upstream's check_address_group
+        address_groups.check_remote(db, ctx, attrs["remote_address_group_id"],
+                                    attrs["project_id"])
     values = {k: attrs.get(k) for k in (
         "security_group_id", "direction", "ethertype", "protocol", "port_range_min",
         "port_range_max", "remote_ip_prefix", "remote_group_id", "remote_address_group_id")}

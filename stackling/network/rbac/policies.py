@@ -53,6 +53,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "subnetpool": (SHARED,),
     "security_group": (SHARED,),
     "address_scope": (SHARED,),
+    "address_group": (SHARED,),
 }
 POLICIES: dict[str, str] = {
     # upstream: "(not field:rbac_policy:target_tenant=*) or rule:admin_only"
@@ -96,12 +97,14 @@ def view(p: RbacPolicy) -> dict[str, Any]:
 # ------------------------------------------------------------------ the shared objects
 def _objects() -> dict[str, Callable[[Session, RequestContext, str], Any]]:
     """object_type -> the owner module's `get_visible` (404 when the caller cannot see it)."""
+    from stackling.network.address_groups import address_groups
     from stackling.network.core import networks, security_groups, subnetpools
     from stackling.network.rbac import address_scopes
 
     return {"network": networks.get_visible, "subnetpool": subnetpools.get_visible,
             "security_group": security_groups.get_visible,
-            "address_scope": address_scopes.get_visible}
+            "address_scope": address_scopes.get_visible,
+            "address_group": address_groups.get_visible}
 
 
 def _set_flags(db: Session, obj: Any, object_type: str) -> None:
