@@ -4,6 +4,7 @@ private flavors and os-flavor-access, extra spec delete, marker paging."""
 from __future__ import annotations
 
 FLAVORS = "/compute/v2.1/flavors"
+CIRROS = "6f1c5b3a-9d2e-4c8b-a1f0-3e7d2c9b8a41"
 MV = {"OpenStack-API-Version": "compute 2.55"}
 
 
@@ -56,8 +57,14 @@ def test_private_flavor_access(api):
     assert r.json() == {"flavor_access": [{"flavor_id": "priv1", "tenant_id": demo}]}
     again = api.post(f"{FLAVORS}/priv1/action", json={"addTenantAccess": {"tenant": demo}})
     assert again.status_code == 409 and "Flavor access already exists" in again.text
-    # the granted project sees it
+    # the granted project sees it, and may boot it
     assert api.get(f"{FLAVORS}/priv1", user="demo").status_code == 200
+    booted = api.post("/compute/v2.1/servers", user="demo", json={"server": {
+        "name": "on-private", "flavorRef": "priv1", "imageRef": CIRROS, "networks": "none"}},
+        headers={"OpenStack-API-Version": "compute 2.37"})
+    assert booted.status_code == 202, booted.text
+    assert api.delete(f"/compute/v2.1/servers/{booted.json()['server']['id']}",
+                      user="demo").status_code == 204
     names = {f["name"] for f in api.get(f"{FLAVORS}", user="demo").json()["flavors"]}
     assert "private-1" in names
     assert api.post(f"{FLAVORS}/priv1/action", user="demo",
@@ -70,6 +77,10 @@ def test_private_flavor_access(api):
     gone = api.post(f"{FLAVORS}/priv1/action", json={"removeTenantAccess": {"tenant": demo}})
     assert gone.status_code == 404 and "Flavor access not found" in gone.text
     assert api.get(f"{FLAVORS}/priv1", user="demo").status_code == 404
+    refused = api.post("/compute/v2.1/servers", user="demo", json={"server": {
+        "name": "x", "flavorRef": "priv1", "imageRef": CIRROS, "networks": "none"}},
+        headers={"OpenStack-API-Version": "compute 2.37"})
+    assert refused.status_code == 400 and "Invalid flavorRef provided." in refused.text
     # admin list filters: is_public=false shows only private ones; a bad value is a 400
     private = api.get(f"{FLAVORS}?is_public=false").json()["flavors"]
     assert [f["id"] for f in private] == ["priv1"]
