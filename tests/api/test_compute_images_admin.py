@@ -313,3 +313,43 @@ def test_console_output_length_and_console_page_token(api):
     assert page.status_code == 200 and sid in page.text
     bad = api.client.get("/compute/vnc_lite.html?path=%3Ftoken%3Dnot-a-token")
     assert bad.status_code == 401
+
+
+def test_quota_update_below_usage_needs_force_and_classes_take_every_key(api):
+    project = api.get("/identity/v3/auth/projects", user="demo").json()["projects"][0]["id"]
+    _active(api, networks="none")  # demo uses at least one instance
+    path = f"/compute/v2.1/os-quota-sets/{project}"
+    r = api.put(path, json={"quota_set": {"instances": 0}})
+    assert r.status_code == 400 and "must be greater than or equal to already used" in r.json()[
+        "badRequest"]["message"]
+    r = api.put(path, json={"quota_set": {"instances": 0, "force": "True"}})
+    assert r.status_code == 200 and r.json()["quota_set"]["instances"] == 0
+    assert api.put(path, json={"quota_set": {"instances": -1, "cores": -1, "ram": -1}}
+                   ).status_code == 200
+    keys = ("instances", "cores", "ram", "metadata_items", "key_pairs", "server_groups",
+            "server_group_members")
+    body = {k: 100 + i for i, k in enumerate(keys)}
+    r = api.put("/compute/v2.1/os-quota-class-sets/w23class", headers=mv("2.62"),
+                json={"quota_class_set": body})
+    assert r.status_code == 200 and r.json()["quota_class_set"] == body
+    shown = api.get("/compute/v2.1/os-quota-class-sets/w23class", headers=mv("2.62")).json()
+    assert shown["quota_class_set"] == {"id": "w23class", **body}
+    r = api.put("/compute/v2.1/os-quota-class-sets/w23class", headers=mv("2.62"),
+                json={"quota_class_set": {"injected_files": 3}})
+    assert r.status_code == 400  # gone from 2.57
+
+
+def test_stable_device_rescue_with_the_images_rescue_properties(api):
+    sid = _active(api, networks="none")
+    image = api.post("/image/v2/images", user="demo", json={
+        "name": "rescue-cd", "disk_format": "qcow2", "container_format": "bare",
+        "hw_rescue_device": "cdrom", "hw_rescue_bus": "ide"}).json()
+    assert api.put(f"/image/v2/images/{image['id']}/file", user="demo", content=b"iso",
+                   headers={"Content-Type": "application/octet-stream"}).status_code == 204
+    r = _act(api, sid, {"rescue": {"rescue_image_ref": image["id"]}}, "2.62")
+    assert r.status_code == 200, r.text
+    server = api.get(f"/compute/v2.1/servers/{sid}", user="demo").json()["server"]
+    assert server["status"] == "RESCUE" and server["OS-EXT-STS:vm_state"] == "rescued"
+    assert _act(api, sid, {"unrescue": None}, "2.62").status_code == 202
+    assert api.get(f"/compute/v2.1/servers/{sid}", user="demo").json()["server"][
+        "status"] == "ACTIVE"
