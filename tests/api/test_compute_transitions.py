@@ -55,3 +55,30 @@ def test_reboot_and_rebuild_states_are_observable(slow):
     # deleting a server in a transitional state is allowed, as upstream
     act(slow, sid, {"reboot": {"type": "HARD"}})
     assert slow.delete(f"/compute/v2.1/servers/{sid}", user="demo").status_code == 204
+
+
+def test_a_heat_rebuild_completes_once_the_server_left_rebuild(slow):
+    """Heat's server update waits out the rebuild (upstream's check_rebuild): the stack is
+    UPDATE_COMPLETE only when the server is ACTIVE again."""
+    from tests.api.test_orchestration import Heat, unique
+
+    admin = slow.token("admin")
+    image = slow.post("/image/v2/images", token=admin, json={
+        "name": "cirros-next", "disk_format": "qcow2", "container_format": "bare",
+        "visibility": "public"}).json()
+    slow.put(f"/image/v2/images/{image['id']}/file", token=admin, content=b"x" * 64,
+             headers={"content-type": "application/octet-stream"})
+    heat = Heat(slow)
+    template = {"heat_template_version": "2018-08-31", "resources": {"vm": {
+        "type": "OS::Nova::Server",
+        "properties": {"image": CIRROS, "flavor": "m1.tiny", "networks": []}}}}
+    name = unique("rebuilt")
+    assert heat.create(name, template).status_code == 201
+    url = heat.url(name)
+    assert heat.wait(url)["stack_status"] == "CREATE_COMPLETE"
+    template["resources"]["vm"]["properties"]["image"] = "cirros-next"
+    assert heat.req("PUT", url, json={"template": template}).status_code == 202
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "UPDATE_COMPLETE", stack["stack_status_reason"]
+    sid = heat.req("GET", url + "/resources/vm").json()["resource"]["physical_resource_id"]
+    assert status(slow, sid) == "ACTIVE"

@@ -387,6 +387,7 @@ class Server(Resource):
     def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:
         p = self.properties
         sid = self.resource_id
+        rebuilt = False
         if "flavor" in changed:
             flavor = self.find(constraints.find_flavor, p["flavor"])
             old = self.find(constraints.find_flavor, old_properties["flavor"])
@@ -397,6 +398,7 @@ class Server(Resource):
             values: dict[str, Any] = {"imageRef": self.find(constraints.find_image,
                                                             p["image"])["id"]}
             _nova().rebuild_server(self.db, self.ctx, sid, values)
+            rebuilt = True
         if "name" in changed:
             _nova().update_server(self.db, self.ctx, sid,
                                   {"name": p.get("name") or self.physical_resource_name()})
@@ -407,7 +409,14 @@ class Server(Resource):
         if "networks" in changed:
             self._update_networks(old_properties.get("networks") or [],
                                   p.get("networks") or [])
-        return None
+        return "rebuild" if rebuilt else None
+
+    def check_update_complete(self, token: Any) -> bool:
+        """As Heat's check_rebuild: the update ends once the server left REBUILD (compute
+        holds it there for its minimum action duration)."""
+        if token != "rebuild":
+            return True
+        return _nova().get_server(self.db, self.ctx, self.resource_id)["status"] != "REBUILD"
 
     def _update_networks(self, old: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
         """Upstream's network update: each old entry is completed with the interface it
