@@ -24,6 +24,11 @@ RUN_CAPS = "-all,+chown,+dac_override,+fowner,+setuid,+setgid,+kill,+net_bind_se
 
 LAUNCH = r"""set -e
 T=$1 G=$2 R=$2/root
+# this mount namespace's copies of the named network namespaces would keep them alive
+# after `ip netns del` (propagation is private here): let go of them
+for m in $(awk '$5 ~ "^/run/netns/" || $5 ~ "^/var/run/netns/" {print $5}' /proc/self/mountinfo); do
+  umount -l "$m" 2>/dev/null || true
+done
 mkdir -p "$R"
 mount --bind "$T" "$R"
 mount -o remount,bind,ro "$R"
