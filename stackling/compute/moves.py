@@ -368,6 +368,7 @@ def _forced_claim(db: Session, inst: Instance, host: str,
     except placement.ClaimFailed:
         raise NoValidHost(reason=f"Unable to migrate instance to host {host}: not enough "
                                  "resources.") from None
+    server_groups.follow_host(db, inst.uuid, host)  # forced past the group's rule, as Nova
     zone = aggregates.host_zones(db).get(host, hosts.DEFAULT_AZ)
     return scheduler.Destination(host, node.hypervisor_hostname, zone)
 

@@ -166,9 +166,11 @@ def rule_for(db: Session, instance_uuid: str) -> GroupRule | None:
         ServerGroupMember.instance_uuid == instance_uuid)).first()
     if row is None:
         return None
-    hosts = db.scalars(select(ServerGroupMember.host).where(
+    # where the other members are now (the instances' own hosts)
+    hosts = db.scalars(select(Instance.host).join(
+        ServerGroupMember, ServerGroupMember.instance_uuid == Instance.uuid).where(
         ServerGroupMember.group_id == row.id, ServerGroupMember.instance_uuid != instance_uuid,
-        ServerGroupMember.host.is_not(None)))
+        Instance.host.is_not(None)))
     return GroupRule(row.id, row.uuid, row.policy, row.affinity_host, Counter(hosts))
 
 
