@@ -93,8 +93,15 @@ def test_anti_affinity_spreads_then_no_valid_host(api):
     again = wait_status(api, boot_in(api, g["id"]).json()["server"]["id"])
     assert again["status"] == "ACTIVE"
     # a migration never lands on another member's host: no host is left
+    before = host_of(api, sids[1])
     assert act(api, sids[1], {"migrate": None}, user="admin").status_code == 202
-    assert show(api, sids[1])["status"] == "ACTIVE"
+    assert show(api, sids[1])["status"] == "ACTIVE" and host_of(api, sids[1]) == before
+    live = act(api, sids[1], {"os-migrateLive": {"host": None, "block_migration": "auto"}},
+               user="admin")
+    assert live.status_code == 202 and host_of(api, sids[1]) == before
+    migrations = api.get(f"/compute/v2.1/os-migrations?instance_uuid={sids[1]}",
+                         headers=mv(MAX)).json()["migrations"]
+    assert {m["status"] for m in migrations} == {"error"}
     for sid in [*sids[1:], again["id"]]:
         api.delete(f"/compute/v2.1/servers/{sid}", user="demo")
 
