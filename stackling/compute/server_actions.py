@@ -187,7 +187,7 @@ def _image(db: Session, ctx: RequestContext, image_ref: str) -> Any:
 
 
 def _snapshot(db: Session, ctx: RequestContext, inst: Instance, name: str,
-              metadata: dict[str, str]) -> str:
+              metadata: dict[str, str], *, saving: bool = False) -> str:
     """An image record in the image service, as Nova's snapshot leaves one (no data: there
     is no disk to upload)."""
     from stackling.image import interface as images
@@ -208,13 +208,36 @@ def _snapshot(db: Session, ctx: RequestContext, inst: Instance, name: str,
             or "bare",
             "min_disk": inst.flavor.get("root_gb") or 0,
             "min_ram": (base.min_ram if base is not None else 0) or 0, **props}
-    return images.create_snapshot(db, ctx, body)
+    return images.create_snapshot(db, ctx, body, saving=saving)
+
+
+def _snapshot_done(db: Session, instance_uuid: str, inst: Instance | None) -> None:
+    """A snapshot's upload is over: its image becomes active (deleted if the server went
+    away meanwhile, as Nova)."""
+    from stackling.image import interface as images
+
+    images.finish_snapshots(db, instance_uuid, keep=inst is not None)
+
+
+transitions.ON_COMPLETE["image_uploading"] = _snapshot_done
+
+
+def _snapshot_uploading(db: Session, ctx: RequestContext, inst: Instance, name: str,
+                        metadata: dict[str, str]) -> str:
+    """The snapshot image, `saving` while the server shows task state `image_uploading`
+    for the minimum action duration (a second snapshot meanwhile is Nova's 409); active
+    at once when that minimum is 0."""
+    saving = transitions.min_duration(db) > 0
+    image_id = _snapshot(db, ctx, inst, name, metadata, saving=saving)
+    if saving:
+        transitions.begin(db, inst, "image_uploading", inst.vm_state, inst.power_state)
+    return image_id
 
 
 def create_image(db: Session, ctx: RequestContext, inst: Instance, name: str,
                  metadata: dict[str, str]) -> str:
     check_state(ctx, inst, "createImage", ("active", "stopped", "paused", "suspended"))
-    image_id = _snapshot(db, ctx, inst, name, metadata)
+    image_id = _snapshot_uploading(db, ctx, inst, name, metadata)
     record_action(db, ctx, inst, "createImage", [("compute_snapshot_instance", inst.host)])
     db.flush()
     return image_id
@@ -411,7 +434,7 @@ def create_backup(db: Session, ctx: RequestContext, inst: Instance, name: str,
 
     check_state(ctx, inst, "createBackup", ("active", "stopped", "paused", "suspended"))
     # Image timestamps have second precision: the rotation orders by this property.
-    image_id = _snapshot(db, ctx, inst, name, {
+    image_id = _snapshot_uploading(db, ctx, inst, name, {
         **metadata, "backup_type": backup_type,
         "backup_created_at": utcnow_precise().isoformat()})
     backups = [i for i in images.instance_images(db, inst.project_id, inst.uuid)

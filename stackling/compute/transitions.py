@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import String, delete, event, func, select
@@ -26,6 +27,9 @@ from stackling.common.db import Base, UTCDateTime, utcnow_precise
 
 LOG = logging.getLogger(__name__)
 POLL_SECONDS = 1.0  # how soon another process's (or a dead one's) due rows are completed
+# What else completes with a task state: (session, instance uuid, the instance or None if
+# it is gone), registered by the action that uses the state (snapshots: their images).
+ON_COMPLETE: dict[str, Callable[[Session, str, Any], None]] = {}
 
 
 class PendingTask(Base):
@@ -85,6 +89,9 @@ def complete_due(db: Session, now: dt.datetime) -> int:
             inst.task_state = None
             inst.vm_state, inst.power_state = row.vm_state, row.power_state
             inst.updated_at = utcnow_precise()
+        hook = ON_COMPLETE.get(row.task_state)
+        if hook is not None:
+            hook(db, row.instance_uuid, inst)
         done += 1
     db.flush()
     return done

@@ -25,7 +25,7 @@ from stackling.image.models import Image
 
 __all__ = ["ImageNotFound", "get_image", "image_ids_named", "create_snapshot",
            "instance_images", "delete_image_records", "list_images", "delete_image",
-           "set_properties", "authorize"]
+           "set_properties", "authorize", "finish_snapshots"]
 
 
 def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
@@ -38,16 +38,18 @@ def image_ids_named(db: Session, ctx: RequestContext, name: str, limit: int) -> 
     return logic.image_ids_named(db, ctx, name, limit)
 
 
-def create_snapshot(db: Session, ctx: RequestContext, body: dict[str, Any]) -> str:
+def create_snapshot(db: Session, ctx: RequestContext, body: dict[str, Any], *,
+                    saving: bool = False) -> str:
     """A server snapshot's image (`POST /v2/images` body), active; returns its id.
 
     A simulated server's disk is the image it booted from (the body's `base_image_ref`),
     so the snapshot is that image again: its real size and checksums, and its data when it
     has a data file (hard-linked, so a snapshot costs no disk; the demo cirros has only its
     metadata, and so have its snapshots). A server with no such image gives a snapshot of
-    size 0, as before."""
+    size 0, as before. `saving`: the image stays `saving` (its data still being uploaded)
+    until `finish_snapshots`."""
     image = logic.create_image(db, ctx, body)
-    image.status, image.size = "active", 0
+    image.status, image.size = ("saving" if saving else "active"), 0
     base_id = body.get("base_image_ref")
     base = db.get(Image, base_id) if isinstance(base_id, str) and base_id else None
     if base is not None and base.size:
@@ -144,3 +146,17 @@ def authorize(rq: Any, action: str, image: Image) -> None:
 
     rq.authorize(action, policy.target(image), exc=Forbidden(
         f"You are not authorized to complete {action} action."))
+
+
+def finish_snapshots(db: Session, instance_uuid: str, *, keep: bool = True) -> None:
+    """The snapshots of server `instance_uuid` still `saving` become `active` (their upload
+    is over); with `keep=False` (the server went away meanwhile) they are deleted, as Nova
+    deletes the image of a snapshot whose instance disappeared."""
+    from stackling.common.db import utcnow
+
+    for image in db.scalars(select(Image).where(Image.status == "saving")).all():
+        if (image.properties or {}).get("instance_uuid") != instance_uuid:
+            continue
+        image.status = "active" if keep else "deleted"
+        image.updated_at = utcnow()
+    db.flush()
