@@ -135,3 +135,29 @@ def test_cli_hosts_extensions_images_and_keypairs(cloud):
     cloud.cli("server", "backup", "create", "--name", "cli-bk", "--type", "daily",
               "--rotate", "1", "--wait", made["id"], parse=False)
     cloud.cli("server", "delete", "--wait", made["id"], parse=False)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_sdk_snapshot_saving_at_the_default_duration(cloud_factory, backend):
+    """At the default minimum duration the snapshot is seen saving; a second one meanwhile
+    is a 409; openstacksdk's wait sees it active (completed by a worker of either process)."""
+    from stackling.config import ComputeSettings
+
+    default = str(ComputeSettings().action_min_duration)
+    cloud = cloud_factory(backend, workers=2,
+                          extra_env={"STACKLING_COMPUTE__ACTION_MIN_DURATION": default})
+    conn = cloud.new_project_member()["sdk"]
+    server = _server(conn)
+    image = conn.compute.create_server_image(server, name="saving-ü", wait=False)
+    assert conn.image.get_image(image.id).status == "saving"
+    assert conn.compute.get_server(server.id).task_state == "image_uploading"
+    with pytest.raises(exceptions.ConflictException):
+        conn.compute.create_server_image(server, name="second", wait=False)
+    conn.image.wait_for_status(conn.image.get_image(image.id), status="active", interval=1,
+                               wait=60)
+    conn.compute.wait_for_server(server, status="ACTIVE", interval=1, wait=60)
+    booted = conn.compute.wait_for_server(conn.compute.create_server(
+        name=_name("from-saved"), flavor_id="1", image_id=image.id, networks="none"), wait=120)
+    assert booted.status == "ACTIVE"
+    for s in (booted, server):
+        conn.compute.delete_server(s)
