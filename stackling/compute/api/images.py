@@ -12,7 +12,7 @@ from typing import Any
 
 from stackling.common.errors import BadRequest, Forbidden, NotFound
 from stackling.common.http import ApiRequest, no_content
-from stackling.compute.api.common import links, page_limit, version
+from stackling.compute.api.common import MAX_LIMIT, links, page_limit, version
 from stackling.image import interface as images
 
 PROXY_REMOVED = "2.36"
@@ -86,7 +86,7 @@ def _filters(rq: ApiRequest) -> dict[str, str]:
 def _list(rq: ApiRequest, detailed: bool) -> Any:
     _guard(rq)
     marker = rq.query.get("marker")
-    limit = page_limit(rq)
+    limit = page_limit(rq) or MAX_LIMIT  # an answer stays bounded (Nova's [api] max_limit)
     try:
         rows, _ = images.list_images(rq.db, rq.ctx, _filters(rq), limit=limit, marker=marker)
     except (BadRequest, images.ImageNotFound):
