@@ -60,6 +60,8 @@ def add_member(db: Session, ctx: RequestContext, image: Image, body: Any) -> Ima
         raise Forbidden(f"Image {image.id} could not be shared: only shared images have "
                         "members.")
     member_id = body["member"]
+    if len(member_id) > 255:  # Glance's member column; longer was a 500 on PostgreSQL/MariaDB
+        raise BadRequest("Member id must be at most 255 characters")
     if member_of(db, image.id, member_id) is not None:
         raise Conflict(f"Member {member_id} is duplicated for image {image.id}")
     # (under concurrent adds the count may pass the quota by a few: a soft bound)

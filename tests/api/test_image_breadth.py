@@ -71,6 +71,7 @@ def test_members_share_accept_and_list(api):
     assert m["schema"] == "/v2/schemas/member"
     assert api.post(members, user="demo", json={"member": friend["project_id"]}).status_code == 409
     assert api.post(members, user="demo", json={}).status_code == 400
+    assert api.post(members, user="demo", json={"member": "x" * 256}).status_code == 400
     # the friend sees the image by id while pending, but no list shows it yet
     assert _as(api, friend, "GET", f"{V2}/images/{image['id']}").status_code == 200
     assert _as(api, stranger, "GET", f"{V2}/images/{image['id']}").status_code == 404
