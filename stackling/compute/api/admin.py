@@ -1,4 +1,4 @@
-"""os-services, os-hypervisors, os-aggregates, os-availability-zone, limits, extensions."""
+"""os-services, os-hypervisors, os-aggregates, os-availability-zone, limits."""
 
 from __future__ import annotations
 
@@ -330,7 +330,7 @@ def az_detail(rq: ApiRequest) -> Any:
     return {"availabilityZoneInfo": info}
 
 
-# ------------------------------------------------------------------ limits, extensions
+# ------------------------------------------------------------------ limits
 def limits(rq: ApiRequest) -> Any:
     authorize(rq, "limits")
     project_id = rq.ctx.project_id or ""
@@ -362,12 +362,6 @@ def limits(rq: ApiRequest) -> Any:
     return {"limits": {"absolute": absolute, "rate": []}}
 
 
-def extensions(rq: ApiRequest) -> Any:
-    from stackling.compute.api import admin_extras
-
-    return admin_extras.extensions_index(rq)
-
-
 def images_proxy(rq: ApiRequest) -> Any:
     """Nova's /images proxy is gone from 2.36; stackling never served it."""
     raise NotFound("The resource could not be found.")
@@ -388,4 +382,3 @@ def add_routes(s: Any) -> None:
     s.add("/v2.1/os-availability-zone", get=az_index)
     s.add("/v2.1/os-availability-zone/detail", get=az_detail)
     s.add("/v2.1/limits", get=limits)
-    s.add("/v2.1/extensions", get=extensions)

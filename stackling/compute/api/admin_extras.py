@@ -225,4 +225,5 @@ def add_routes(s: Any) -> None:
     s.add("/v2.1/os-hypervisors/{hypervisor_id}/servers", get=hypervisors_servers)
     s.add("/v2.1/os-instance_usage_audit_log", get=audit_index)
     s.add("/v2.1/os-instance_usage_audit_log/{before_timestamp}", get=audit_show)
+    s.add("/v2.1/extensions", get=extensions_index)
     s.add("/v2.1/extensions/{alias}", get=extensions_show)
