@@ -1,0 +1,1 @@
+"""Quality of service: policies, their rules, and the placement requests they make."""
