@@ -73,6 +73,9 @@ class NetworkSettings:
     default_subnetpool_v6: str = "fd00::/48"
     default_subnetpool_v6_prefixlen: int = 64
     public_cidr: str = "172.24.4.0/24"
+    # neutron's dns_domain: ports' dns_assignment FQDNs; a port's dns_name is its
+    # hostname only under another domain than the default
+    dns_domain: str = "openstacklocal"
 
 
 @dataclass

@@ -29,6 +29,7 @@ MODEL_MODULES = [
     "stackling.network.agent_models",
     "stackling.network.trunks.models",
     "stackling.network.address_groups.models",
+    "stackling.network.port_extras.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

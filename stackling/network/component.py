@@ -10,6 +10,7 @@ from stackling.network.address_groups import address_groups
 from stackling.network.core import subnetpools
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.policy import POLICIES
+from stackling.network.port_extras import dhcp_dns  # noqa: F401  (its hooks on ports, networks)
 from stackling.network.rbac import address_scopes
 from stackling.network.rbac import policies as rbac_policies
 from stackling.network.segments import ranges as segment_ranges

@@ -71,7 +71,7 @@ def test_l3_extensions_advertised_exactly(api):
             "network-ip-availability", "quotas", "quota_details",
             "auto-allocated-topology", "router_availability_zone"} <= aliases
     assert not aliases & {"dvr", "l3-ha", "l3_agent_scheduler", "router-interface-fip",
-                          "dns-integration", "l3-flavors", "qos-fip", "l3-port-ip-change-not-allowed"}
+                          "l3-flavors", "qos-fip", "l3-port-ip-change-not-allowed"}
     assert api.get(f"{N}/extensions/router").json()["extension"]["alias"] == "router"
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -114,6 +114,11 @@ ATTRS: dict[str, Attr] = {
 
 DEFAULTS = {"shared": False, "router:external": False, "is_default": False}
 
+# What extension modules (DNS, ...) add: (db, rendered views) -> None adds attributes;
+# (db, ctx, obj, attrs, created) -> None stores theirs on a create or an update.
+RENDER_EXTENSIONS: list[Callable[[Session, list[dict[str, Any]]], None]] = []
+ATTR_WRITERS: list[Callable[[Session, RequestContext, Any, dict[str, Any], bool], None]] = []
+
 
 def _segment_filter(column: Any) -> Any:
     def clause(values: list[Any]) -> Any:
@@ -174,8 +179,11 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
     hide = pol.ReadFilter(db, ctx, "get_network", (*PROVIDER, "segments"))
     known = standard.take_known(nets)
     if known is not None:  # just created: nothing to read back
-        return [hide.apply(view(standard.values(n), [], k[0], {}, True, k[1]))
+        made = [hide.apply(view(standard.values(n), [], k[0], {}, True, k[1]))
                 for n, k in zip(nets, known, strict=True)]
+        for extend in RENDER_EXTENSIONS:
+            extend(db, made)
+        return made
     ids = [n.id for n in nets]
     subnets: dict[str, list[str]] = {i: [] for i in ids}
     scopes: dict[str, dict[int, Any]] = {i: {} for i in ids}
@@ -204,6 +212,8 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
         if i in targeted:  # `shared` reads true when shared with the caller's project
             d = {**d, "shared": True}
         out.append(hide.apply(view(d, subnets[i], tags[i], scopes[i], l2[i], segments[i])))
+    for extend in RENDER_EXTENSIONS:
+        extend(db, out)
     return out
 
 
@@ -363,6 +373,8 @@ def create_network(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> N
     from stackling.network.core import security_groups
 
     security_groups.ensure_default(db, net.project_id)
+    for write in ATTR_WRITERS:
+        write(db, ctx, net, attrs, True)
     # what render() would read back, known already
     net.known_parts = (sorted(tags), [(s.network_type, s.physical_network,  # type: ignore[attr-defined]
                                        s.segmentation_id) for s in specs])
@@ -434,6 +446,9 @@ def update_network(db: Session, ctx: RequestContext, network_id: str, attrs: dic
             net.mtu = mtu
             changed = True
     _sync_rbac(db, net, attrs)
+    for write in ATTR_WRITERS:
+        write(db, ctx, net, attrs, False)
+    changed = changed or "dns_domain" in attrs
     if changed:
         standard.touch(net)
     try:

@@ -88,6 +88,8 @@ MAC_ATTEMPTS = 16
 RENDER_EXTENSIONS: list[Callable[[Session, list[dict[str, Any]]], None]] = []
 DELETE_CHECKS: list[Callable[[Session, Port], None]] = []
 AFTER_UPDATE: list[Callable[[Session, Port], None]] = []
+# (db, ctx, port, attrs, created) -> None stores an extension's attributes.
+ATTR_WRITERS: list[Callable[[Session, RequestContext, Port, dict[str, Any], bool], None]] = []
 
 
 def _fixed_ips(value: Any) -> list[dict[str, str]]:
@@ -598,6 +600,8 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
     tags = list(dict.fromkeys(attrs.get("tags") or []))
     if tags:
         standard.set_tags(db, "port", port.id, tags, new=True)
+    for write in ATTR_WRITERS:
+        write(db, ctx, port, attrs, True)
     db.flush()
     # what render() would read back, known already (saves four queries per create)
     port.known_parts = (made, list(sg_ids), pair_views, sorted(tags))  # type: ignore[attr-defined]
@@ -724,6 +728,8 @@ def update_port(db: Session, ctx: RequestContext, port_id: str, attrs: dict[str,
         _replace_fixed_ips(db, port, attrs["fixed_ips"])
     if routed_net:
         _routed_binding(db, port, "fixed_ips" in attrs, old_segments)
+    for write in ATTR_WRITERS:
+        write(db, ctx, port, attrs, False)
     standard.touch(port)
     if "binding:host_id" in attrs:
         for after in AFTER_UPDATE:

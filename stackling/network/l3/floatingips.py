@@ -9,7 +9,7 @@ so two concurrent associations cannot both win.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import netaddr
@@ -39,6 +39,11 @@ from stackling.network.l3.routers import INTERFACE, port_ips
 from stackling.network.querying import Listing
 
 OWNER = "network:floatingip"
+
+# What extension modules (DNS, ...) add: (db, rendered views) -> None adds attributes;
+# (db, ctx, obj, attrs, created) -> None stores theirs on a create or an update.
+RENDER_EXTENSIONS: list[Callable[[Session, list[dict[str, Any]]], None]] = []
+ATTR_WRITERS: list[Callable[[Session, RequestContext, Any, dict[str, Any], bool], None]] = []
 
 ATTRS: dict[str, Attr] = {
     **STANDARD,
@@ -105,7 +110,10 @@ def render(db: Session, fips: Sequence[FloatingIP]) -> list[dict[str, Any]]:
                              "device_owner": p.device_owner}
     tags = standard.tags_for(db, [f.id for f in fips]) if known is None else \
         {f.id: k[0] for f, k in zip(fips, known, strict=True)}
-    return [view(f, details.get(f.fixed_port_id or ""), tags[f.id]) for f in fips]
+    out = [view(f, details.get(f.fixed_port_id or ""), tags[f.id]) for f in fips]
+    for extend in RENDER_EXTENSIONS:
+        extend(db, out)
+    return out
 
 
 def view(f: FloatingIP, port_details: dict[str, Any] | None, tags: list[str]
@@ -253,6 +261,8 @@ def create_floatingip(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -
     tags = list(dict.fromkeys(attrs.get("tags") or []))
     if tags:
         standard.set_tags(db, "floatingip", fip.id, tags, new=True)
+    for write in ATTR_WRITERS:
+        write(db, ctx, fip, attrs, True)
     fip.known_parts = (sorted(tags),)  # type: ignore[attr-defined]  # render's tag read
     return fip
 
