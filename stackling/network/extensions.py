@@ -82,6 +82,14 @@ EXTENSIONS: list[Extension] = [
               "subnet, trunk, network_segment_range, router, network, policy, subnetpool, "
               "port, security_group, floatingip", "Enables to set tag on resources with "
               "standard attribute.", "2017-01-01T00:00:00-00:00"),
+    Extension("stateful-security-group", "Stateful security group",
+              "Indicates if the security group is stateful or not",
+              "2019-11-26T09:00:00-00:00"),
+    Extension("security-groups-normalized-cidr", "Normalized CIDR field for security "
+              "group rules", "Add new field with normalized remote_ip_prefix cidr in SG "
+              "rule", "2021-01-14T10:00:00-00:00"),
+    Extension("tag-ports-during-bulk-creation", "Tag Ports During Bulk Creation",
+              "Allow to tag ports during bulk creation", "2019-12-29T19:00:00-00:00"),
     Extension("revision-if-match", "If-Match constraints based on revision_number",
               "Extension indicating that If-Match based on revision_number is supported.",
               "2016-12-11T00:00:00-00:00"),
