@@ -92,10 +92,12 @@ class Reconciler:
                                                       sorted(self.failures.items())[:5]))
         return not self.failures
 
-    def _ensure_namespace(self, name: str) -> None:
+    def _ensure_namespace(self, name: str) -> bool:
         if kernel.ensure_namespace(name):
             self.handles.drop(name)
             self._nft.pop(name, None)  # a new namespace has none of the tables written before
+            return True
+        return False
 
     def _try(self, key: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -188,7 +190,8 @@ class Reconciler:
                 continue
             ns = self.names.dhcp(net_id)
             keep.add(ns)
-            if self._try(f"namespace {ns}", self._ensure_namespace, ns) is False:
+            self._try(f"namespace {ns}", self._ensure_namespace, ns)
+            if f"namespace {ns}" in self.failures:
                 continue
             if not self._plug(fabric, bridges, keep_links, d, port, ns, "tap0"):
                 continue
@@ -239,7 +242,8 @@ class Reconciler:
         for router_id, router in d.routers.items():
             ns = self.names.router(router_id)
             keep.add(ns)
-            if self._try(f"namespace {ns}", self._ensure_namespace, ns) is False:
+            self._try(f"namespace {ns}", self._ensure_namespace, ns)
+            if f"namespace {ns}" in self.failures:
                 continue
             self._try(f"router {router_id}", self._router, d, fabric, bridges, keep_links,
                       router, ns)
@@ -364,7 +368,18 @@ class Reconciler:
             keep_links.update(taps)  # unchanged since the last pass that checked it all
             return
         self._applied.pop(server["id"], None)
-        self._ensure_namespace(ns)
+        if self._ensure_namespace(ns) and boot:
+            # a new guest in a new namespace: each NIC made there in one request
+            if server["id"] in running:
+                self.guests.stop(server["id"], forget=False)
+            for i, port in enumerate(ports):
+                keep_links.add(taps[i])
+                fabric.add_veth_into(taps[i], ns, f"eth{i}", bridge=bridges[port["network_id"]],
+                                     mac=port["mac_address"], mtu=nics[i][2])
+            self._nft_apply(ns, rules)
+            self.guests.start(spec, ns)
+            self._applied[server["id"]] = fingerprint
+            return
         gns = self.handles.get(ns)
         if boot:
             if server["id"] in running:
