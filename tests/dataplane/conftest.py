@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -34,6 +35,8 @@ def _unavailable() -> str | None:
     from stackling.dataplane.interface import unavailable_reason
 
     reason = unavailable_reason()
+    if reason is None and not (shutil.which("ssh") and shutil.which("ssh-keygen")):
+        return "no ssh client (make dataplane-deps)"
     if reason is None and not GUARD.exists() and not Path("/work/shared/tools/host-netns-guard").exists():
         return "host-netns-guard is missing"
     return reason
