@@ -86,6 +86,11 @@ class HostSettings:
     disk_gb: int = 160
     availability_zone: str = "nova"
     physical_networks: list[str] = field(default_factory=list)
+    # Neutron's Open vSwitch agent `resource_provider_bandwidths`: "<physnet or
+    # br-<physnet>>:<egress kbps>:<ingress kbps>" ("rp_tunnelled:..." for tunnelled
+    # networks); each becomes a placement provider under the host's compute node that
+    # minimum-bandwidth QoS ports are scheduled against (empty: no bandwidth to give)
+    resource_provider_bandwidths: list[str] = field(default_factory=list)
 
 
 def _demo_hosts() -> list[HostSettings]:

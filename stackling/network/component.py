@@ -11,6 +11,8 @@ from stackling.network.core import subnetpools
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.policy import POLICIES
 from stackling.network.port_extras import dhcp_dns  # noqa: F401  (its hooks on ports, networks)
+from stackling.network.qos import bandwidth as qos_bandwidth
+from stackling.network.qos import policies as qos_policies
 from stackling.network.rbac import address_scopes
 from stackling.network.rbac import policies as rbac_policies
 from stackling.network.segments import ranges as segment_ranges
@@ -34,6 +36,7 @@ def _start(runtime: Any) -> None:
     ready = runtime.ready.get("compute")
     if ready is not None:
         ready.wait(timeout=120)
+    qos_bandwidth.on_start(runtime)  # bandwidth providers under the compute nodes
 
 
 COMPONENT = Component(
@@ -42,7 +45,7 @@ COMPONENT = Component(
     policies={**POLICIES, **segment_ranges.POLICIES, **l3_policy.POLICIES,
               **segments.POLICIES, **agents.POLICIES, **rbac_policies.POLICIES,
               **address_scopes.POLICIES, **subnetpools.POLICIES,
-              **trunks.POLICIES, **address_groups.POLICIES},
+              **trunks.POLICIES, **address_groups.POLICIES, **qos_policies.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     bootstrap=[("base", bootstrap.bootstrap_network)],
     start=_start,

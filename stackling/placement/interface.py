@@ -42,7 +42,7 @@ __all__ = [
     "get_aggregates_for_provider", "get_allocations_for_provider", "list_providers_named_like",
     "get_aggregate_members",
     "update_inventory_record", "free_capacity", "set_aggregates_for_providers",
-    "create_resource_provider_with",
+    "create_resource_provider_with", "root_providers", "ensure_child_provider",
     "errors",
     # what callers catch or write by name
     "ClaimFailed", "CapacityExceeded", "ConcurrentUpdate", "INCOMPLETE_CONSUMER_USER_ID",
@@ -209,19 +209,33 @@ def get_allocation_candidates(db: Session, resources: dict[str, int], *,
                               required: Iterable[str] = (), forbidden: Iterable[str] = (),
                               member_of: Iterable[Iterable[str]] = (),
                               in_tree: str | None = None,
-                              limit: int | None = None) -> list[dict[str, Any]]:
-    """[{"allocations": {rp_uuid: {rc: amount}}}, ...], most free capacity first.
+                              limit: int | None = None,
+                              groups: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """[{"allocations": {rp_uuid: {rc: amount}}}, ...], most free capacity first (with
+    `groups`, also "mappings": {suffix: [rp_uuid]}).
 
     `member_of` is a list of aggregate lists: each inner list is any-of, the outer AND
-    (Nova's routed-network prefilter passes one list per network)."""
+    (Nova's routed-network prefilter passes one list per network). `groups` are further
+    granular request groups, `{"suffix", "resources", "required"}` (a port's resource
+    request groups, each satisfied by one provider of the same tree, group policy none)."""
     group = candidates.RequestGroup(
         suffix="", resources=dict(resources), required=[{t} for t in required],
         forbidden=set(forbidden), member_of=[set(aggs) for aggs in member_of], in_tree=in_tree)
     request = candidates.CandidateRequest(groups={"": group}, limit=limit)
+    for g in groups:
+        request.group_policy = "none"
+        request.groups[g["suffix"]] = candidates.RequestGroup(
+            suffix=g["suffix"], resources=dict(g["resources"]),
+            required=[{t} for t in g.get("required", ())], in_tree=in_tree)
     candidates.validate(db, request)
     result = candidates.find(db, request, with_summaries=False)
-    return [{"allocations": {rp: dict(res) for rp, res in c.allocations.items()}}
-            for c in result.candidates]
+    out: list[dict[str, Any]] = []
+    for c in result.candidates:
+        item: dict[str, Any] = {"allocations": {rp: dict(res) for rp, res in c.allocations.items()}}
+        if len(request.groups) > 1:
+            item["mappings"] = {k: list(v) for k, v in c.mappings.items()}
+        out.append(item)
+    return out
 
 
 def claim_resources(db: Session, consumer_uuid: str, allocations_by_rp: dict[str, dict[str, int]],
@@ -505,3 +519,33 @@ def list_providers_named_like(db: Session, prefix: str) -> dict[str, str]:
 def _clean(allocations_by_rp: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     return {rp: {rc: int(n) for rc, n in res.items() if n} for rp, res in allocations_by_rp.items()
             if any(res.values())}
+
+
+def root_providers(db: Session, rp_uuids: Iterable[str]) -> dict[str, str]:
+    """{rp_uuid: its root provider's uuid} for the providers that exist."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import aliased
+
+    from stackling.placement.models import ResourceProvider
+
+    uuids = list(rp_uuids)
+    if not uuids:
+        return {}
+    root = aliased(ResourceProvider)
+    return dict(db.execute(select(ResourceProvider.uuid, root.uuid).join(
+        root, root.id == ResourceProvider.root_provider_id).where(
+        ResourceProvider.uuid.in_(uuids))).tuples().all())
+
+
+def ensure_child_provider(db: Session, uuid: str, name: str, parent_uuid: str,
+                          inventories_by_class: dict[str, dict[str, Any]],
+                          trait_names: Iterable[str]) -> None:
+    """A provider under `parent_uuid` with exactly this inventory and these traits
+    (custom traits created as needed): what an agent reports of its devices."""
+    ensure_resource_provider(db, uuid, name, parent_uuid)
+    names = sorted(set(trait_names))
+    for name_ in names:
+        if name_.startswith("CUSTOM_"):
+            traits.ensure_custom(db, name_)
+    set_traits_for_provider(db, uuid, names)
+    set_inventory_for_provider(db, uuid, inventories_by_class)

@@ -260,6 +260,16 @@ class Ids:
         group = post("/networking/v2.0/address-groups", {"address_group": {"name": "fuzz"}},
                      "address_group", "address_group_id")
         self.by_collection["address_groups"] = group or "x"
+        qos = post("/networking/v2.0/qos/policies", {"policy": {"name": "fuzz"}}, "policy",
+                   "qos_policy_id")
+        for kind, rule in (("bandwidth_limit", {"max_kbps": 1000}),
+                           ("dscp_marking", {"dscp_mark": 8}),
+                           ("minimum_bandwidth", {"min_kbps": 10}),
+                           ("minimum_packet_rate", {"min_kpps": 10})):
+            if qos:
+                post(f"/networking/v2.0/qos/policies/{qos}/{kind}_rules",
+                     {f"{kind}_rule": rule}, f"{kind}_rule", f"{kind}_rule_id")
+        self.by_name["rule_type"] = "bandwidth_limit"
         router = post("/networking/v2.0/routers", {"router": {"name": "fuzz"}}, "router",
                       "router_id")
         self.by_collection["routers"] = router or "x"

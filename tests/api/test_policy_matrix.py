@@ -292,6 +292,33 @@ network PUT    /v2.0/address_groups/{address_group_id}            member-write  
 network DELETE /v2.0/address_groups/{address_group_id}            member-write
 network PUT    /v2.0/address_groups/{address_group_id}/add_addresses     member-write   addresses
 network PUT    /v2.0/address_groups/{address_group_id}/remove_addresses  member-write   addresses
+network GET    /v2.0/qos/policies                                 any-read
+network POST   /v2.0/qos/policies                                 admin-only     qos_policy
+network GET    /v2.0/qos/policies/{qos_policy_id}                 reader-read
+network PUT    /v2.0/qos/policies/{qos_policy_id}                 admin-only     qos_policy_update other=404
+network DELETE /v2.0/qos/policies/{qos_policy_id}                 admin-only     other=404
+network GET    /v2.0/qos/rule-types                               any-read
+network GET    /v2.0/qos/rule-types/{rule_type}                   any-read
+network GET    /v2.0/qos/policies/{qos_policy_id}/bandwidth_limit_rules reader-read
+network POST   /v2.0/qos/policies/{qos_policy_id}/bandwidth_limit_rules admin-only     qos_bandwidth_limit other=404
+network GET    /v2.0/qos/policies/{qos_policy_id}/bandwidth_limit_rules/{bandwidth_limit_rule_id} reader-read
+network PUT    /v2.0/qos/policies/{qos_policy_id}/bandwidth_limit_rules/{bandwidth_limit_rule_id} admin-only     qos_bandwidth_limit_update other=404
+network DELETE /v2.0/qos/policies/{qos_policy_id}/bandwidth_limit_rules/{bandwidth_limit_rule_id} admin-only     other=404
+network GET    /v2.0/qos/policies/{qos_policy_id}/dscp_marking_rules reader-read
+network POST   /v2.0/qos/policies/{qos_policy_id}/dscp_marking_rules admin-only     qos_dscp_marking other=404
+network GET    /v2.0/qos/policies/{qos_policy_id}/dscp_marking_rules/{dscp_marking_rule_id} reader-read
+network PUT    /v2.0/qos/policies/{qos_policy_id}/dscp_marking_rules/{dscp_marking_rule_id} admin-only     qos_dscp_marking_update other=404
+network DELETE /v2.0/qos/policies/{qos_policy_id}/dscp_marking_rules/{dscp_marking_rule_id} admin-only     other=404
+network GET    /v2.0/qos/policies/{qos_policy_id}/minimum_bandwidth_rules reader-read
+network POST   /v2.0/qos/policies/{qos_policy_id}/minimum_bandwidth_rules admin-only     qos_minimum_bandwidth other=404
+network GET    /v2.0/qos/policies/{qos_policy_id}/minimum_bandwidth_rules/{minimum_bandwidth_rule_id} reader-read
+network PUT    /v2.0/qos/policies/{qos_policy_id}/minimum_bandwidth_rules/{minimum_bandwidth_rule_id} admin-only     qos_minimum_bandwidth_update other=404
+network DELETE /v2.0/qos/policies/{qos_policy_id}/minimum_bandwidth_rules/{minimum_bandwidth_rule_id} admin-only     other=404
+network GET    /v2.0/qos/policies/{qos_policy_id}/minimum_packet_rate_rules reader-read
+network POST   /v2.0/qos/policies/{qos_policy_id}/minimum_packet_rate_rules admin-only     qos_minimum_packet_rate other=404
+network GET    /v2.0/qos/policies/{qos_policy_id}/minimum_packet_rate_rules/{minimum_packet_rate_rule_id} reader-read
+network PUT    /v2.0/qos/policies/{qos_policy_id}/minimum_packet_rate_rules/{minimum_packet_rate_rule_id} admin-only     qos_minimum_packet_rate_update other=404
+network DELETE /v2.0/qos/policies/{qos_policy_id}/minimum_packet_rate_rules/{minimum_packet_rate_rule_id} admin-only     other=404
 # ---------------------------------------------------------------- placement
 placement GET    /resource_classes                                admin-only
 placement POST   /resource_classes                                admin-only
@@ -582,6 +609,19 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "sub_ports": lambda w: {"sub_ports": []},
     "address_group": lambda w: {"address_group": {"name": "ag", "addresses": ["10.5.0.0/16"]}},
     "address_group_update": lambda w: {"address_group": {"name": "ag2"}},
+    "qos_policy": lambda w: {"policy": {"name": "q"}},
+    "qos_policy_update": lambda w: {"policy": {"name": "q2"}},
+    "qos_bandwidth_limit": lambda w: {"bandwidth_limit_rule": {"max_kbps": 100,
+                                                               "direction": "ingress"}},
+    "qos_bandwidth_limit_update": lambda w: {"bandwidth_limit_rule": {"max_kbps": 2000}},
+    "qos_dscp_marking": lambda w: {"dscp_marking_rule": {"dscp_mark": 8}},
+    "qos_dscp_marking_update": lambda w: {"dscp_marking_rule": {"dscp_mark": 10}},
+    "qos_minimum_bandwidth": lambda w: {"minimum_bandwidth_rule": {"min_kbps": 10,
+                                                                   "direction": "ingress"}},
+    "qos_minimum_bandwidth_update": lambda w: {"minimum_bandwidth_rule": {"min_kbps": 50}},
+    "qos_minimum_packet_rate": lambda w: {"minimum_packet_rate_rule": {"min_kpps": 10,
+                                                                       "direction": "ingress"}},
+    "qos_minimum_packet_rate_update": lambda w: {"minimum_packet_rate_rule": {"min_kpps": 5}},
     "addresses": lambda w: {"addresses": []},
     "rbac_policy": lambda w: {"rbac_policy": {
         "object_type": "network", "object_id": w["rbac_network_id"],
@@ -758,6 +798,18 @@ class World:
         return r.json() if r.content else None
 
 
+def _qos_policy(w: World) -> Ids:
+    policy = w.ok("POST", "/networking/v2.0/qos/policies", {"policy": {
+        "name": f"q-{w.count()}", "project_id": w.demo}}, user="admin")["policy"]["id"]
+    made: Ids = {"qos_policy_id": policy}
+    for kind, body in (("bandwidth_limit", {"max_kbps": 1000}), ("dscp_marking", {"dscp_mark": 26}),
+                       ("minimum_bandwidth", {"min_kbps": 100}),
+                       ("minimum_packet_rate", {"min_kpps": 100})):
+        made[f"{kind}_rule_id"] = w.ok("POST", f"/networking/v2.0/qos/policies/{policy}/{kind}_rules",
+                                       {f"{kind}_rule": body}, user="admin")[f"{kind}_rule"]["id"]
+    return made
+
+
 def _stack(w: World) -> Ids:
     """A stack of project demo: its name and id (heat's URLs carry both)."""
     name = f"w-{w.count()}"
@@ -833,6 +885,13 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
         "member": f"m-{w.count()}"})["member_id"],
     "address_group_id": lambda w: w.ok("POST", "/networking/v2.0/address_groups", {
         "address_group": {"name": "w"}})["address_group"]["id"],
+    # project demo's QoS policy (admins make them) with one rule of each type
+    "qos_policy_id": lambda w: _qos_policy(w),
+    "bandwidth_limit_rule_id": lambda w: _qos_policy(w),
+    "dscp_marking_rule_id": lambda w: _qos_policy(w),
+    "minimum_bandwidth_rule_id": lambda w: _qos_policy(w),
+    "minimum_packet_rate_rule_id": lambda w: _qos_policy(w),
+    "rule_type": lambda w: "bandwidth_limit",
     "trunk_parent_id": lambda w: w.ok("POST", "/networking/v2.0/ports", {"port": {
         "network_id": w.ids["network_id"]}})["port"]["id"],
     "trunk_id": lambda w: w.ok("POST", "/networking/v2.0/trunks", {"trunk": {

@@ -54,6 +54,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "security_group": (SHARED,),
     "address_scope": (SHARED,),
     "address_group": (SHARED,),
+    "qos_policy": (SHARED,),
 }
 POLICIES: dict[str, str] = {
     # upstream: "(not field:rbac_policy:target_tenant=*) or rule:admin_only"
@@ -99,19 +100,21 @@ def _objects() -> dict[str, Callable[[Session, RequestContext, str], Any]]:
     """object_type -> the owner module's `get_visible` (404 when the caller cannot see it)."""
     from stackling.network.address_groups import address_groups
     from stackling.network.core import networks, security_groups, subnetpools
+    from stackling.network.qos import policies as qos
     from stackling.network.rbac import address_scopes
 
     return {"network": networks.get_visible, "subnetpool": subnetpools.get_visible,
             "security_group": security_groups.get_visible,
             "address_scope": address_scopes.get_visible,
-            "address_group": address_groups.get_visible}
+            "address_group": address_groups.get_visible,
+            "qos_policy": qos.get_visible}
 
 
 def _set_flags(db: Session, obj: Any, object_type: str) -> None:
     """The object's flags from its policies (after a policy write)."""
     rows = set(db.execute(select(_P.action, _P.target_tenant).where(
         _P.object_type == object_type, _P.object_id == obj.id)).all())
-    if object_type in ("network", "subnetpool", "address_scope"):
+    if object_type in ("network", "subnetpool", "address_scope", "qos_policy"):
         obj.shared = (SHARED, WILDCARD) in rows
     if object_type == "network":
         external = any(action == EXTERNAL for action, _ in rows)
