@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import logging
@@ -38,12 +39,13 @@ COMPONENTS = [
 # Loaded before the server listens: every service checks tokens through identity.
 EAGER = ("stackling.identity.component",)
 # Loaded (and started) first after the socket opens: the services a newcomer's first
-# requests use (network, whose start waits for compute's hosts, which compute's start
-# registers in placement); image and orchestration load after them. Network and compute
-# stay in one group: compute's import registers what network asks of it (a segment's host
-# aggregate, a server's project: network.compute_hooks) before network's requests run.
-FIRST = ("stackling.network.component", "stackling.placement.component",
-         "stackling.compute.component")
+# requests use (network, whose start waits for compute's hosts); placement next (compute's
+# start writes its host providers through placement's interface, which needs no placement
+# routes), then image and orchestration. Network and compute stay in one group: compute's
+# import registers what network asks of it (a segment's host aggregate, a server's
+# project: network.compute_hooks) before network's requests run.
+FIRST = ("stackling.network.component", "stackling.compute.component")
+SECOND = ("stackling.placement.component",)
 # Every bootstrap step of the components above (pinned by tests/unit/test_app.py). A start
 # whose database has run them all serves identity at once and imports the other services
 # just after the socket opens; their requests wait for that (a progressive start).
@@ -60,15 +62,14 @@ def create_runtime(settings: Settings, *, progressive: bool = False) -> Runtime:
     if not progressive:
         return Runtime(settings, load_components([path for path, _ in COMPONENTS]))
     runtime = Runtime(settings, load_components(list(EAGER)))
-    # Every mapped class, and the mappers configured, before any request: SQLAlchemy
-    # configures a registry as a whole on a query, so a model module half-imported by the
-    # background loader would otherwise fail (and poison) that configuration.
-    from sqlalchemy.orm import configure_mappers
+    # Identity's models live in a registry of their own (common.db.IdentityBase), mapped
+    # here before any request; the other services' models are mapped by the background
+    # loader (map_models) before their services load, none of their requests running
+    # meanwhile. SQLAlchemy configures a registry as a whole on a query, so a request
+    # using Base while a model module is half-imported would fail (and poison) that.
+    from stackling.common.db import IdentityBase
 
-    from stackling.migrations.schema import all_metadata
-
-    all_metadata()
-    configure_mappers()
+    IdentityBase.registry.configure()
     runtime.pending = [(path, prefix) for path, prefix in COMPONENTS if path not in EAGER]
     if runtime.pending:
         runtime.loaded.clear()
@@ -77,6 +78,7 @@ def create_runtime(settings: Settings, *, progressive: bool = False) -> Runtime:
 
 def load_pending_now(runtime: Runtime) -> None:
     """Import the pending components at once (a first start must bootstrap them all)."""
+    map_models()
     for path, _ in runtime.pending:
         runtime.add_component(importlib.import_module(path).COMPONENT)
     runtime.pending = []
@@ -96,10 +98,12 @@ def create_app(runtime: Runtime | None = None) -> Any:
     pending, loader, switch = list(runtime.pending), None, sys.getswitchinterval()
     # Each pending service's requests wait for its own group (FIRST, then the rest).
     arrived = {prefix: threading.Event() for _, prefix in pending}
-    groups = [[p for p in pending if p[0] in FIRST], [p for p in pending if p[0] not in FIRST]]
+    groups = [[p for p in pending if p[0] in FIRST], [p for p in pending if p[0] in SECOND],
+              [p for p in pending if p[0] not in FIRST + SECOND]]
 
     def load_pending() -> None:
         try:
+            map_models()
             for group in groups:
                 loaded = []
                 for path, _ in group:
@@ -120,6 +124,7 @@ def create_app(runtime: Runtime | None = None) -> Any:
             for event in arrived.values():
                 event.set()
             sys.setswitchinterval(switch)
+            collect_garbage_again()
         metrics.load()  # after the services: its import would compete with their loading
 
     @contextlib.asynccontextmanager
@@ -136,6 +141,7 @@ def create_app(runtime: Runtime | None = None) -> Any:
             loader = threading.Thread(target=load_pending, name="load-services", daemon=True)
             loader.start()
         else:
+            collect_garbage_again()
             metrics.load_in_background()
         try:
             yield
@@ -151,6 +157,27 @@ def create_app(runtime: Runtime | None = None) -> Any:
                     lifespan=lifespan)
     app.state.runtime = runtime
     return _PathNormalizer(app, runtime, arrived)
+
+
+def map_models() -> None:
+    """Every model module imported and every mapper configured (the background loader's
+    first step, before any service beside identity serves)."""
+    from sqlalchemy.orm import configure_mappers
+
+    from stackling.migrations.schema import all_metadata
+
+    all_metadata()
+    configure_mappers()
+
+
+def collect_garbage_again() -> None:
+    """`stackling serve` starts with the cyclic garbage collector off (loading makes few
+    cycles but hundreds of thousands of objects, and each collection walked them all: some
+    30 ms of a start). Once the services are loaded, what exists is frozen out of later
+    collections, which then run again. A collector nobody turned off is left alone."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _start_dataplane(settings: Settings) -> Any:
@@ -192,6 +219,8 @@ class _PathNormalizer:
                 for prefix, arrived in self.pending.items():
                     if (path == prefix or path.startswith(prefix + "/")) and not arrived.is_set():
                         await run_in_threadpool(arrived.wait)
+                if path == "/audit" or path.startswith("/audit/"):  # it reads every service
+                    await run_in_threadpool(self.runtime.loaded.wait)
             for prefix, rewrite in ((s.prefix, s.rewrite_path)
                                     for s in self.runtime.services.values()):
                 if path == prefix:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import socket
@@ -50,6 +51,9 @@ def _prepare(overrides: dict[str, Any], settings: Any = None) -> tuple[Any, Any,
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    # No cyclic collections while the cloud loads: app.collect_garbage_again turns the
+    # collector back on once the services are loaded.
+    gc.disable()
     import uvicorn
 
     if args.config:
@@ -97,6 +101,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from uvicorn.supervisors import Multiprocess
 
         runtime.db.dispose()
+        gc.enable()  # this process only supervises the workers
         _share_metrics(settings.data_dir)
         os.environ["STACKLING_SERVE_SETTINGS"] = json.dumps(overrides)
         config = uvicorn.Config("stackling.app:asgi_app_factory", factory=True,

@@ -39,6 +39,15 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
+class IdentityBase(DeclarativeBase):
+    """Identity's models: Base's tables (one MetaData, one schema) in a registry of their
+    own. SQLAlchemy configures a registry as a whole before a query, so while the other
+    services' models are still being mapped in the background at start, identity's
+    requests (a token) configure and query only these, never a half-imported module."""
+
+    metadata = Base.metadata
+
+
 class UTCDateTime(TypeDecorator):
     """Naive UTC in the database, aware UTC in Python (MariaDB and SQLite drop zones)."""
 

@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from stackling.common.db import Base, JSONType, UTCDateTime, utcnow
+from stackling.common.db import IdentityBase as Base  # identity's own registry
+from stackling.common.db import JSONType, UTCDateTime, utcnow
 
 
 class Credential(Base):

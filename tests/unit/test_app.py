@@ -31,19 +31,43 @@ def test_progressive_runtime_defers_all_but_identity(tmp_path):
     assert not runtime.loaded.is_set()
 
 
-def test_progressive_start_maps_every_model_before_serving(tmp_path):
-    """In a fresh interpreter: every model module imported and every mapper configured
-    before the services load (a half-imported model module once broke a request)."""
+def test_progressive_start_maps_identity_apart_then_every_model(tmp_path):
+    """In a fresh interpreter: before serving, identity's models are mapped in their own
+    registry and the shared one holds no identity model (a token request never configures
+    it while the loader imports the other services' models: a half-imported model module
+    once broke a request); the loader's first step then maps every model."""
     code = f"""
 import sys
-from stackling.app import create_runtime
+from stackling.app import create_runtime, map_models
 from stackling.config import load_settings
 from stackling.migrations.schema import MODEL_MODULES
-from stackling.common.db import Base
+from stackling.common.db import Base, IdentityBase
 runtime = create_runtime(load_settings(data_dir={str(tmp_path)!r}), progressive=True)
+assert not IdentityBase.registry._new_mappers
+assert all(m.configured for m in IdentityBase.registry.mappers)
+assert {{m.class_.__name__ for m in IdentityBase.registry.mappers}} >= {{"User", "Project"}}
+assert {{m.class_.__module__ for m in Base.registry.mappers}} <= {{"stackling.runtime"}}
+assert "stackling.network.api" not in sys.modules  # the services themselves are deferred
+map_models()
 assert all(m in sys.modules for m in MODEL_MODULES), [m for m in MODEL_MODULES if m not in sys.modules]
 assert not Base.registry._new_mappers
 assert all(m.configured for m in Base.registry.mappers)
-assert "stackling.network.api" not in sys.modules  # the services themselves are deferred
+assert IdentityBase.metadata is Base.metadata  # one schema
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_collector_back_on_after_loading():
+    """`stackling serve` loads with the cyclic collector off; it is on again afterwards,
+    and a collector nobody turned off is left as it was (nothing frozen)."""
+    code = """
+import gc
+from stackling.app import collect_garbage_again
+frozen = gc.get_freeze_count()
+collect_garbage_again()
+assert gc.isenabled() and gc.get_freeze_count() == frozen
+gc.disable()
+collect_garbage_again()
+assert gc.isenabled() and gc.get_freeze_count() > frozen
 """
     subprocess.run([sys.executable, "-c", code], check=True)
