@@ -82,6 +82,10 @@ class RequestSpec:
     routed: list[Any] = field(default_factory=list)  # network_api.RoutedNeed
     # Allocations carried over unchanged (a move keeps its segment IPv4 claims).
     carried: dict[str, dict[str, int]] = field(default_factory=dict)
+    # The placement request groups of the server's ports' `resource_request` (QoS minimum
+    # bandwidth and packet rate): {"suffix", "resources", "required"}, each met by one
+    # provider in the chosen host's tree, in the same claim as the flavor's resources.
+    port_groups: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -128,9 +132,28 @@ def select_destination(db: Session, instance: Any,
     spec = RequestSpec(consumer=instance.uuid, project_id=instance.project_id,
                        user_id=instance.user_id, flavor=instance.flavor, zone=zone or None,
                        host=forced_host or None, excluded=excluded,
-                       routed=network_api.routed_needs_for_build(db, instance, lookups))
+                       routed=network_api.routed_needs_for_build(db, instance, lookups),
+                       port_groups=port_request_groups(db, instance))
     dest = schedule(db, spec)
     return dest
+
+
+def port_request_groups(db: Session, instance: Any) -> list[dict[str, Any]]:
+    """The request groups of the ports a build names (as Nova, only ports made before the
+    boot carry a resource request), suffixed by their group ids."""
+    from stackling.network import interface as net
+
+    requested = instance.requested_networks
+    if not isinstance(requested, list):
+        return []
+    groups = []
+    for req in requested:
+        port_id = req.get("port_id") if isinstance(req, dict) else None
+        request = net.port_resource_request(db, port_id) if port_id else None
+        for group in (request or {}).get("request_groups", []):
+            groups.append({"suffix": group["id"], "resources": group["resources"],
+                           "required": group["required"]})
+    return groups
 
 
 # ------------------------------------------------------------------ the scheduler
@@ -312,8 +335,11 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
     in_tree = hosts.node_uuid(spec.host) if spec.host else None
     candidates = placement.get_allocation_candidates(
         db, resources_for(spec.flavor), member_of=member_of, in_tree=in_tree,
-        limit=MAX_CANDIDATES)
+        limit=MAX_CANDIDATES, groups=spec.port_groups)
     by_uuid = {n.uuid: h for h, (n, _) in nodes.items()}
+    if spec.port_groups:  # ports' providers sit under the compute nodes: their hosts
+        roots = placement.root_providers(db, {rp for c in candidates for rp in c["allocations"]})
+        by_uuid.update({rp: by_uuid[root] for rp, root in roots.items() if root in by_uuid})
     eligible = [h for h in nodes if decision.hosts.get(h) is None]
     eligible_set = set(eligible)
     choices = [c for c in candidates

@@ -569,3 +569,12 @@ def port_security_group_names(db: Session, port_ids: list[str]) -> list[str]:
         PortSecurityGroup, PortSecurityGroup.security_group_id == SecurityGroup.id).where(
         PortSecurityGroup.port_id.in_(port_ids)).distinct())
     return sorted(set(names))
+
+
+# ------------------------------------------------------------------ QoS (port-resource-request)
+def port_resource_request(db: Session, port_id: str) -> dict[str, Any] | None:
+    """A port's `resource_request` (request groups of its QoS minimum-bandwidth and
+    packet-rate rules), None when it asks for nothing; what Nova's scheduler reads."""
+    from stackling.network.qos import bindings
+
+    return bindings.port_resource_request(db, port_id)
