@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from stackling.compute.schemas import BOOLEAN, DESCRIPTION, METADATA, NAME
+from stackling.compute.schemas import BOOLEAN, DESCRIPTION, METADATA, NAME, TRUSTED_CERTS
 
 
 def _action(name: str, inner: dict[str, Any], *, nullable: bool = False) -> dict[str, Any]:
@@ -39,7 +39,8 @@ _LIVE_2_30 = copy.deepcopy(_LIVE_2_25)
 _LIVE_2_30["properties"]["force"] = BOOLEAN
 LIVE_MIGRATE = {"2.1": _action("os-migrateLive", _LIVE_2_1),
                 "2.25": _action("os-migrateLive", _LIVE_2_25),
-                "2.30": _action("os-migrateLive", _LIVE_2_30)}
+                "2.30": _action("os-migrateLive", _LIVE_2_30),
+                "2.68": _action("os-migrateLive", _LIVE_2_25)}  # 2.68: force removed
 
 _FLAVOR_REF = {"type": ["string", "number"], "minLength": 1}
 RESIZE = _action("resize", {"type": "object",
@@ -74,8 +75,11 @@ _REBUILD_2_57 = copy.deepcopy(_REBUILD_2_54)
 _REBUILD_2_57["properties"]["user_data"] = {"type": ["string", "null"], "format": "base64",
                                             "maxLength": 65535}
 del _REBUILD_2_57["properties"]["personality"]
+_REBUILD_2_63 = copy.deepcopy(_REBUILD_2_57)
+_REBUILD_2_63["properties"]["trusted_image_certificates"] = TRUSTED_CERTS
 REBUILD = {"2.1": _action("rebuild", _REBUILD_2_1), "2.19": _action("rebuild", _REBUILD_2_19),
-           "2.54": _action("rebuild", _REBUILD_2_54), "2.57": _action("rebuild", _REBUILD_2_57)}
+           "2.54": _action("rebuild", _REBUILD_2_54), "2.57": _action("rebuild", _REBUILD_2_57),
+           "2.63": _action("rebuild", _REBUILD_2_63)}
 
 RESCUE = _action("rescue", {"type": "object",
                             "properties": {"adminPass": {"type": "string"},
@@ -133,4 +137,5 @@ _EVACUATE_2_29 = copy.deepcopy(_EVACUATE_2_14)
 _EVACUATE_2_29["properties"]["force"] = BOOLEAN
 EVACUATE = {"2.1": _action("evacuate", _EVACUATE_2_1),
             "2.14": _action("evacuate", _EVACUATE_2_14),
-            "2.29": _action("evacuate", _EVACUATE_2_29)}
+            "2.29": _action("evacuate", _EVACUATE_2_29),
+            "2.68": _action("evacuate", _EVACUATE_2_14)}  # 2.68: force removed

@@ -97,11 +97,13 @@ def _check_server(db: Session, ctx: RequestContext, server_id: str,
 
 def list_actions(db: Session, ctx: RequestContext, server_id: str, *, allow_deleted: bool,
                  limit: int | None = None, marker: str | None = None,
-                 changes_since: Any = None) -> list[InstanceAction]:
+                 changes_since: Any = None, changes_before: Any = None) -> list[InstanceAction]:
     _check_server(db, ctx, server_id, allow_deleted)
     stmt = select(InstanceAction).where(InstanceAction.instance_uuid == server_id)
     if changes_since is not None:
         stmt = stmt.where(InstanceAction.updated_at >= changes_since)
+    if changes_before is not None:  # 2.66
+        stmt = stmt.where(InstanceAction.updated_at <= changes_before)
     if marker is not None:
         marked = db.scalars(select(InstanceAction.id).where(
             InstanceAction.instance_uuid == server_id,

@@ -28,6 +28,8 @@ POLICIES = {
     "os_compute_api:servers:create": MEMBER,
     "os_compute_api:servers:create:attach_network": MEMBER,
     "os_compute_api:servers:create:forced_host": ADMIN,
+    "os_compute_api:servers:create:trusted_certs": MEMBER,  # 2.63
+    "os_compute_api:servers:rebuild:trusted_certs": MEMBER,  # 2.63
     "os_compute_api:servers:update": MEMBER,
     "os_compute_api:servers:delete": MEMBER,
     "os_compute_api:servers:start": MEMBER,

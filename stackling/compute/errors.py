@@ -81,6 +81,11 @@ class PortRequiresFixedIP(BadRequest):
     message = "Port %(port_id)s requires a FixedIP in order to be used."
 
 
+class CreateWithPortResourceRequestOldVersion(BadRequest):
+    message = ("Creating servers with ports having resource requests, like a port with a QoS "
+               "minimum bandwidth policy, is not supported until microversion 2.72.")
+
+
 class PortNotUsable(BadRequest):
     message = "Port %(port_id)s not usable for instance %(instance)s."
 

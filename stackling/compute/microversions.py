@@ -75,6 +75,20 @@ HISTORY = (
     ("2.60", "multiattach volumes (not served)"),
     ("2.61", "flavors: extra_specs in the flavor body"),
     ("2.62", "os-instance-actions events: hostId (and host for admins)"),
+    ("2.63", "servers: trusted_image_certificates on create and rebuild, shown (null: none)"),
+    ("2.64", "server groups: policy and rules (anti-affinity max_server_per_host) replace "
+             "policies and metadata"),
+    ("2.65", "abort of a queued/preparing live migration (none ever is: migrations finish "
+             "in their request)"),
+    ("2.66", "changes-before filter on servers, os-instance-actions and os-migrations"),
+    ("2.67", "servers create: block_device_mapping_v2 volume_type (boot from volume is not "
+             "served)"),
+    ("2.68", "os-migrateLive and evacuate: force removed"),
+    ("2.69", "minimal constructs for down cells (one cell: never down)"),
+    ("2.70", "os-interface: tag in the responses"),
+    ("2.71", "servers: server_groups in show, update and rebuild"),
+    ("2.72", "servers create: ports with a resource request allowed (refused before)"),
+    ("2.73", "lock: locked_reason; servers: locked_reason, the locked filter and sort key"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

@@ -163,6 +163,9 @@ class Instance(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow_precise)
     updated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     launched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # 2.63: the trusted image certificate ids (None: none asked for)
+    trusted_certs: Mapped[list[str] | None] = mapped_column(JSONType, nullable=True)
+    locked_reason: Mapped[str | None] = mapped_column(Text, nullable=True)  # 2.73
 
 
 class InstanceAction(Base):

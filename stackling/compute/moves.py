@@ -378,7 +378,8 @@ def list_migrations(db: Session, *, host: str | None = None, status: str | None 
                     instance_uuid: str | None = None, migration_type: str | None = None,
                     source_compute: str | None = None, limit: int | None = None,
                     marker: str | None = None, changes_since: Any = None,
-                    project_id: str | None = None) -> list[Migration]:
+                    project_id: str | None = None, changes_before: Any = None,
+                    user_id: str | None = None) -> list[Migration]:
     from sqlalchemy import or_
 
     stmt = select(Migration)
@@ -396,6 +397,10 @@ def list_migrations(db: Session, *, host: str | None = None, status: str | None 
         stmt = stmt.where(Migration.project_id == project_id)
     if changes_since is not None:
         stmt = stmt.where(Migration.updated_at >= changes_since)
+    if changes_before is not None:  # 2.66
+        stmt = stmt.where(Migration.updated_at <= changes_before)
+    if user_id:  # 2.80
+        stmt = stmt.where(Migration.user_id == user_id)
     if marker is not None:
         marked = db.scalars(select(Migration).where(Migration.uuid == marker)).first()
         if marked is None:

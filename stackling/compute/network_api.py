@@ -73,8 +73,9 @@ def _auto_allocate_dry_run(db: Session, ctx: RequestContext, project_id: str) ->
 
 # ------------------------------------------------------------------ API-time validation
 def validate_networks(db: Session, ctx: RequestContext, requested: Any,
-                      num_instances: int) -> None:
-    """The checks Nova makes before answering 202 (see the digest's table 3.3)."""
+                      num_instances: int, *, resource_requests_ok: bool = True) -> None:
+    """The checks Nova makes before answering 202 (see the digest's table 3.3);
+    `resource_requests_ok` False (below 2.72) refuses ports with a resource request."""
     if requested == NONE:
         return
     net = _net()
@@ -99,6 +100,9 @@ def validate_networks(db: Session, ctx: RequestContext, requested: Any,
                 raise errors.PortInUse(port_id=req["port_id"])
             if port.get("ip_allocation") not in ("deferred", "none") and not port.get("fixed_ips"):
                 raise errors.PortRequiresFixedIP(port_id=req["port_id"])
+            if not resource_requests_ok and net.get_port(
+                    db, ctx.elevated(), req["port_id"]).get("resource_request"):
+                raise errors.CreateWithPortResourceRequestOldVersion()
             req["network_id"] = port["network_id"]
             continue
         net_ids.append(req["network_id"])
@@ -295,7 +299,8 @@ def list_ports(db: Session, ctx: RequestContext, instance: Any) -> list[dict[str
 
 
 def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: str | None,
-                     port_id: str | None, address: str | None) -> dict[str, Any]:
+                     port_id: str | None, address: str | None,
+                     tag: str | None = None) -> dict[str, Any]:
     """Synchronously add a NIC; returns the port. Errors are Nova's for os-interface."""
     net = _net()
     user = instance_context(instance) if ctx.is_admin else ctx
@@ -328,14 +333,14 @@ def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: st
     try:
         if port_id:
             port = net.update_port(db, admin, port_id, binding)
-            vif = _vif(port, label, True)
+            vif = _vif(port, label, True, tag)
         else:
             body: dict[str, Any] = {"network_id": net_id, "admin_state_up": True,
                                     "project_id": instance.project_id, **binding}
             if address:
                 body["fixed_ips"] = [{"ip_address": address}]
             port = net.create_port(db, admin, body)
-            vif = _vif(port, label, False)
+            vif = _vif(port, label, False, tag)
     except ApiError as err:
         if _is(err, "IpAddressInUse", "IpAddressAlreadyAllocated"):
             raise errors.FixedIpAlreadyInUse(address=address, instance_uuid="") from None

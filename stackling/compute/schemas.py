@@ -116,9 +116,20 @@ _SERVER_2_52 = _server_variant(_SERVER_2_42, tags={"type": "array", "items": TAG
 _SERVER_2_57 = copy.deepcopy(_SERVER_2_52)
 del _SERVER_2_57["properties"]["server"]["properties"]["personality"]
 
+# Nova's parameter_types.trusted_certs: up to 50 unique certificate ids, or null.
+TRUSTED_CERTS = {"type": ["array", "null"], "minItems": 1, "maxItems": 50, "uniqueItems": True,
+                 "items": {"type": "string", "minLength": 1}}
+_SERVER_2_63 = _server_variant(_SERVER_2_57, trusted_image_certificates=TRUSTED_CERTS)
+# 2.74: a requested host and/or node (admins; the scheduler still runs)
+_SERVER_2_74 = _server_variant(
+    _SERVER_2_63, host={"type": "string", "minLength": 1, "maxLength": 255,
+                        "pattern": "^[a-zA-Z0-9-._]*$"},
+    hypervisor_hostname={"type": "string", "minLength": 1, "maxLength": 255,
+                         "pattern": "^[a-zA-Z0-9-._]*$"})
+
 SERVER_CREATE = {"2.1": _SERVER_2_1, "2.19": _SERVER_2_19, "2.32": _SERVER_2_32,
                  "2.37": _SERVER_2_37, "2.42": _SERVER_2_42, "2.52": _SERVER_2_52,
-                 "2.57": _SERVER_2_57}
+                 "2.57": _SERVER_2_57, "2.63": _SERVER_2_63}
 
 _UPDATE_2_1 = {
     "type": "object",
@@ -135,6 +146,13 @@ _UPDATE_2_1 = {
 _UPDATE_2_19 = copy.deepcopy(_UPDATE_2_1)
 _UPDATE_2_19["properties"]["server"]["properties"]["description"] = DESCRIPTION
 SERVER_UPDATE = {"2.1": _UPDATE_2_1, "2.19": _UPDATE_2_19}
+
+LOCK_2_73 = {"type": "object",
+             "properties": {"lock": {"type": ["object", "null"],
+                                     "properties": {"locked_reason": {
+                                         "type": "string", "minLength": 1, "maxLength": 255}},
+                                     "additionalProperties": False}},
+             "required": ["lock"], "additionalProperties": False}
 
 # ------------------------------------------------------------------ flavors, keypairs
 FLAVOR_CREATE = {

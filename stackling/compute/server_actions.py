@@ -267,6 +267,8 @@ def rebuild(db: Session, ctx: RequestContext, inst: Instance, values: dict[str, 
             setattr(inst, attr, values[key])
     if "metadata" in values:
         inst.metadata_ = dict(values["metadata"])
+    if "trusted_image_certificates" in values:  # 2.63: null forgets them
+        inst.trusted_certs = values["trusted_image_certificates"] or None
     if "key_name" in values:
         from stackling.compute import keypairs
         from stackling.compute.errors import KeypairNotFound

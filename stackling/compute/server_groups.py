@@ -141,10 +141,12 @@ class GroupRule:
     affinity_host: str | None
     # the hosts of the group's other scheduled members, with how many each holds
     others: Counter[str] = field(default_factory=Counter)
+    max_per_host: int = 1  # anti-affinity's `max_server_per_host` rule (2.64)
 
     def refuses(self, host: str) -> str | None:
-        if self.policy == "anti-affinity" and host in self.others:
-            return f"server group {self.group_uuid} (anti-affinity) has a member there"
+        if self.policy == "anti-affinity" and self.others[host] >= self.max_per_host:
+            return (f"server group {self.group_uuid} (anti-affinity) has "
+                    f"{self.others[host]} member(s) there")
         pinned = self.affinity_host or next(iter(self.others), None)
         if self.policy == "affinity" and pinned is not None and host != pinned:
             return f"server group {self.group_uuid} (affinity) is on host {pinned}"
@@ -161,7 +163,7 @@ class GroupRule:
 
 def rule_for(db: Session, instance_uuid: str) -> GroupRule | None:
     row = db.execute(select(ServerGroup.id, ServerGroup.uuid, ServerGroup.policy,
-                            ServerGroup.affinity_host).join(
+                            ServerGroup.affinity_host, ServerGroup.rules).join(
         ServerGroupMember, ServerGroupMember.group_id == ServerGroup.id).where(
         ServerGroupMember.instance_uuid == instance_uuid)).first()
     if row is None:
@@ -171,7 +173,25 @@ def rule_for(db: Session, instance_uuid: str) -> GroupRule | None:
         ServerGroupMember, ServerGroupMember.instance_uuid == Instance.uuid).where(
         ServerGroupMember.group_id == row.id, ServerGroupMember.instance_uuid != instance_uuid,
         Instance.host.is_not(None)))
-    return GroupRule(row.id, row.uuid, row.policy, row.affinity_host, Counter(hosts))
+    max_per_host = int((row.rules or {}).get("max_server_per_host", 1))
+    return GroupRule(row.id, row.uuid, row.policy, row.affinity_host, Counter(hosts),
+                     max_per_host)
+
+
+def anti_affinity_slot(db: Session, rule: GroupRule, instance_uuid: str,
+                       host: str) -> str | None:
+    """The member row's unique (group, slot) value: the host itself, or with
+    `max_server_per_host` n a free slot `host#k` (k < n) of the host, so the database
+    refuses an (n+1)th member there whichever process builds it."""
+    if rule.policy != "anti-affinity":
+        return None
+    if rule.max_per_host <= 1:
+        return host
+    taken = set(db.scalars(select(ServerGroupMember.anti_affinity_host).where(
+        ServerGroupMember.group_id == rule.group_id,
+        ServerGroupMember.host == host, ServerGroupMember.instance_uuid != instance_uuid)))
+    free = [f"{host}#{k}" for k in range(rule.max_per_host) if f"{host}#{k}" not in taken]
+    return free[0] if free else f"{host}#0"  # all taken: the update then conflicts
 
 
 def claim_host(db: Session, rule: GroupRule, instance_uuid: str, host: str) -> bool:
@@ -191,7 +211,7 @@ def claim_host(db: Session, rule: GroupRule, instance_uuid: str, host: str) -> b
                     return False
             db.execute(update(ServerGroupMember).where(
                 ServerGroupMember.instance_uuid == instance_uuid).values(
-                host=host, anti_affinity_host=host if rule.policy == "anti-affinity" else None))
+                host=host, anti_affinity_host=anti_affinity_slot(db, rule, instance_uuid, host)))
     except IntegrityError:
         return False
     return True
@@ -207,6 +227,8 @@ def follow_host(db: Session, instance_uuid: str, host: str | None) -> None:
                 return
             db.execute(update(ServerGroupMember).where(
                 ServerGroupMember.instance_uuid == instance_uuid).values(
-                host=host, anti_affinity_host=host if rule.policy == "anti-affinity" else None))
+                host=host,
+                anti_affinity_host=anti_affinity_slot(db, rule, instance_uuid, host) if host
+                else None))
     except IntegrityError:
         pass

@@ -78,6 +78,8 @@ class CreateRequest:
     group: str | None = None  # the `group` scheduler hint: a server group's uuid
     has_bdm: bool = False
     tags: list[str] = field(default_factory=list)
+    trusted_certs: list[str] | None = None  # 2.63
+    port_resource_requests_ok: bool = True  # False below 2.72
 
 
 def request_from_body(s: dict[str, Any]) -> CreateRequest:
@@ -95,7 +97,8 @@ def request_from_body(s: dict[str, Any]) -> CreateRequest:
         description=s.get("description"), admin_pass=s.get("adminPass"),
         return_reservation_id=to_bool(s.get("return_reservation_id", False)),
         has_bdm=bool(s.get("block_device_mapping_v2") or s.get("block_device_mapping")),
-        tags=list(dict.fromkeys(s.get("tags", []))))
+        tags=list(dict.fromkeys(s.get("tags", []))),
+        trusted_certs=s.get("trusted_image_certificates") or None)
 
 
 def _href_id(ref: Any) -> str:
@@ -205,7 +208,8 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
     zone = _check_az(db, ctx, req.availability_zone, forced_host_allowed)
     if requested != network_api.NONE:
         network_api.resolve_security_groups(db, ctx, req.security_groups)
-    network_api.validate_networks(db, ctx, requested, req.max_count)
+    network_api.validate_networks(db, ctx, requested, req.max_count,
+                                  resource_requests_ok=req.port_resource_requests_ok)
     count = _count_that_fits(db, ctx, req, requested, flavor)
     reservation = "r-" + secrets.token_hex(4)
     now = utcnow_precise()
@@ -226,7 +230,7 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
             user_data=req.user_data, reservation_id=reservation, launch_index=index,
             hostname=_hostname(name), security_groups=list(req.security_groups),
             requested_networks=requested, network_info=[], tags=list(req.tags),
-            build_state="pending",
+            trusted_certs=req.trusted_certs, build_state="pending",
             created_at=now, updated_at=now)
         db.add(inst)
         actions.record(db, ctx, inst, "create", finished=False)
@@ -311,6 +315,8 @@ class ListQuery:
     host: str | None = None
     ip: str | None = None
     changes_since: Any = None
+    changes_before: Any = None  # 2.66
+    locked: bool | None = None  # 2.73
     tags: list[str] = field(default_factory=list)  # all of
     tags_any: list[str] = field(default_factory=list)
     not_tags: list[str] = field(default_factory=list)  # not all of
@@ -324,7 +330,8 @@ _SORT_COLUMNS = {"created_at": Instance.created_at, "display_name": Instance.dis
                  "uuid": Instance.uuid, "updated_at": Instance.updated_at,
                  "vm_state": Instance.vm_state, "task_state": Instance.task_state,
                  "host": Instance.host, "launched_at": Instance.launched_at,
-                 "availability_zone": Instance.availability_zone, "id": Instance.id}
+                 "availability_zone": Instance.availability_zone, "id": Instance.id,
+                 "locked": Instance.locked}  # `locked` from 2.73
 
 
 def list_instances(db: Session, q: ListQuery) -> list[Instance]:
@@ -339,6 +346,10 @@ def list_instances(db: Session, q: ListQuery) -> list[Instance]:
         stmt = stmt.where(Instance.host == q.host)
     if q.changes_since is not None:
         stmt = stmt.where(Instance.updated_at >= q.changes_since)
+    if q.changes_before is not None:
+        stmt = stmt.where(Instance.updated_at <= q.changes_before)
+    if q.locked is not None:
+        stmt = stmt.where(Instance.locked == q.locked)
     sorts = q.sort_keys or [("created_at", False), ("id", False)]
     order = [(_SORT_COLUMNS[k], asc) for k, asc in sorts]
     if all(c is not Instance.id for c, _ in order):
@@ -492,9 +503,12 @@ def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
     db.flush()
 
 
-def set_locked(db: Session, ctx: RequestContext, inst: Instance, locked: bool) -> None:
+def set_locked(db: Session, ctx: RequestContext, inst: Instance, locked: bool,
+               reason: str | None = None) -> None:
+    """Lock (with the 2.73 reason, if any) or unlock, which forgets the reason."""
     actions.record(db, ctx, inst, "lock" if locked else "unlock")
     inst.locked = locked
+    inst.locked_reason = reason if locked else None
     inst.updated_at = utcnow_precise()
     db.flush()
 

@@ -133,8 +133,10 @@ def server_flavor(inst: Instance, links: Links, version: Version,
 def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: bool,
                   show_extended_attrs: bool, show_host_status: bool,
                   full: bool = True, show_flavor_extra_specs: bool = True,
-                  floating: dict[str, list[tuple[str, str]]] | None = None) -> dict[str, Any]:
-    """The detail/show body; `full=False` is the pre-2.75 update response."""
+                  floating: dict[str, list[tuple[str, str]]] | None = None,
+                  server_groups: list[str] | None = None) -> dict[str, Any]:
+    """The detail/show body; `full=False` is the pre-2.75 update response;
+    `server_groups` (2.71) is given for show, update and rebuild only, never lists."""
     status = status_of(inst)
     host_id = (hashlib.sha224((inst.project_id + inst.host).encode()).hexdigest()
                if inst.host else "")
@@ -193,11 +195,23 @@ def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: b
         server["description"] = inst.description
     if version.matches("2.26"):
         server["tags"] = list(inst.tags or [])
+    if version.matches("2.63"):
+        server["trusted_image_certificates"] = list(inst.trusted_certs) \
+            if inst.trusted_certs else None
+    if version.matches("2.71") and server_groups is not None:
+        server["server_groups"] = server_groups
+    if version.matches("2.73"):
+        server["locked_reason"] = inst.locked_reason
     return server
 
 
-def interface_view(port: dict[str, Any], version: Version) -> dict[str, Any]:
-    return {"port_id": port["id"], "net_id": port["network_id"],
+def interface_view(port: dict[str, Any], version: Version,
+                   tag: str | None = None) -> dict[str, Any]:
+    """`tag` (2.70) is the device tag the NIC was requested with (boot or attach)."""
+    view = {"port_id": port["id"], "net_id": port["network_id"],
             "mac_addr": port.get("mac_address"), "port_state": port.get("status"),
             "fixed_ips": [{"ip_address": ip["ip_address"], "subnet_id": ip.get("subnet_id")}
                           for ip in port.get("fixed_ips") or []]}
+    if version.matches("2.70"):
+        view["tag"] = tag
+    return view

@@ -80,3 +80,15 @@ def query_timestamp(value: str, name: str) -> Any:
         raise BadRequest(f"Invalid input for query parameters {name}. Value: {value}. "
                          f"'{value}' is not a 'date-time'") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def changes_before(rq: ApiRequest, changes_since: Any) -> Any:
+    """The 2.66 `changes-before` filter, never earlier than `changes-since` (Nova's 400)."""
+    value = rq.query.get("changes-before")
+    if not value:
+        return None
+    before = query_timestamp(value, "changes-before")
+    if changes_since is not None and before < changes_since:
+        raise BadRequest("The value of changes-since must be less than or equal to "
+                         "changes-before.")
+    return before

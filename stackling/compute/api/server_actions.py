@@ -14,6 +14,7 @@ from stackling.compute import action_schemas as schemas
 from stackling.compute import moves, server_actions, validation, views
 from stackling.compute.api.common import (
     authorize,
+    changes_before,
     links,
     page_limit,
     query_timestamp,
@@ -170,8 +171,10 @@ def _rebuild(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
 
     authorize(rq, "servers:rebuild", _target(inst))
     body = _validate(schemas.REBUILD, data, rq)["rebuild"]
+    if "trusted_image_certificates" in body:  # 2.63 (null unsets them: checked too)
+        authorize(rq, "servers:rebuild:trusted_certs", _target(inst))
     server_actions.rebuild(rq.db, rq.ctx, inst, body)
-    view = _detail(rq, inst, full=False)
+    view = _detail(rq, inst, full=False, with_groups=True)
     view["adminPass"] = body.get("adminPass") or secrets.token_urlsafe(9)
     if version(rq).matches("2.54"):  # the key pair a rebuild may change, as Nova shows it
         view["key_name"] = inst.key_name
@@ -388,17 +391,19 @@ def _migration_view(rq: ApiRequest, m: Any) -> dict[str, Any]:
 def migrations_index(rq: ApiRequest) -> Any:
     authorize(rq, "os-migrations:index")
     q = rq.query
-    limit = marker = changes_since = None
+    limit = marker = changes_since = before = None
     if version(rq).matches("2.59"):
         marker = q.get("marker")
         limit = page_limit(rq)
         if q.get("changes-since"):
             changes_since = query_timestamp(q.get("changes-since"), "changes-since")
+    if version(rq).matches("2.66"):
+        before = changes_before(rq, changes_since)
     rows = moves.list_migrations(
         rq.db, host=q.get("host"), status=q.get("status"),
         instance_uuid=q.get("instance_uuid"), migration_type=q.get("migration_type"),
         source_compute=q.get("source_compute"), limit=limit, marker=marker,
-        changes_since=changes_since)
+        changes_since=changes_since, changes_before=before)
     out: dict[str, Any] = {"migrations": [_migration_view(rq, m) for m in rows]}
     if version(rq).matches("2.59") and limit and len(rows) == limit:
         out["migrations_links"] = [{"rel": "next", "href": (

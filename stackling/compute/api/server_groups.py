@@ -1,5 +1,6 @@
 """/os-server-groups: create, list (limit/offset, all_projects for admins), show, delete,
-with Nova's bodies up to 2.63 (`policies` as a one-item list, empty `metadata`)."""
+with Nova's bodies: `policies` as a one-item list and an empty `metadata` below 2.64,
+`policy` and `rules` from 2.64."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from stackling.common.http import ApiRequest
 from stackling.compute import server_groups as logic
 from stackling.compute.api.common import authorize, body, page_limit, version
 from stackling.compute.group_models import ServerGroup
-from stackling.compute.schemas import NAME
+from stackling.compute.schemas import NAME, POSITIVE_INT
 
 ADMIN = "rule:context_is_admin"
 READER = "rule:context_is_admin or rule:project_reader_api"
@@ -25,9 +26,8 @@ POLICIES = {
     "os_compute_api:os-server-groups:show": READER,
 }
 
-# 2.64 (not yet served: the maximum is below it) replaces `policies` with `policy` and
-# `rules` ({"max_server_per_host": n} for anti-affinity) and drops `metadata`: its schema
-# joins this table and `_view` already renders that shape.
+# 2.64 replaces `policies` with `policy` and `rules` ({"max_server_per_host": n}, for
+# anti-affinity only) and drops `metadata`.
 GROUP_POLICY_MV = "2.64"
 
 
@@ -41,8 +41,20 @@ def _create_schema(policies: tuple[str, ...]) -> dict[str, Any]:
         "required": ["server_group"], "additionalProperties": False}
 
 
+CREATE_2_64 = {"type": "object", "properties": {"server_group": {
+    "type": "object",
+    "properties": {"name": NAME,
+                   "policy": {"type": "string",
+                              "enum": list(logic.POLICIES + logic.SOFT_POLICIES)},
+                   "rules": {"type": "object",
+                             "properties": {"max_server_per_host": POSITIVE_INT},
+                             "additionalProperties": False}},
+    "required": ["name", "policy"], "additionalProperties": False}},
+    "required": ["server_group"], "additionalProperties": False}
+
 CREATE = {"2.1": _create_schema(logic.POLICIES),
-          "2.15": _create_schema(logic.POLICIES + logic.SOFT_POLICIES)}
+          "2.15": _create_schema(logic.POLICIES + logic.SOFT_POLICIES),
+          GROUP_POLICY_MV: CREATE_2_64}
 
 
 def _view(rq: ApiRequest, group: ServerGroup, members: list[str]) -> dict[str, Any]:
@@ -60,7 +72,15 @@ def _view(rq: ApiRequest, group: ServerGroup, members: list[str]) -> dict[str, A
 def create(rq: ApiRequest) -> Any:
     authorize(rq, "os-server-groups:create", {"project_id": rq.ctx.project_id})
     data = body(rq, CREATE, versioned=True)["server_group"]
-    group = logic.create_group(rq.db, rq.ctx, data["name"], data["policies"][0])
+    if version(rq).matches(GROUP_POLICY_MV):
+        policy, rules = data["policy"], dict(data.get("rules") or {})
+        if rules and policy != "anti-affinity":
+            raise BadRequest("Only anti-affinity policy supports rules.")
+        if "max_server_per_host" in rules:  # stored as the number it is
+            rules["max_server_per_host"] = int(rules["max_server_per_host"])
+    else:
+        policy, rules = data["policies"][0], {}
+    group = logic.create_group(rq.db, rq.ctx, data["name"], policy, rules)
     return {"server_group": _view(rq, group, [])}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest
-from stackling.compute import network_proxy, views
+from stackling.compute import network_proxy, server_groups, views
 from stackling.compute.api.common import allowed, links, version
 from stackling.compute.models import Instance
 
@@ -16,10 +16,11 @@ def target(inst: Instance) -> dict[str, Any]:
 
 def detail(rq: ApiRequest, inst: Instance, *, full: bool = True,
            floating: dict[str, list[tuple[str, str]]] | None = None,
-           shown: dict[tuple[str, str], tuple[bool, bool, bool]] | None = None
-           ) -> dict[str, Any]:
+           shown: dict[tuple[str, str], tuple[bool, bool, bool]] | None = None,
+           with_groups: bool = False) -> dict[str, Any]:
     """The server as the caller may see it (the field policies checked once per owner
-    when `shown` is shared across a list)."""
+    when `shown` is shared across a list); `with_groups`: show, update and rebuild carry
+    the server's group (2.71)."""
     if floating is None:
         floating = network_proxy.floating_by_port(rq.db, [inst])
     # The three field policies depend only on the server's project and user: a list
@@ -36,4 +37,12 @@ def detail(rq: ApiRequest, inst: Instance, *, full: bool = True,
     return views.server_detail(
         links(rq), inst, version(rq), is_admin=rq.ctx.is_admin,
         show_extended_attrs=flags[0], show_host_status=flags[1], full=full,
-        show_flavor_extra_specs=flags[2], floating=floating)
+        show_flavor_extra_specs=flags[2], floating=floating,
+        server_groups=_groups(rq, inst) if with_groups else None)
+
+
+def _groups(rq: ApiRequest, inst: Instance) -> list[str] | None:
+    if not version(rq).matches("2.71"):
+        return None
+    group = server_groups.group_of(rq.db, inst.uuid)
+    return [group] if group else []

@@ -25,6 +25,7 @@ from stackling.compute.api.common import (
     allowed,
     authorize,
     body,
+    changes_before,
     links,
     page_limit,
     query_timestamp,
@@ -46,7 +47,11 @@ USER_FILTERS = {"name", "status", "image", "flavor", "ip", "changes-since", "res
 def create(rq: ApiRequest) -> Any:
     authorize(rq, "servers:create")
     data = body(rq, schemas.SERVER_CREATE, versioned=True)
+    _check_bdm_volume_type(rq, data["server"])
     req = servers.request_from_body(data["server"])
+    req.port_resource_requests_ok = version(rq).matches("2.72")
+    if req.trusted_certs:
+        authorize(rq, "servers:create:trusted_certs")
     hints = data.get("os:scheduler_hints") or data.get("OS-SCH-HNT:scheduler_hints") or {}
     req.group = hints.get("group")
     if req.networks != network_api.NONE:
@@ -67,6 +72,18 @@ def create(rq: ApiRequest) -> Any:
                               "security_groups": [{"name": g} for g in req.security_groups]}
     server["adminPass"] = req.admin_pass or secrets.token_urlsafe(9)
     return 202, {"server": server}, {"Location": server["links"][0]["href"]}
+
+
+def _check_bdm_volume_type(rq: ApiRequest, server: dict[str, Any]) -> None:
+    """`volume_type` in a block_device_mapping_v2 item is known from 2.67 (Nova's schema
+    refuses it as an additional property before)."""
+    if version(rq).matches("2.67"):
+        return
+    for i, item in enumerate(server.get("block_device_mapping_v2") or []):
+        if isinstance(item, dict) and "volume_type" in item:
+            raise BadRequest(f"Invalid input for field/attribute {i}. Value: {item}. "
+                             "Additional properties are not allowed ('volume_type' was "
+                             "unexpected)")
 
 
 # ------------------------------------------------------------------ list / show
@@ -110,19 +127,21 @@ def _list_query(rq: ApiRequest) -> servers.ListQuery:
     query.ip = q.get("ip")
     if admin_filters:
         query.host = q.get("host")
-    since = q.get("changes-since")
-    if since:
-        import datetime as dt
-
+    if q.get("changes-since"):
+        query.changes_since = query_timestamp(q.get("changes-since"), "changes-since")
+    if version(rq).matches("2.66"):
+        query.changes_before = changes_before(rq, query.changes_since)
+    if version(rq).matches("2.73") and "locked" in q:
         try:
-            query.changes_since = dt.datetime.fromisoformat(since.replace("Z", "+00:00"))
+            query.locked = to_bool(q.get("locked"))
         except ValueError:
-            raise BadRequest(f"Invalid input for query parameters changes-since. Value: "
-                             f"{since}. '{since}' is not a 'date-time'") from None
-        if query.changes_since.tzinfo is None:
-            query.changes_since = query.changes_since.replace(tzinfo=dt.UTC)
+            raise BadRequest("Invalid input received: Unrecognized value "
+                             f"'{q.get('locked')}', acceptable values are: '0', '1', 'f', "
+                             "'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'") from None
     keys, dirs = q.getlist("sort_key"), q.getlist("sort_dir")
     for i, key in enumerate(keys):
+        if key == "locked" and not version(rq).matches("2.73"):
+            continue  # known to Nova's schema but ignored before 2.73
         if key not in servers._SORT_COLUMNS:
             raise BadRequest(f"Invalid input for query parameters sort_key. Value: {key}.")
         direction = dirs[i] if i < len(dirs) else "desc"
@@ -184,7 +203,7 @@ def _get(rq: ApiRequest, *, for_update: bool = False) -> Instance:
 def show(rq: ApiRequest) -> Any:
     inst = _get(rq)
     authorize(rq, "servers:show", _target(inst))
-    return {"server": _detail(rq, inst)}
+    return {"server": _detail(rq, inst, with_groups=True)}
 
 
 def update(rq: ApiRequest) -> Any:
@@ -192,7 +211,7 @@ def update(rq: ApiRequest) -> Any:
     authorize(rq, "servers:update", _target(inst))
     data = body(rq, schemas.SERVER_UPDATE, versioned=True)
     inst = servers.update_instance(rq.db, rq.ctx, inst.uuid, data["server"])
-    return {"server": _detail(rq, inst, full=False)}
+    return {"server": _detail(rq, inst, full=False, with_groups=True)}
 
 
 def delete(rq: ApiRequest) -> Any:
@@ -226,7 +245,9 @@ def interfaces_index(rq: ApiRequest) -> Any:
     inst = _get(rq)
     authorize(rq, "os-attach-interfaces:list", _target(inst))
     ports = network_api.list_ports(rq.db, rq.ctx, inst)
-    return {"interfaceAttachments": [views.interface_view(p, version(rq)) for p in ports]}
+    tags = _vif_tags(inst)
+    return {"interfaceAttachments": [views.interface_view(p, version(rq), tags.get(p["id"]))
+                                     for p in ports]}
 
 
 def interfaces_show(rq: ApiRequest) -> Any:
@@ -237,7 +258,13 @@ def interfaces_show(rq: ApiRequest) -> Any:
                 None)
     if port is None:
         raise NotFound(f"Instance {inst.uuid} is not attached to port {port_id}")
-    return {"interfaceAttachment": views.interface_view(port, version(rq))}
+    return {"interfaceAttachment": views.interface_view(port, version(rq),
+                                                        _vif_tags(inst).get(port_id))}
+
+
+def _vif_tags(inst: Instance) -> dict[str, str | None]:
+    """The device tag each NIC was requested with (2.32/2.42 at boot, 2.49 on attach)."""
+    return {vif["port_id"]: vif.get("tag") for vif in inst.network_info or []}
 
 
 def _check_attach_state(inst: Instance, method: str, is_admin: bool) -> None:
@@ -263,8 +290,9 @@ def interfaces_create(rq: ApiRequest) -> Any:
         raise BadRequest("Must input network_id when request IP address")
     _check_attach_state(inst, "attach_interface", rq.ctx.is_admin)
     address = fixed[0]["ip_address"] if fixed else None
-    port = network_api.attach_interface(rq.db, rq.ctx, inst, net_id, port_id, address)
-    return {"interfaceAttachment": views.interface_view(port, version(rq))}
+    port = network_api.attach_interface(rq.db, rq.ctx, inst, net_id, port_id, address,
+                                        att.get("tag"))
+    return {"interfaceAttachment": views.interface_view(port, version(rq), att.get("tag"))}
 
 
 def interfaces_delete(rq: ApiRequest) -> Any:
@@ -294,7 +322,11 @@ def action(rq: ApiRequest) -> Any:
         return 202, None
     if name in ("lock", "unlock") and version(rq).matches("2.1"):
         authorize(rq, f"os-lock-server:{name}", _target(inst))
-        servers.set_locked(rq.db, rq.ctx, inst, name == "lock")
+        reason = None
+        if name == "lock" and version(rq).matches("2.73"):  # lock: null | {locked_reason}
+            reason = (validation.validate(schemas.LOCK_2_73, data)["lock"] or {}).get(
+                "locked_reason")
+        servers.set_locked(rq.db, rq.ctx, inst, name == "lock", reason)
         return 202, None
     if name in server_actions.ACTIONS:
         return server_actions.dispatch(rq, inst, name, data)
@@ -319,15 +351,17 @@ def _action_view(rq: ApiRequest, row: Any) -> dict[str, Any]:
 def actions_index(rq: ApiRequest) -> Any:
     server_id = rq.path_params["server_id"]
     authorize(rq, "os-instance-actions:list")
-    limit = marker = since_ = None
+    limit = marker = since_ = before = None
     if version(rq).matches("2.58"):
         marker = rq.query.get("marker")
         limit = page_limit(rq)
         if rq.query.get("changes-since"):
             since_ = query_timestamp(rq.query.get("changes-since"), "changes-since")
+    if version(rq).matches("2.66"):
+        before = changes_before(rq, since_)
     rows = actions.list_actions(rq.db, rq.ctx, server_id,
                                 allow_deleted=version(rq).matches("2.21"), limit=limit,
-                                marker=marker, changes_since=since_)
+                                marker=marker, changes_since=since_, changes_before=before)
     out: dict[str, Any] = {"instanceActions": [_action_view(rq, r) for r in rows]}
     if limit and len(rows) == limit:
         out["links"] = [{"rel": "next", "href": f"{links(rq).versioned}/servers/{server_id}/"

@@ -1,0 +1,292 @@
+"""Compute microversions from 2.63 (in-process API): each version's request accepted or
+refused below and at it, and the response shapes, as Nova's version history lists them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+
+from stackling.compute import microversions
+from tests.api.test_compute import CIRROS, mv, wait_status
+from tests.api.test_compute_actions import act, lift_quotas
+from tests.api.test_compute_networks import network, new_member
+
+SERVERS = "/compute/v2.1/servers"
+GROUPS = "/compute/v2.1/os-server-groups"
+CERTS = ["0b5d2c72-12cc-4ba6-a8d7-3ff5cc1d8cb8", "674736e3-f25c-405c-8362-bbf991e0ce0a"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def unlimited(api):
+    lift_quotas(api)
+
+
+def boot(api, version, user="demo", hints=None, **server):
+    body: dict = {"server": {"name": "vm", "flavorRef": "1", "imageRef": CIRROS,
+                             "networks": "none", **server}}
+    if hints:
+        body["os:scheduler_hints"] = hints
+    return api.post(SERVERS, user=user, headers=mv(version), json=body)
+
+
+def active(api, r, user="demo") -> dict:
+    assert r.status_code == 202, r.text
+    server = wait_status(api, r.json()["server"]["id"], user=user)
+    assert server["status"] == "ACTIVE", server.get("fault")
+    return server
+
+
+def show(api, sid, version, user="demo") -> dict:
+    r = api.get(f"{SERVERS}/{sid}", user=user, headers=mv(version))
+    assert r.status_code == 200, r.text
+    return r.json()["server"]
+
+
+def test_every_row_from_2_63_has_its_readme_section():
+    readme = (Path(microversions.__file__).parent / "README.md").read_text()
+    documented = set(re.findall(r"^- \*\*(2\.\d+)\*\*", readme, re.M))
+    rows = [v for v, _ in microversions.HISTORY if int(v.split(".")[1]) >= 63]
+    assert rows and [v for v in rows if v not in documented] == []
+
+
+def test_2_63_trusted_image_certificates(api):
+    below = boot(api, "2.62", trusted_image_certificates=CERTS)
+    assert below.status_code == 400 and "trusted_image_certificates" in below.text
+    for bad in ([], ["a", "a"], [""], [f"c{i}" for i in range(51)], "x"):
+        r = boot(api, "2.63", trusted_image_certificates=bad)
+        assert r.status_code == 400, bad
+    sid = active(api, boot(api, "2.63", trusted_image_certificates=CERTS))["id"]
+    assert show(api, sid, "2.63")["trusted_image_certificates"] == CERTS
+    assert "trusted_image_certificates" not in show(api, sid, "2.62")
+    listed = api.get(f"{SERVERS}/detail", user="demo", headers=mv("2.63")).json()["servers"]
+    assert next(s for s in listed if s["id"] == sid)["trusted_image_certificates"] == CERTS
+    plain = active(api, boot(api, "2.63"))["id"]
+    assert show(api, plain, "2.63")["trusted_image_certificates"] is None
+    # rebuild: the certificates replace the old ones; null forgets them
+    r = act(api, sid, {"rebuild": {"imageRef": CIRROS,
+                                   "trusted_image_certificates": CERTS[:1]}}, version="2.63")
+    assert r.status_code == 202 and r.json()["server"]["trusted_image_certificates"] == CERTS[:1]
+    r = act(api, sid, {"rebuild": {"imageRef": CIRROS,
+                                   "trusted_image_certificates": CERTS}}, version="2.62")
+    assert r.status_code == 400
+    wait_status(api, sid)
+    r = act(api, sid, {"rebuild": {"imageRef": CIRROS, "trusted_image_certificates": None}},
+            version="2.63")
+    assert r.status_code == 202 and r.json()["server"]["trusted_image_certificates"] is None
+    wait_status(api, sid)
+    updated = api.put(f"{SERVERS}/{sid}", user="demo", headers=mv("2.63"),
+                      json={"server": {"name": "renamed"}}).json()["server"]
+    assert updated["trusted_image_certificates"] is None
+    for s in (sid, plain):
+        assert api.delete(f"{SERVERS}/{s}", user="demo").status_code == 204
+
+
+def test_2_64_server_group_policy_and_rules(api):
+    old = api.post(GROUPS, user="demo", headers=mv("2.64"),
+                   json={"server_group": {"name": "g", "policies": ["anti-affinity"]}})
+    assert old.status_code == 400
+    new_below = api.post(GROUPS, user="demo", headers=mv("2.63"),
+                         json={"server_group": {"name": "g", "policy": "anti-affinity"}})
+    assert new_below.status_code == 400
+    rules_on_affinity = api.post(GROUPS, user="demo", headers=mv("2.64"), json={
+        "server_group": {"name": "g", "policy": "affinity",
+                         "rules": {"max_server_per_host": 2}}})
+    assert rules_on_affinity.status_code == 400
+    assert "Only anti-affinity policy supports rules." in rules_on_affinity.text
+    for bad in ({"max_server_per_host": 0}, {"other": 1}):
+        r = api.post(GROUPS, user="demo", headers=mv("2.64"), json={
+            "server_group": {"name": "g", "policy": "anti-affinity", "rules": bad}})
+        assert r.status_code == 400, bad
+    r = api.post(GROUPS, user="demo", headers=mv("2.64"), json={
+        "server_group": {"name": "two-per-host", "policy": "anti-affinity",
+                         "rules": {"max_server_per_host": "2"}}})
+    assert r.status_code == 200, r.text
+    group = r.json()["server_group"]
+    assert group["policy"] == "anti-affinity" and group["rules"] == {"max_server_per_host": 2}
+    assert "policies" not in group and "metadata" not in group
+    shown = api.get(f"{GROUPS}/{group['id']}", user="demo", headers=mv("2.63")).json()
+    assert shown["server_group"]["policies"] == ["anti-affinity"]
+    # the rule holds at boot: two members per host, no third
+    hosts = {h["hypervisor_hostname"] for h in api.get("/compute/v2.1/os-hypervisors"
+                                                        ).json()["hypervisors"]}
+    sids = [active(api, boot(api, "2.64", hints={"group": group["id"]}))["id"]
+            for _ in range(2 * len(hosts))]
+    per_host: dict[str, int] = {}
+    for sid in sids:
+        host = show(api, sid, "2.64", user="admin")["OS-EXT-SRV-ATTR:host"]
+        per_host[host] = per_host.get(host, 0) + 1
+    assert per_host == {h: 2 for h in per_host} and len(per_host) == len(hosts)
+    extra = boot(api, "2.64", hints={"group": group["id"]})
+    failed = wait_status(api, extra.json()["server"]["id"])
+    assert failed["status"] == "ERROR" and "No valid host" in failed["fault"]["message"]
+    for sid in [*sids, failed["id"]]:
+        assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+    assert api.delete(f"{GROUPS}/{group['id']}", user="demo").status_code == 204
+
+
+def test_2_66_changes_before(api):
+    sid = active(api, boot(api, "2.66"))["id"]
+    updated = show(api, sid, "2.66")["updated"]
+    later = (dt.datetime.fromisoformat(updated.replace("Z", "+00:00"))
+             + dt.timedelta(seconds=5)).isoformat()
+
+    def ids(version, query):
+        r = api.get(f"{SERVERS}?{query}", user="demo", headers=mv(version))
+        assert r.status_code == 200, r.text
+        return [s["id"] for s in r.json()["servers"]]
+
+    assert sid not in ids("2.66", "changes-before=2000-01-01T00:00:00Z")
+    assert sid in ids("2.65", "changes-before=2000-01-01T00:00:00Z")  # ignored below 2.66
+    assert sid in ids("2.66", f"changes-before={later.replace('+00:00', 'Z')}")
+    inverted = api.get(f"{SERVERS}?changes-since=2020-01-02T00:00:00Z&"
+                       "changes-before=2020-01-01T00:00:00Z", user="demo", headers=mv("2.66"))
+    assert inverted.status_code == 400
+    assert "changes-since must be less than or equal to changes-before" in inverted.text
+    actions = f"{SERVERS}/{sid}/os-instance-actions"
+    early = api.get(f"{actions}?changes-before=2000-01-01T00:00:00Z", user="demo",
+                    headers=mv("2.66")).json()["instanceActions"]
+    assert early == []
+    assert api.get(f"{actions}?changes-before=2000-01-01T00:00:00Z", user="demo",
+                   headers=mv("2.65")).json()["instanceActions"] != []
+    migrations = api.get("/compute/v2.1/os-migrations?changes-since=2020-01-02T00:00:00Z&"
+                         "changes-before=2020-01-01T00:00:00Z", headers=mv("2.66"))
+    assert migrations.status_code == 400
+    assert api.get("/compute/v2.1/os-migrations?changes-before=2000-01-01T00:00:00Z",
+                   headers=mv("2.66")).json()["migrations"] == []
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+def test_2_67_block_device_mapping_volume_type(api):
+    bdm = [{"boot_index": 0, "uuid": CIRROS, "source_type": "image",
+            "destination_type": "volume", "volume_size": 1, "volume_type": "lvm"}]
+    below = boot(api, "2.66", block_device_mapping_v2=bdm, imageRef="")
+    assert below.status_code == 400
+    assert "Additional properties are not allowed ('volume_type' was unexpected)" in below.text
+    at = boot(api, "2.67", block_device_mapping_v2=bdm, imageRef="")
+    # accepted by the schema; there is no block storage to boot from here
+    assert at.status_code == 400 and "booting from volume is not supported" in at.text
+
+
+def test_2_68_force_removed_from_live_migrate_and_evacuate(api):
+    sid = active(api, boot(api, "2.68"))["id"]
+    for version, expect_schema_error in (("2.67", False), ("2.68", True)):
+        r = act(api, sid, {"os-migrateLive": {"host": None, "block_migration": "auto",
+                                              "force": False}}, user="admin", version=version)
+        assert (r.status_code == 400 and "force" in r.text) is expect_schema_error, r.text
+        wait_status(api, sid)
+    r = act(api, sid, {"evacuate": {"force": False}}, user="admin", version="2.68")
+    assert r.status_code == 400 and "Additional properties are not allowed" in r.text
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+def test_2_70_interface_tags(api):
+    user = new_member(api)
+    net = network(api, user, cidr="192.168.70.0/24")
+    r = boot(api, "2.70", user=user, networks=[{"uuid": net, "tag": "boot-nic"}])
+    sid = active(api, r, user=user)["id"]
+    url = f"{SERVERS}/{sid}/os-interface"
+    listed = api.get(url, user=user, headers=mv("2.70")).json()["interfaceAttachments"]
+    assert [i["tag"] for i in listed] == ["boot-nic"]
+    assert "tag" not in api.get(url, user=user, headers=mv("2.69")).json()[
+        "interfaceAttachments"][0]
+    attached = api.post(url, user=user, headers=mv("2.70"), json={
+        "interfaceAttachment": {"net_id": net, "tag": "hot"}})
+    assert attached.status_code == 200, attached.text
+    port = attached.json()["interfaceAttachment"]
+    assert port["tag"] == "hot"
+    shown = api.get(f"{url}/{port['port_id']}", user=user, headers=mv("2.70")).json()
+    assert shown["interfaceAttachment"]["tag"] == "hot"
+    untagged = api.post(url, user=user, headers=mv("2.70"),
+                        json={"interfaceAttachment": {"net_id": net}}).json()
+    assert untagged["interfaceAttachment"]["tag"] is None
+    assert api.delete(f"{SERVERS}/{sid}", user=user).status_code == 204
+
+
+def test_2_71_server_groups_in_show_update_rebuild(api):
+    group = api.post(GROUPS, user="demo", headers=mv("2.64"), json={
+        "server_group": {"name": "g71", "policy": "soft-affinity"}}).json()["server_group"]
+    sid = active(api, boot(api, "2.71", hints={"group": group["id"]}))["id"]
+    plain = active(api, boot(api, "2.71"))["id"]
+    assert show(api, sid, "2.71")["server_groups"] == [group["id"]]
+    assert show(api, plain, "2.71")["server_groups"] == []
+    assert "server_groups" not in show(api, sid, "2.70")
+    listed = api.get(f"{SERVERS}/detail", user="demo", headers=mv("2.71")).json()["servers"]
+    assert all("server_groups" not in s for s in listed)
+    updated = api.put(f"{SERVERS}/{sid}", user="demo", headers=mv("2.71"),
+                      json={"server": {"name": "n"}}).json()["server"]
+    assert updated["server_groups"] == [group["id"]]
+    rebuilt = act(api, sid, {"rebuild": {"imageRef": CIRROS}}, version="2.71")
+    assert rebuilt.json()["server"]["server_groups"] == [group["id"]]
+    wait_status(api, sid)
+    for s in (sid, plain):
+        assert api.delete(f"{SERVERS}/{s}", user="demo").status_code == 204
+    assert api.delete(f"{GROUPS}/{group['id']}", user="demo").status_code == 204
+
+
+def test_2_72_ports_with_a_resource_request(api, monkeypatch):
+    from stackling.network import interface as net_iface
+
+    user = new_member(api)
+    network_id = network(api, user, cidr="192.168.72.0/24")
+    real = net_iface.get_port
+
+    def with_request(db, ctx, port_id):  # a port with a QoS minimum bandwidth rule
+        return {**real(db, ctx, port_id), "resource_request": {
+            "required": ["CUSTOM_PHYSNET_PHYSNET0", "CUSTOM_VNIC_TYPE_NORMAL"],
+            "resources": {"NET_BW_EGR_KILOBIT_PER_SEC": 1000}}}
+
+    monkeypatch.setattr(net_iface, "get_port", with_request)
+    ports = []
+    for _ in range(2):
+        ports.append(api.post("/networking/v2.0/ports", user=user, json={
+            "port": {"network_id": network_id}}).json()["port"]["id"])
+    below = boot(api, "2.71", user=user, networks=[{"port": ports[0]}])
+    assert below.status_code == 400
+    assert "not supported until microversion 2.72" in below.text
+    sid = active(api, boot(api, "2.72", user=user, networks=[{"port": ports[1]}]), user=user)
+    assert api.delete(f"{SERVERS}/{sid['id']}", user=user).status_code == 204
+
+
+def test_2_73_lock_reason_and_locked_filter(api):
+    sid = active(api, boot(api, "2.73"))["id"]
+    other = active(api, boot(api, "2.73"))["id"]
+    for bad in ({"lock": {"locked_reason": ""}}, {"lock": {"reason": "x"}},
+                {"lock": {"locked_reason": "x" * 256}}):
+        assert act(api, sid, bad, version="2.73").status_code == 400, bad
+    # below 2.73 the lock body is not looked at (and no reason is kept)
+    assert act(api, sid, {"lock": {"locked_reason": "ignored"}}, version="2.72").status_code == 202
+    assert show(api, sid, "2.73")["locked_reason"] is None
+    assert act(api, sid, {"unlock": None}, version="2.73").status_code == 202
+    assert act(api, sid, {"lock": {"locked_reason": "maintenance"}},
+               version="2.73").status_code == 202
+    shown = show(api, sid, "2.73")
+    assert shown["locked"] is True and shown["locked_reason"] == "maintenance"
+    assert "locked_reason" not in show(api, sid, "2.72")
+    assert act(api, other, {"lock": None}, version="2.73").status_code == 202
+    assert show(api, other, "2.73")["locked_reason"] is None
+
+    def ids(version, query):
+        r = api.get(f"{SERVERS}/detail?{query}", user="demo", headers=mv(version))
+        assert r.status_code == 200, r.text
+        return [s["id"] for s in r.json()["servers"]]
+
+    assert act(api, other, {"unlock": None}, version="2.73").status_code == 202
+    assert sid in ids("2.73", "locked=true") and other not in ids("2.73", "locked=true")
+    assert other in ids("2.73", "locked=False") and sid not in ids("2.73", "locked=0")
+    assert {sid, other} <= set(ids("2.72", "locked=true"))  # no such filter before 2.73
+    bad = api.get(f"{SERVERS}?locked=maybe", user="demo", headers=mv("2.73"))
+    assert bad.status_code == 400 and "Unrecognized value 'maybe'" in bad.text
+    by_lock = ids("2.73", "sort_key=locked&sort_dir=desc")
+    assert by_lock.index(sid) < by_lock.index(other)
+    assert ids("2.72", "sort_key=locked")  # ignored, not refused, before 2.73
+    # the update and rebuild bodies carry it too; unlock forgets it
+    updated = api.put(f"{SERVERS}/{sid}", user="demo", headers=mv("2.73"),
+                      json={"server": {"name": "n"}}).json()["server"]
+    assert updated["locked_reason"] == "maintenance"
+    assert act(api, sid, {"unlock": None}, version="2.73").status_code == 202
+    assert show(api, sid, "2.73")["locked_reason"] is None
+    for s in (sid, other):
+        assert api.delete(f"{SERVERS}/{s}", user="demo").status_code == 204

@@ -1,0 +1,62 @@
+"""Compute microversions past 2.62 through the real clients: the `openstack` CLI asks for
+what it needs (2.73 for a lock reason and the `--locked` filter) and openstacksdk still
+negotiates min(its maximum, ours)."""
+
+from __future__ import annotations
+
+from tests.conftest import sqlite_only
+
+
+def _member_env(cloud) -> tuple[dict, dict[str, str]]:
+    member = cloud.new_project_member()
+    env = {"OS_AUTH_URL": f"{cloud.url}/identity", "OS_USERNAME": member["user"].name,
+           "OS_PASSWORD": member["password"], "OS_PROJECT_NAME": member["project"].name,
+           "OS_USER_DOMAIN_NAME": "Default", "OS_PROJECT_DOMAIN_NAME": "Default",
+           "OS_IDENTITY_API_VERSION": "3", "OS_CLIENT_CONFIG_FILE": "/dev/null"}
+    return member, env
+
+
+@sqlite_only
+def test_cli_lock_reason_and_locked_filter(cloud):
+    member, env = _member_env(cloud)
+
+    def cli(*args: str, **kw):
+        return cloud.cli(*args, cloud="", env=env, **kw)
+
+    ids = []
+    for name in ("locked-vm", "free-vm"):
+        vm = cli("server", "create", "--flavor", "m1.tiny", "--image", "cirros", "--nic",
+                 "none", "--wait", name, "-f", "json")
+        assert vm["status"] == "ACTIVE"
+        ids.append(vm["id"])
+    cli("--os-compute-api-version", "2.73", "server", "lock", "--reason", "maintenance",
+        ids[0], parse=False)
+    shown = cli("--os-compute-api-version", "2.73", "server", "show", ids[0], "-f", "json")
+    assert shown["locked"] is True and shown["locked_reason"] == "maintenance"
+    locked = cli("--os-compute-api-version", "2.73", "server", "list", "--locked",
+                 "-f", "json")
+    assert [s["ID"] for s in locked] == [ids[0]]
+    unlocked = cli("--os-compute-api-version", "2.73", "server", "list", "--unlocked",
+                   "-f", "json")
+    assert [s["ID"] for s in unlocked] == [ids[1]]
+    cli("server", "unlock", ids[0], parse=False)
+    shown = cli("--os-compute-api-version", "2.73", "server", "show", ids[0], "-f", "json")
+    assert shown["locked"] is False and shown["locked_reason"] is None
+    for sid in ids:
+        cli("server", "delete", "--wait", sid, parse=False)
+
+
+def test_sdk_negotiates_and_sees_2_73_fields(cloud):
+    member = cloud.new_project_member()
+    conn = member["sdk"]
+    image = conn.image.find_image("cirros", ignore_missing=False)
+    flavor = conn.compute.find_flavor("m1.tiny", ignore_missing=False)
+    server = conn.compute.create_server(name="sdk-lock", image_id=image.id,
+                                        flavor_id=flavor.id, networks="none")
+    server = conn.compute.wait_for_server(server, status="ACTIVE", wait=60, interval=0.2)
+    conn.compute.lock_server(server, locked_reason="sdk says so")
+    server = conn.compute.get_server(server.id)
+    assert server.is_locked is True and server.locked_reason == "sdk says so"
+    conn.compute.unlock_server(server)
+    conn.compute.delete_server(server)
+    conn.compute.wait_for_delete(server, wait=60, interval=0.2)
