@@ -100,8 +100,7 @@ def validate_networks(db: Session, ctx: RequestContext, requested: Any,
                 raise errors.PortInUse(port_id=req["port_id"])
             if port.get("ip_allocation") not in ("deferred", "none") and not port.get("fixed_ips"):
                 raise errors.PortRequiresFixedIP(port_id=req["port_id"])
-            if not resource_requests_ok and net.get_port(
-                    db, ctx.elevated(), req["port_id"]).get("resource_request"):
+            if not resource_requests_ok and net.port_resource_request(db, req["port_id"]):
                 raise errors.CreateWithPortResourceRequestOldVersion()
             req["network_id"] = port["network_id"]
             continue
