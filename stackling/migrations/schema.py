@@ -30,6 +30,7 @@ MODEL_MODULES = [
     "stackling.network.trunks.models",
     "stackling.network.address_groups.models",
     "stackling.network.port_extras.models",
+    "stackling.network.default_rules.models",
     "stackling.network.qos.models",
     "stackling.placement.models",
     "stackling.compute.models",

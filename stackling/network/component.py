@@ -8,6 +8,7 @@ from stackling.common.http import Service
 from stackling.network import agents, api, bootstrap
 from stackling.network.address_groups import address_groups
 from stackling.network.core import subnetpools
+from stackling.network.default_rules import rules as default_sg_rules
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.policy import POLICIES
 from stackling.network.port_extras import dhcp_dns  # noqa: F401  (its hooks on ports, networks)
@@ -45,8 +46,11 @@ COMPONENT = Component(
     policies={**POLICIES, **segment_ranges.POLICIES, **l3_policy.POLICIES,
               **segments.POLICIES, **agents.POLICIES, **rbac_policies.POLICIES,
               **address_scopes.POLICIES, **subnetpools.POLICIES,
-              **trunks.POLICIES, **address_groups.POLICIES, **qos_policies.POLICIES},
+              **trunks.POLICIES, **address_groups.POLICIES,
+              **default_sg_rules.POLICIES, **qos_policies.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
-    bootstrap=[("base", bootstrap.bootstrap_network)],
+    # the rule templates first: the base step's groups start with them
+    bootstrap=[("default_sg_rules", default_sg_rules.seed),
+               ("base", bootstrap.bootstrap_network)],
     start=_start,
 )

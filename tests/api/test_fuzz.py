@@ -260,6 +260,11 @@ class Ids:
         group = post("/networking/v2.0/address-groups", {"address_group": {"name": "fuzz"}},
                      "address_group", "address_group_id")
         self.by_collection["address_groups"] = group or "x"
+        rule = post("/networking/v2.0/default-security-group-rules", {
+            "default_security_group_rule": {"direction": "ingress", "protocol": "tcp",
+                                            "port_range_min": 8443, "port_range_max": 8443}},
+            "default_security_group_rule", "default_rule_id")
+        self.by_collection["default_security_group_rules"] = rule or "x"
         qos = post("/networking/v2.0/qos/policies", {"policy": {"name": "fuzz"}}, "policy",
                    "qos_policy_id")
         for kind, rule in (("bandwidth_limit", {"max_kbps": 1000}),

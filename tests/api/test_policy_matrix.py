@@ -292,6 +292,10 @@ network PUT    /v2.0/address_groups/{address_group_id}            member-write  
 network DELETE /v2.0/address_groups/{address_group_id}            member-write
 network PUT    /v2.0/address_groups/{address_group_id}/add_addresses     member-write   addresses
 network PUT    /v2.0/address_groups/{address_group_id}/remove_addresses  member-write   addresses
+network GET    /v2.0/default_security_group_rules                 any-read
+network POST   /v2.0/default_security_group_rules                 admin-only     default_sg_rule
+network GET    /v2.0/default_security_group_rules/{default_rule_id}  any-read
+network DELETE /v2.0/default_security_group_rules/{default_rule_id}  admin-only
 network GET    /v2.0/qos/policies                                 any-read
 network POST   /v2.0/qos/policies                                 admin-only     qos_policy
 network GET    /v2.0/qos/policies/{qos_policy_id}                 reader-read
@@ -623,6 +627,9 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
                                                                        "direction": "ingress"}},
     "qos_minimum_packet_rate_update": lambda w: {"minimum_packet_rate_rule": {"min_kpps": 5}},
     "addresses": lambda w: {"addresses": []},
+    "default_sg_rule": lambda w: {"default_security_group_rule": {
+        "direction": "ingress", "protocol": "tcp", "port_range_min": 9100,
+        "port_range_max": 9100}},
     "rbac_policy": lambda w: {"rbac_policy": {
         "object_type": "network", "object_id": w["rbac_network_id"],
         "action": "access_as_shared", "target_tenant": w["admin_project_id"]}},
@@ -883,6 +890,11 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
         "name": "w", "disk_format": "raw", "container_format": "bare", "k1": "v"})["id"],
     "member_id": lambda w: w.ok("POST", f"/image/v2/images/{w.ids['image_id']}/members", {
         "member": f"m-{w.count()}"})["member_id"],
+    "default_rule_id": lambda w: w.ok("POST", "/networking/v2.0/default_security_group_rules", {
+        "default_security_group_rule": {"direction": "ingress", "protocol": "udp",
+                                        "port_range_min": 7000 + w.count(),
+                                        "port_range_max": 7000 + w.made}}, user="admin"
+    )["default_security_group_rule"]["id"],
     "address_group_id": lambda w: w.ok("POST", "/networking/v2.0/address_groups", {
         "address_group": {"name": "w"}})["address_group"]["id"],
     # project demo's QoS policy (admins make them) with one rule of each type

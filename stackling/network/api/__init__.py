@@ -34,6 +34,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.address_scopes",
     "stackling.network.api.trunks",
     "stackling.network.api.address_groups",
+    "stackling.network.api.default_security_group_rules",
     "stackling.network.api.qos",
 ]
 

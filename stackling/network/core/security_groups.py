@@ -8,7 +8,7 @@ on (security_group_id, fingerprint), the fingerprint hashing the rule's match fi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import netaddr
@@ -201,6 +201,31 @@ def _rule_row(sg_id: str, project_id: str, direction: str, ethertype: str,
             "fingerprint": fingerprint(values)}
 
 
+# The templates of a new group's rules (`default_rules.templates`, registered by that
+# module): (db, for the default group) -> rule values, `remote_group_id` PARENT for the
+# group itself. Unset: Neutron's built-in defaults.
+RULE_TEMPLATES: Callable[[Session, bool], Sequence[dict[str, Any]]] | None = None
+
+
+def _starting_rules(db: Session, sg_id: str, project_id: str, default: bool, now: Any
+                    ) -> list[dict[str, Any]]:
+    if RULE_TEMPLATES is None:
+        rules = [_rule_row(sg_id, project_id, "egress", e, None, now) for e in ("IPv4", "IPv6")]
+        if default:
+            rules += [_rule_row(sg_id, project_id, "ingress", e, sg_id, now)
+                      for e in ("IPv4", "IPv6")]
+        return rules
+    rows = []
+    for t in RULE_TEMPLATES(db, default):
+        values = {"security_group_id": sg_id, **t,
+                  "remote_group_id": sg_id if t["remote_group_id"] == "PARENT"
+                  else t["remote_group_id"]}
+        rows.append({**values, "id": uuid_str(), "project_id": project_id, "description": "",
+                     "created_at": now, "updated_at": now, "revision_number": 0,
+                     "fingerprint": fingerprint(values)})
+    return rows
+
+
 def _insert_group(db: Session, project_id: str, name: str, description: str,
                   stateful: bool, default: bool) -> str:
     now = utcnow()
@@ -211,11 +236,9 @@ def _insert_group(db: Session, project_id: str, name: str, description: str,
     if default:
         db.execute(insert(DefaultSecurityGroup).values(project_id=project_id,
                                                        security_group_id=sg_id))
-    rules = [_rule_row(sg_id, project_id, "egress", e, None, now) for e in ("IPv4", "IPv6")]
-    if default:
-        rules += [_rule_row(sg_id, project_id, "ingress", e, sg_id, now)
-                  for e in ("IPv4", "IPv6")]
-    db.execute(insert(SecurityGroupRule), rules)
+    rules = _starting_rules(db, sg_id, project_id, default, now)
+    if rules:
+        db.execute(insert(SecurityGroupRule), rules)
     return sg_id
 
 
@@ -397,16 +420,18 @@ def create_group(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Sec
     # Counted before the project's default group is made: that one is made even at quota.
     quotas.check(db, project_id, "security_group")
     ensure_default(db, project_id)
-    # its two default egress rules count against the rule quota (409 OverQuota, upstream)
-    quotas.check(db, project_id, "security_group_rule", 2)
     now = utcnow()
-    sg = SecurityGroup(id=uuid_str(), project_id=project_id, name=attrs.get("name", ""),
+    sg_id = uuid_str()
+    starting = _starting_rules(db, sg_id, project_id, False, now)
+    # its starting rules count against the rule quota (409 OverQuota, upstream)
+    if starting:
+        quotas.check(db, project_id, "security_group_rule", len(starting))
+    sg = SecurityGroup(id=sg_id, project_id=project_id, name=attrs.get("name", ""),
                        description=attrs.get("description", ""),
                        stateful=attrs.get("stateful", True), created_at=now, updated_at=now,
                        revision_number=1)
     # the rules as a read would order them (created_at, then id)
-    sg.rules = sorted((R(**_rule_row(sg.id, project_id, "egress", e, None, now))
-                       for e in ("IPv4", "IPv6")), key=lambda r: r.id)
+    sg.rules = sorted((R(**row) for row in starting), key=lambda r: r.id)
     db.add(sg)
     db.flush()
     tags = list(dict.fromkeys(attrs.get("tags") or []))
@@ -481,6 +506,11 @@ def fingerprint(values: dict[str, Any]) -> str:
         values.get("port_range_max"), norm, values.get("remote_group_id"),
         values.get("remote_address_group_id")))
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def validate_rule(attrs: dict[str, Any]) -> None:
+    """A rule's checks (also of default rule templates)."""
+    _validate_rule(attrs)
 
 
 def _validate_rule(attrs: dict[str, Any]) -> None:
