@@ -32,6 +32,7 @@ MODEL_MODULES = [
     "stackling.network.port_extras.models",
     "stackling.network.default_rules.models",
     "stackling.network.qos.models",
+    "stackling.network.port_forwarding.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

@@ -12,6 +12,7 @@ from stackling.network.default_rules import rules as default_sg_rules
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.policy import POLICIES
 from stackling.network.port_extras import dhcp_dns  # noqa: F401  (its hooks on ports, networks)
+from stackling.network.port_forwarding import forwardings as port_forwardings
 from stackling.network.qos import bandwidth as qos_bandwidth
 from stackling.network.qos import policies as qos_policies
 from stackling.network.rbac import address_scopes
@@ -47,7 +48,8 @@ COMPONENT = Component(
               **segments.POLICIES, **agents.POLICIES, **rbac_policies.POLICIES,
               **address_scopes.POLICIES, **subnetpools.POLICIES,
               **trunks.POLICIES, **address_groups.POLICIES,
-              **default_sg_rules.POLICIES, **qos_policies.POLICIES},
+              **default_sg_rules.POLICIES, **qos_policies.POLICIES,
+              **port_forwardings.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     # the rule templates first: the base step's groups start with them
     bootstrap=[("default_sg_rules", default_sg_rules.seed),

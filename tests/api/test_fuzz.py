@@ -275,6 +275,13 @@ class Ids:
                 post(f"/networking/v2.0/qos/policies/{qos}/{kind}_rules",
                      {f"{kind}_rule": rule}, f"{kind}_rule", f"{kind}_rule_id")
         self.by_name["rule_type"] = "bandwidth_limit"
+        fip = post("/networking/v2.0/floatingips", {"floatingip": {
+            "floating_network_id": api.get("/networking/v2.0/networks?name=public").json()[
+                "networks"][0]["id"]}}, "floatingip", "pf_floatingip_id")
+        if fip and port:
+            post(f"/networking/v2.0/floatingips/{fip}/port_forwardings", {"port_forwarding": {
+                "protocol": "tcp", "internal_port": 22, "external_port": 22,
+                "internal_port_id": port}}, "port_forwarding", "port_forwarding_id")
         router = post("/networking/v2.0/routers", {"router": {"name": "fuzz"}}, "router",
                       "router_id")
         self.by_collection["routers"] = router or "x"

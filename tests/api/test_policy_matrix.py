@@ -296,6 +296,11 @@ network GET    /v2.0/default_security_group_rules                 any-read
 network POST   /v2.0/default_security_group_rules                 admin-only     default_sg_rule
 network GET    /v2.0/default_security_group_rules/{default_rule_id}  any-read
 network DELETE /v2.0/default_security_group_rules/{default_rule_id}  admin-only
+network GET    /v2.0/floatingips/{pf_floatingip_id}/port_forwardings  reader-read
+network POST   /v2.0/floatingips/{pf_floatingip_id}/port_forwardings  member-write   port_forwarding
+network GET    /v2.0/floatingips/{pf_floatingip_id}/port_forwardings/{port_forwarding_id}  reader-read
+network PUT    /v2.0/floatingips/{pf_floatingip_id}/port_forwardings/{port_forwarding_id}  member-write   port_forwarding_update
+network DELETE /v2.0/floatingips/{pf_floatingip_id}/port_forwardings/{port_forwarding_id}  member-write
 network GET    /v2.0/qos/policies                                 any-read
 network POST   /v2.0/qos/policies                                 admin-only     qos_policy
 network GET    /v2.0/qos/policies/{qos_policy_id}                 reader-read
@@ -613,6 +618,10 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "sub_ports": lambda w: {"sub_ports": []},
     "address_group": lambda w: {"address_group": {"name": "ag", "addresses": ["10.5.0.0/16"]}},
     "address_group_update": lambda w: {"address_group": {"name": "ag2"}},
+    "port_forwarding": lambda w: {"port_forwarding": {
+        "protocol": "tcp", "internal_port": 80, "external_port": 8080,
+        "internal_port_id": w["pf_port_id"]}},
+    "port_forwarding_update": lambda w: {"port_forwarding": {"description": "d"}},
     "qos_policy": lambda w: {"policy": {"name": "q"}},
     "qos_policy_update": lambda w: {"policy": {"name": "q2"}},
     "qos_bandwidth_limit": lambda w: {"bandwidth_limit_rule": {"max_kbps": 100,
@@ -805,6 +814,25 @@ class World:
         return r.json() if r.content else None
 
 
+def _port_forwarding(w: World) -> Ids:
+    n = w.count()
+    net = w.ok("POST", "/networking/v2.0/networks", {"network": {"name": f"pf-{n}"}})["network"]
+    subnet = w.ok("POST", "/networking/v2.0/subnets", {"subnet": {
+        "network_id": net["id"], "cidr": f"10.{100 + n % 100}.{n // 100}.0/24",
+        "ip_version": 4}})["subnet"]
+    router = w.ok("POST", "/networking/v2.0/routers", {"router": {
+        "name": f"pf-{n}", "external_gateway_info": {"network_id": w.ids["public_id"]}}})["router"]
+    w.ok("PUT", f"/networking/v2.0/routers/{router['id']}/add_router_interface",
+         {"subnet_id": subnet["id"]})
+    port = w.ok("POST", "/networking/v2.0/ports", {"port": {"network_id": net["id"]}})["port"]
+    fip = w.ok("POST", "/networking/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": w.ids["public_id"]}})["floatingip"]
+    pf = w.ok("POST", f"/networking/v2.0/floatingips/{fip['id']}/port_forwardings", {
+        "port_forwarding": {"protocol": "tcp", "internal_port": 22, "external_port": 22,
+                            "internal_port_id": port["id"]}})["port_forwarding"]
+    return {"pf_floatingip_id": fip["id"], "port_forwarding_id": pf["id"], "pf_port_id": port["id"]}
+
+
 def _qos_policy(w: World) -> Ids:
     policy = w.ok("POST", "/networking/v2.0/qos/policies", {"policy": {
         "name": f"q-{w.count()}", "project_id": w.demo}}, user="admin")["policy"]["id"]
@@ -897,6 +925,9 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
     )["default_security_group_rule"]["id"],
     "address_group_id": lambda w: w.ok("POST", "/networking/v2.0/address_groups", {
         "address_group": {"name": "w"}})["address_group"]["id"],
+    # a floating IP of project demo forwarding a port behind its router to public
+    "pf_floatingip_id": lambda w: _port_forwarding(w),
+    "port_forwarding_id": lambda w: _port_forwarding(w),
     # project demo's QoS policy (admins make them) with one rule of each type
     "qos_policy_id": lambda w: _qos_policy(w),
     "bandwidth_limit_rule_id": lambda w: _qos_policy(w),

@@ -36,6 +36,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.address_groups",
     "stackling.network.api.default_security_group_rules",
     "stackling.network.api.qos",
+    "stackling.network.api.port_forwardings",
 ]
 
 

@@ -44,6 +44,9 @@ OWNER = "network:floatingip"
 # (db, ctx, obj, attrs, created) -> None stores theirs on a create or an update.
 RENDER_EXTENSIONS: list[Callable[[Session, list[dict[str, Any]]], None]] = []
 ATTR_WRITERS: list[Callable[[Session, RequestContext, Any, dict[str, Any], bool], None]] = []
+# (db, floating IP) -> None before it is associated with a port; raises to refuse
+# (port forwardings: a floating IP that forwards ports takes no port).
+ASSOCIATE_CHECKS: list[Callable[[Session, Any], None]] = []
 
 ATTRS: dict[str, Attr] = {
     **STANDARD,
@@ -180,6 +183,8 @@ def router_for(db: Session, port: Port, subnet_id: str, external_network_id: str
 
 def _associate(db: Session, ctx: RequestContext, fip: FloatingIP, port_id: str,
                fixed_ip: str | None) -> None:
+    for check in ASSOCIATE_CHECKS:
+        check(db, fip)
     port, subnet_id, ip = _internal_ip(db, ctx, fip, port_id, fixed_ip)
     router_id = router_for(db, port, subnet_id, fip.floating_network_id)
     taken = db.scalar(select(FloatingIP.id).where(

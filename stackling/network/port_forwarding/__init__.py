@@ -1,0 +1,1 @@
+"""Floating IP port forwardings (`floating-ip-port-forwarding`)."""
