@@ -86,7 +86,7 @@ class DataplaneCloud:
     def server(self, name: str, network_id: str, user_data: str | None = None,
                security_groups: list[str] | None = None) -> Any:
         image = self.sdk.image.find_image("cirros")
-        flavor = self.sdk.compute.find_flavor("m1.tiny")
+        flavor = next(f for f in self.sdk.compute.flavors() if f.name == "m1.tiny")
         kwargs: dict[str, Any] = {}
         if user_data:
             kwargs["user_data"] = base64.b64encode(user_data.encode()).decode()

@@ -27,7 +27,7 @@ def test_image_user_interface_attach_and_resize(dataplane_cloud: DataplaneCloud)
     out = dp.wait_ssh(dp.names.guest(probe2.id), ip2, "ip -4 -o addr show eth1", user="debian")
     assert f"inet {ip2}/24" in out
 
-    flavor = dp.sdk.compute.find_flavor("m1.small")
+    flavor = next(f for f in dp.sdk.compute.flavors() if f.name == "m1.small")
     dp.sdk.compute.resize_server(vm, flavor.id)
     dp.sdk.compute.wait_for_server(vm, status="VERIFY_RESIZE", wait=60, interval=0.2)
     dp.sdk.compute.confirm_server_resize(vm)

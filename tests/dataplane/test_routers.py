@@ -37,6 +37,12 @@ def test_a_router_joins_two_networks(dataplane_cloud: DataplaneCloud) -> None:
     dp.sdk.network.add_interface_to_router(router, subnet=sub2.id)
     assert dp.wait_ssh(dp.names.guest(left.id), right_ip).strip() == "vm-right"
 
+    # admin_state_up false: the router forwards nothing
+    dp.sdk.network.update_router(router, is_admin_state_up=False)
+    assert _eventually(lambda: dp.unreachable(dp.names.guest(left.id), right_ip))
+    dp.sdk.network.update_router(router, is_admin_state_up=True)
+    assert dp.wait_ssh(dp.names.guest(left.id), right_ip).strip() == "vm-right"
+
     dp.sdk.network.remove_interface_from_router(router, subnet=sub2.id)
     assert _eventually(lambda: dp.unreachable(dp.names.guest(left.id), right_ip))
 
