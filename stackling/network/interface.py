@@ -279,10 +279,12 @@ def is_routed_network(db: Session, network_id: str) -> bool:
 # Create/update/delete of the objects Heat's Neutron resource types manage, with the REST
 # API's validation, policy and errors (the bodies are the inner resource dicts).
 def _crud(resource: str) -> tuple[Any, Any, Any]:
+    from stackling.network.address_groups import address_groups as ags
     from stackling.network.core import security_groups as sgs
     from stackling.network.l3 import floatingips as fips
     from stackling.network.l3 import routers as l3
     from stackling.network.segments import segments
+    from stackling.network.trunks import trunks
 
     return {
         "network": (networks, networks.ATTRS, lambda db, ctx, objs: networks.render(db, ctx, objs)),
@@ -291,6 +293,8 @@ def _crud(resource: str) -> tuple[Any, Any, Any]:
         "floatingip": (fips, fips.ATTRS, lambda db, ctx, objs: fips.render(db, objs)),
         "security_group": (sgs, sgs.SG_ATTRS, lambda db, ctx, objs: sgs.render_groups(db, objs)),
         "segment": (segments, segments.ATTRS, lambda db, ctx, objs: segments.render(db, objs)),
+        "trunk": (trunks, trunks.ATTRS, lambda db, ctx, objs: trunks.render(db, objs)),
+        "address_group": (ags, ags.ATTRS, lambda db, ctx, objs: ags.render(db, objs)),
     }[resource]
 
 
@@ -299,7 +303,9 @@ _VERBS = {"network": ("create_network", "update_network", "delete_network"),
           "router": ("create_router", "update_router", "delete_router"),
           "floatingip": ("create_floatingip", "update_floatingip", "delete_floatingip"),
           "security_group": ("create_group", "update_group", "delete_group"),
-          "segment": ("create_segment", "update_segment", "delete_segment")}
+          "segment": ("create_segment", "update_segment", "delete_segment"),
+          "trunk": ("create_trunk", "update_trunk", "delete_trunk"),
+          "address_group": ("create_group", "update_group", "delete_group")}
 
 
 def create_resource(db: Session, ctx: RequestContext, resource: str, body: Any, *,
@@ -578,3 +584,21 @@ def port_resource_request(db: Session, port_id: str) -> dict[str, Any] | None:
     from stackling.network.qos import bindings
 
     return bindings.port_resource_request(db, port_id)
+
+
+# ------------------------------------------------------------------ trunk sub-ports
+def add_trunk_subports(db: Session, ctx: RequestContext, trunk_id: str,
+                       sub_ports: list[dict[str, Any]]) -> dict[str, Any]:
+    """PUT /v2.0/trunks/{id}/add_subports: the trunk as the API answers it."""
+    from stackling.network.trunks import trunks
+
+    trunk = trunks.add_sub_ports(db, ctx, trunk_id, {"sub_ports": sub_ports})
+    return trunks.render(db, [trunk])[0]
+
+
+def remove_trunk_subports(db: Session, ctx: RequestContext, trunk_id: str,
+                          sub_ports: list[dict[str, Any]]) -> dict[str, Any]:
+    from stackling.network.trunks import trunks
+
+    trunk = trunks.remove_sub_ports(db, ctx, trunk_id, {"sub_ports": sub_ports})
+    return trunks.render(db, [trunk])[0]

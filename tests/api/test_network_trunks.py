@@ -266,3 +266,25 @@ def test_list_sorting_paging_and_tags(api, nets):
     assert api.put(f"{N}/trunks/{made[0]['id']}/tags/blue", user="demo").status_code == 201
     assert [t["id"] for t in api.get(f"{N}/trunks?tags=blue", user="demo").json()["trunks"]
             ] == [made[0]["id"]]
+
+
+def test_interface_for_orchestration(api, nets):
+    """What Heat's OS::Neutron::Trunk will call: the API's rules and answers in-process."""
+    from stackling.common.context import admin_context
+    from stackling.network import interface
+
+    parent, child = port(api, nets["parent"]), port(api, nets["child"])
+    ctx = admin_context(parent["project_id"])
+    with api.runtime.db.transaction() as db:
+        made = interface.create_resource(db, ctx, "trunk", {"port_id": parent["id"],
+                                                            "name": "heat"})
+        assert made["port_id"] == parent["id"] and made["sub_ports"] == []
+        added = interface.add_trunk_subports(db, ctx, made["id"], [{
+            "port_id": child["id"], "segmentation_type": "vlan", "segmentation_id": 42}])
+        assert added["sub_ports"][0]["segmentation_id"] == 42
+        assert interface.get_resource(db, ctx, "trunk", made["id"])["name"] == "heat"
+        removed = interface.remove_trunk_subports(db, ctx, made["id"],
+                                                  [{"port_id": child["id"]}])
+        assert removed["sub_ports"] == []
+        interface.delete_resource(db, ctx, "trunk", made["id"])
+    neutron_error(api.get(f"{N}/trunks/{made['id']}", user="demo"), 404, "TrunkNotFound")

@@ -339,8 +339,10 @@ def create_trunk(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Tru
         with db.begin_nested():
             db.add(trunk)
             db.flush()
-    except IntegrityError:  # another trunk took the parent since the check
-        raise ParentPortInUse(port_id=parent.id) from None
+    except IntegrityError:
+        if _trunk_of_parent(db, parent.id) is not None:  # took the parent since the check
+            raise ParentPortInUse(port_id=parent.id) from None
+        raise
     _insert_sub_ports(db, trunk, checked)
     _own_sub_ports(db, trunk.id, [p.id for p, _, _ in checked], None)
     tags = list(dict.fromkeys(attrs.get("tags") or []))
