@@ -482,18 +482,11 @@ def template_versions(rq: ApiRequest) -> Any:
 
 def template_functions(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:list_template_functions")
-    from stackling.orchestration.errors import NotFound
-    from stackling.orchestration.template import Template
+    from stackling.orchestration import function_docs
 
-    version = rq.path_params["template_version"]
-    if not version.startswith("heat_template_version."):
-        raise NotFound(message=f"Template with version {version} not found")
-    try:
-        tmpl = Template({"heat_template_version": version.split(".", 1)[1]})
-    except Exception:  # noqa: BLE001 - an unknown version is a 404 here
-        raise NotFound(message=f"Template with version {version} not found") from None
-    return {"template_functions": [{"functions": f, "description": ""}
-                                   for f in tmpl.functions()]}
+    cond = function_docs.query_bool("with_condition_func", rq.query.get("with_condition_func"))
+    return {"template_functions": function_docs.template_functions(
+        rq.path_params["template_version"], cond)}
 
 
 def _wake(rq: ApiRequest) -> None:
