@@ -126,6 +126,11 @@ CREATE_BACKUP = _action("createBackup", {
                    "metadata": METADATA},
     "required": ["name", "backup_type", "rotation"], "additionalProperties": False})
 
+# 2.77: unshelve names an availability zone (null or {} as before)
+UNSHELVE_2_77 = _action("unshelve", {"type": "object", "properties": {
+    "availability_zone": {"type": "string", "minLength": 1, "maxLength": 255}},
+    "additionalProperties": False}, nullable=True)
+
 _EVACUATE_2_1 = {"type": "object",
                  "properties": {"host": _HOST, "onSharedStorage": BOOLEAN,
                                 "adminPass": {"type": "string"}},

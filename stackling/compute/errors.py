@@ -133,6 +133,12 @@ class InstanceInvalidState(Conflict):
                "%(attr)s %(state)s")
 
 
+class UnshelveInstanceInvalidState(Conflict):
+    message = ("Specifying an availability zone or a host when unshelving server "
+               "%(instance_uuid)s with status %(state)s is not supported. The server status "
+               "must be SHELVED_OFFLOADED.")
+
+
 class InstanceIsLocked(Conflict):
     message = "Instance %(instance_uuid)s is locked"
 

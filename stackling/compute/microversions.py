@@ -89,6 +89,13 @@ HISTORY = (
     ("2.71", "servers: server_groups in show, update and rebuild"),
     ("2.72", "servers create: ports with a resource request allowed (refused before)"),
     ("2.73", "lock: locked_reason; servers: locked_reason, the locked filter and sort key"),
+    ("2.74", "servers create: host and/or hypervisor_hostname (admin; filters still run)"),
+    ("2.75", "unknown query parameters are a 400; update/rebuild answer the whole server; "
+             "flavor swap 0; hypervisors servers always listed with with_servers"),
+    ("2.76", "os-server-external-events power-update (not served)"),
+    ("2.77", "unshelve: availability_zone"),
+    ("2.78", "GET /servers/{id}/topology (no NUMA here: no nodes)"),
+    ("2.79", "volume attachments: delete_on_termination (not served)"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

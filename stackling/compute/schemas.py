@@ -129,7 +129,7 @@ _SERVER_2_74 = _server_variant(
 
 SERVER_CREATE = {"2.1": _SERVER_2_1, "2.19": _SERVER_2_19, "2.32": _SERVER_2_32,
                  "2.37": _SERVER_2_37, "2.42": _SERVER_2_42, "2.52": _SERVER_2_52,
-                 "2.57": _SERVER_2_57, "2.63": _SERVER_2_63}
+                 "2.57": _SERVER_2_57, "2.63": _SERVER_2_63, "2.74": _SERVER_2_74}
 
 _UPDATE_2_1 = {
     "type": "object",

@@ -144,8 +144,20 @@ def _offload(db: Session, inst: Instance) -> None:
     inst.updated_at = utcnow_precise()
 
 
-def unshelve(db: Session, ctx: RequestContext, inst: Instance) -> None:
+def unshelve(db: Session, ctx: RequestContext, inst: Instance,
+             new_az: str | None = None) -> None:
+    """`new_az` (2.77): schedule into that zone, which the server keeps from then on."""
     check_state(ctx, inst, "unshelve", ("shelved", "shelved_offloaded"))
+    if new_az is not None:
+        from stackling.compute import aggregates
+        from stackling.compute.errors import UnshelveInstanceInvalidState
+
+        if inst.vm_state != "shelved_offloaded":
+            raise UnshelveInstanceInvalidState(instance_uuid=inst.uuid,
+                                               state=inst.vm_state.upper())
+        if new_az not in set(aggregates.host_zones(db).values()) | {hosts.DEFAULT_AZ}:
+            raise BadRequest("The requested availability zone is not available")
+        inst.requested_az = new_az
     if inst.vm_state == "shelved_offloaded":
         from stackling.placement import interface as placement
 

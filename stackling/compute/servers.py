@@ -80,6 +80,8 @@ class CreateRequest:
     tags: list[str] = field(default_factory=list)
     trusted_certs: list[str] | None = None  # 2.63
     port_resource_requests_ok: bool = True  # False below 2.72
+    requested_host: str | None = None  # 2.74: filters still run, on this host only
+    requested_node: str | None = None  # 2.74 hypervisor_hostname
 
 
 def request_from_body(s: dict[str, Any]) -> CreateRequest:
@@ -98,7 +100,8 @@ def request_from_body(s: dict[str, Any]) -> CreateRequest:
         return_reservation_id=to_bool(s.get("return_reservation_id", False)),
         has_bdm=bool(s.get("block_device_mapping_v2") or s.get("block_device_mapping")),
         tags=list(dict.fromkeys(s.get("tags", []))),
-        trusted_certs=s.get("trusted_image_certificates") or None)
+        trusted_certs=s.get("trusted_image_certificates") or None,
+        requested_host=s.get("host"), requested_node=s.get("hypervisor_hostname"))
 
 
 def _href_id(ref: Any) -> str:
@@ -172,6 +175,25 @@ def _check_az(db: Session, ctx: RequestContext, zone: str | None,
     return zone if host else (name or None)
 
 
+def _requested_destination(db: Session, zone: str | None, host: str | None,
+                           node: str | None) -> str:
+    """2.74's host/hypervisor_hostname: the node must exist (on that host, if both are
+    given); kept as "zone:host" like a forced host, which the scheduler also narrows to
+    while running every filter (here a forced host is not exempt from them either)."""
+    if zone and ":" in zone:
+        raise BadRequest("One mechanism with host and/or hypervisor_hostname and another "
+                         "mechanism with zone:host:node are mutually exclusive.")
+    stmt = select(ComputeNode.host)
+    if host:
+        stmt = stmt.where(ComputeNode.host == host)
+    if node:
+        stmt = stmt.where(ComputeNode.hypervisor_hostname == node)
+    found = db.scalars(stmt).first()
+    if found is None:
+        raise BadRequest(f"Compute host {host or node} could not be found.")
+    return f"{zone or ''}:{found}"
+
+
 def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
                    forced_host_allowed: bool = False) -> list[Instance]:
     """Everything Nova checks before its 202, then one pending instance per count."""
@@ -206,6 +228,8 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
             raise BadRequest("Unable to launch multiple instances with a single configured port "
                              "ID. Please launch your instance one by one with different ports.")
     zone = _check_az(db, ctx, req.availability_zone, forced_host_allowed)
+    if req.requested_host or req.requested_node:
+        zone = _requested_destination(db, zone, req.requested_host, req.requested_node)
     if requested != network_api.NONE:
         network_api.resolve_security_groups(db, ctx, req.security_groups)
     network_api.validate_networks(db, ctx, requested, req.max_count,

@@ -66,7 +66,8 @@ def flavor_brief(links: Links, f: Flavor, version: Version) -> dict[str, Any]:
 def flavor_detail(links: Links, f: Flavor, version: Version,
                   show_extra_specs: bool = False) -> dict[str, Any]:
     view = {"id": f.flavorid, "name": f.name, "ram": f.memory_mb, "disk": f.root_gb,
-            "vcpus": f.vcpus, "swap": f.swap or "", "OS-FLV-EXT-DATA:ephemeral": f.ephemeral_gb,
+            "vcpus": f.vcpus, "swap": f.swap or ("" if not version.matches("2.75") else 0),
+            "OS-FLV-EXT-DATA:ephemeral": f.ephemeral_gb,
             "OS-FLV-DISABLED:disabled": f.disabled, "os-flavor-access:is_public": f.is_public,
             "rxtx_factor": f.rxtx_factor, "links": links.pair("flavors", f.flavorid)}
     if version.matches("2.55"):

@@ -289,3 +289,100 @@ def test_2_73_lock_reason_and_locked_filter(api):
     assert show(api, sid, "2.73")["locked_reason"] is None
     for s in (sid, other):
         assert api.delete(f"{SERVERS}/{s}", user="demo").status_code == 204
+
+
+def test_2_74_host_and_hypervisor_hostname_on_create(api):
+    nodes = api.get("/compute/v2.1/os-hypervisors/detail", headers=mv("2.53")).json()[
+        "hypervisors"]
+    node = nodes[-1]
+    host, hostname = node["service"]["host"], node["hypervisor_hostname"]
+    below = boot(api, "2.73", user="admin", host=host)
+    assert below.status_code == 400 and "'host' was unexpected" in below.text
+    refused = boot(api, "2.74", host=host)
+    assert refused.status_code == 403
+    assert "compute:servers:create:requested_destination" in refused.text
+    missing = boot(api, "2.74", user="admin", host="no-such-host")
+    assert missing.status_code == 400
+    assert "Compute host no-such-host could not be found." in missing.text
+    both = boot(api, "2.74", user="admin", host=host, availability_zone=f"nova:{host}")
+    assert both.status_code == 400 and "mutually exclusive" in both.text
+    wrong_pair = boot(api, "2.74", user="admin", host=host, hypervisor_hostname="nope")
+    assert wrong_pair.status_code == 400
+    sids = [active(api, boot(api, "2.74", user="admin", **kw), user="admin")["id"]
+            for kw in ({"host": host}, {"hypervisor_hostname": hostname},
+                       {"host": host, "hypervisor_hostname": hostname})]
+    for sid in sids:
+        assert show(api, sid, "2.74", user="admin")["OS-EXT-SRV-ATTR:host"] == host
+        assert api.delete(f"{SERVERS}/{sid}", user="admin").status_code == 204
+
+
+def test_2_75_unknown_query_parameters_and_full_bodies(api):
+    for url in (f"{SERVERS}", f"{SERVERS}/detail", "/compute/v2.1/flavors",
+                "/compute/v2.1/flavors/detail", "/compute/v2.1/os-keypairs",
+                "/compute/v2.1/limits", "/compute/v2.1/os-server-groups"):
+        assert api.get(f"{url}?bogus=1", user="demo", headers=mv("2.74")).status_code == 200
+        r = api.get(f"{url}?bogus=1", user="demo", headers=mv("2.75"))
+        assert r.status_code == 400, url
+        assert "Additional properties are not allowed ('bogus' was unexpected)" in r.text
+    for url in ("/compute/v2.1/os-services", "/compute/v2.1/os-simple-tenant-usage"):
+        assert api.get(f"{url}?bogus=1", headers=mv("2.75")).status_code == 400
+        assert api.get(f"{url}?bogus=1", headers=mv("2.74")).status_code == 200
+    demo = api.get("/identity/v3/auth/projects", user="demo").json()["projects"][0]["id"]
+    quota = f"/compute/v2.1/os-quota-sets/{demo}"
+    assert api.get(f"{quota}?bogus=1", headers=mv("2.75")).status_code == 400
+    assert api.get(f"{quota}?user_id=x", headers=mv("2.75")).status_code == 200
+    # known parameters still pass, and the sort keys Nova ignored are refused from 2.75
+    assert api.get(f"{SERVERS}?name=x&limit=1&changes-before=2030-01-01T00:00:00Z",
+                   user="demo", headers=mv("2.75")).status_code == 200
+    assert api.get(f"{SERVERS}?sort_key=id", user="demo", headers=mv("2.74")).status_code == 200
+    assert api.get(f"{SERVERS}?sort_key=id", user="demo", headers=mv("2.75")).status_code == 400
+    # update and rebuild answer the whole server, as GET shows it
+    sid = active(api, boot(api, "2.75"))["id"]
+    got = show(api, sid, "2.75")
+    old = api.put(f"{SERVERS}/{sid}", user="demo", headers=mv("2.74"),
+                  json={"server": {"name": "n"}}).json()["server"]
+    assert "OS-EXT-STS:vm_state" not in old and "key_name" not in old
+    new = api.put(f"{SERVERS}/{sid}", user="demo", headers=mv("2.75"),
+                  json={"server": {"name": "n"}}).json()["server"]
+    assert set(new) == set(got) | {"server_groups"}
+    rebuilt = act(api, sid, {"rebuild": {"imageRef": CIRROS}}, version="2.75").json()["server"]
+    assert {"OS-EXT-STS:vm_state", "OS-EXT-AZ:availability_zone", "config_drive",
+            "OS-SRV-USG:launched_at", "adminPass"} <= set(rebuilt)
+    wait_status(api, sid)
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+    # flavors: swap 0, not "", from 2.75
+    flavor = api.get("/compute/v2.1/flavors/1", headers=mv("2.74")).json()["flavor"]
+    assert flavor["swap"] == ""
+    assert api.get("/compute/v2.1/flavors/1", headers=mv("2.75")).json()["flavor"]["swap"] == 0
+    # hypervisors with_servers: `servers` always there from 2.75
+    empty = [h for h in api.get("/compute/v2.1/os-hypervisors?with_servers=true",
+                                headers=mv("2.75")).json()["hypervisors"]]
+    assert all("servers" in h for h in empty)
+
+
+def test_2_77_unshelve_into_an_availability_zone(api):
+    sid = active(api, boot(api, "2.77"))["id"]
+    assert act(api, sid, {"shelve": None}, version="2.77").status_code == 202
+    assert wait_status(api, sid, statuses=("SHELVED_OFFLOADED",))["status"] == \
+        "SHELVED_OFFLOADED"
+    below = act(api, sid, {"unshelve": {"availability_zone": "nova"}}, version="2.76")
+    assert below.status_code == 400
+    nowhere = act(api, sid, {"unshelve": {"availability_zone": "atlantis"}}, version="2.77")
+    assert nowhere.status_code == 400
+    assert "The requested availability zone is not available" in nowhere.text
+    extra = act(api, sid, {"unshelve": {"host": "x"}}, version="2.77")
+    assert extra.status_code == 400
+    r = act(api, sid, {"unshelve": {"availability_zone": "nova"}}, version="2.77")
+    assert r.status_code == 202, r.text
+    server = wait_status(api, sid)
+    assert server["status"] == "ACTIVE" and server["OS-EXT-AZ:availability_zone"] == "nova"
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+def test_2_78_topology(api):
+    sid = active(api, boot(api, "2.78"))["id"]
+    url = f"{SERVERS}/{sid}/topology"
+    assert api.get(url, user="demo", headers=mv("2.77")).status_code == 404
+    r = api.get(url, user="demo", headers=mv("2.78"))
+    assert r.status_code == 200 and r.json() == {"nodes": [], "pagesize_kb": None}
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204

@@ -468,6 +468,7 @@ compute GET    /v2.1/servers/{server_id}/migrations/{migration_id}          admi
 compute DELETE /v2.1/servers/{server_id}/migrations/{migration_id}          admin-only other=404
 compute POST   /v2.1/servers/{server_id}/migrations/{migration_id}/action   admin-only other=404
 compute GET    /v2.1/servers/{server_id}/diagnostics              admin-only other=404
+compute GET    /v2.1/servers/{server_id}/topology                 reader-read    mv=2.78
 compute GET    /v2.1/servers/{server_id}/os-server-password       reader-read
 compute DELETE /v2.1/servers/{server_id}/os-server-password       member-write
 compute POST   /v2.1/servers/{server_id}/remote-consoles          member-write   console

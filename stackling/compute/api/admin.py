@@ -10,7 +10,14 @@ from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import aggregates as agg_logic
 from stackling.compute import hosts, quotas, schemas, servers, validation, views
-from stackling.compute.api.common import authorize, body, links, page_limit, version
+from stackling.compute.api.common import (
+    authorize,
+    body,
+    known_query,
+    links,
+    page_limit,
+    version,
+)
 from stackling.compute.models import Aggregate, ComputeNode, ComputeService
 
 
@@ -30,6 +37,7 @@ def _service_view(rq: ApiRequest, s: ComputeService, zones: dict[str, str]) -> d
 
 
 def services_index(rq: ApiRequest) -> Any:
+    known_query(rq, {"host", "binary"})
     authorize(rq, "os-services:list")
     rows = hosts.list_services(rq.db, rq.query.get("host"), rq.query.get("binary"))
     zones = agg_logic.host_zones(rq.db)
@@ -207,11 +215,13 @@ def _with_servers(rq: ApiRequest) -> bool:
 
 
 def _add_servers(rq: ApiRequest, items: list[dict[str, Any]], nodes: list[ComputeNode]) -> None:
-    """`servers: [{name, uuid}]` per hypervisor, only when it hosts some (Nova's shape)."""
+    """`servers: [{name, uuid}]` per hypervisor: only when it hosts some before 2.75,
+    always (maybe empty) from 2.75 (Nova's shape)."""
     by_host = servers.names_on_hosts(rq.db, [n.host for n in nodes])
+    always = version(rq).matches("2.75")
     for item, node in zip(items, nodes, strict=True):
-        if by_host.get(node.host):
-            item["servers"] = by_host[node.host]
+        if by_host.get(node.host) or always:
+            item["servers"] = by_host.get(node.host) or []
 
 
 def hypervisors_statistics(rq: ApiRequest) -> Any:
@@ -332,6 +342,7 @@ def az_detail(rq: ApiRequest) -> Any:
 
 # ------------------------------------------------------------------ limits
 def limits(rq: ApiRequest) -> Any:
+    known_query(rq, {"tenant_id"})
     authorize(rq, "limits")
     project_id = rq.ctx.project_id or ""
     if "tenant_id" in rq.query:

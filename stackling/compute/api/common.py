@@ -82,6 +82,17 @@ def query_timestamp(value: str, name: str) -> Any:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
+def known_query(rq: ApiRequest, names: frozenset[str] | set[str]) -> None:
+    """From 2.75 a query parameter Nova's schema does not name is a 400 (ignored before)."""
+    if not version(rq).matches("2.75"):
+        return
+    unknown = sorted(k for k in rq.query.keys() if k not in names)
+    if unknown:
+        listed = ", ".join(repr(k) for k in unknown)
+        verb = "were" if len(unknown) > 1 else "was"
+        raise BadRequest(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+
+
 def changes_before(rq: ApiRequest, changes_since: Any) -> Any:
     """The 2.66 `changes-before` filter, never earlier than `changes-since` (Nova's 400)."""
     value = rq.query.get("changes-before")

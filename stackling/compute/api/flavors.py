@@ -11,7 +11,15 @@ from stackling.compute import flavors as flavors_logic
 from stackling.compute import keypairs as keypairs_logic
 from stackling.compute import quotas as compute_quotas
 from stackling.compute import schemas, views
-from stackling.compute.api.common import allowed, authorize, body, links, since, version
+from stackling.compute.api.common import (
+    allowed,
+    authorize,
+    body,
+    known_query,
+    links,
+    since,
+    version,
+)
 from stackling.compute.models import KeyPair
 
 
@@ -32,7 +40,13 @@ def _page(rq: ApiRequest, render: Any) -> Any:
     return out
 
 
+# The query parameters Nova's schemas name (others are a 400 from 2.75: known_query).
+FLAVOR_QUERY = frozenset({"limit", "marker", "is_public", "minRam", "minDisk", "sort_key", "sort_dir"})
+KEYPAIR_QUERY = frozenset({"user_id", "limit", "marker"})
+
+
 def flavor_index(rq: ApiRequest) -> Any:
+    known_query(rq, FLAVOR_QUERY)
     return _page(rq, views.flavor_brief)
 
 
@@ -42,6 +56,7 @@ def _detail_view(rq: ApiRequest) -> Any:
 
 
 def flavor_detail_list(rq: ApiRequest) -> Any:
+    known_query(rq, FLAVOR_QUERY)
     return _page(rq, _detail_view(rq))
 
 
@@ -161,6 +176,7 @@ def _keypair_view(rq: ApiRequest, kp: KeyPair, *, full: bool) -> dict[str, Any]:
 
 
 def keypair_index(rq: ApiRequest) -> Any:
+    known_query(rq, KEYPAIR_QUERY)
     user_id = _keypair_user(rq)
     params = parse_list_params(rq.query, filterable=None)
     if not version(rq).matches("2.35"):
@@ -192,12 +208,14 @@ def keypair_create(rq: ApiRequest) -> Any:
 
 
 def keypair_show(rq: ApiRequest) -> Any:
+    known_query(rq, {"user_id"})
     user_id = _keypair_user(rq)
     kp = keypairs_logic.get_keypair(rq.db, user_id, rq.path_params["name"])
     return {"keypair": _keypair_view(rq, kp, full=True)}
 
 
 def keypair_delete(rq: ApiRequest) -> Any:
+    known_query(rq, {"user_id"})
     user_id = (rq.query.get("user_id") if version(rq).matches("2.10") else None) or \
         rq.ctx.user_id or ""
     authorize(rq, "os-keypairs:delete", {"user_id": user_id})

@@ -8,7 +8,7 @@ from typing import Any
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import quotas
-from stackling.compute.api.common import authorize, body, version
+from stackling.compute.api.common import authorize, body, known_query, version
 
 ADMIN = "rule:context_is_admin"
 READER = "rule:context_is_admin or rule:project_reader_api"
@@ -75,12 +75,14 @@ def _user(rq: ApiRequest) -> str | None:
 
 # ------------------------------------------------------------------ os-quota-sets
 def show(rq: ApiRequest) -> Any:
+    known_query(rq, {"user_id"})
     project_id = _project(rq, "show")
     values = quotas.limits(rq.db, project_id, _user(rq))
     return {"quota_set": _render(_shown(rq), values, project_id)}
 
 
 def detail(rq: ApiRequest) -> Any:
+    known_query(rq, {"user_id"})
     project_id = _project(rq, "detail")
     values: dict[str, Any] = quotas.details(rq.db, project_id, _user(rq))
     legacy = {"limit": -1, "in_use": 0, "reserved": 0}
@@ -93,6 +95,7 @@ def defaults(rq: ApiRequest) -> Any:
 
 
 def update(rq: ApiRequest) -> Any:
+    known_query(rq, {"user_id"})
     project_id = _project(rq, "update")
     user_id = _user(rq)
     shown = _shown(rq)
@@ -106,6 +109,7 @@ def update(rq: ApiRequest) -> Any:
 
 
 def delete(rq: ApiRequest) -> Any:
+    known_query(rq, {"user_id"})
     project_id = _project(rq, "delete")
     quotas.reset(rq.db, project_id, _user(rq))
     return 202, None

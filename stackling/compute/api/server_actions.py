@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.responses import HTMLResponse
 
-from stackling.common.errors import BadRequest, NotFound
+from stackling.common.errors import BadRequest, Forbidden, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import action_schemas as schemas
@@ -63,6 +63,9 @@ POLICIES = {
     "os_compute_api:servers:migrations:show": ADMIN,
     "os_compute_api:servers:migrations:force_complete": ADMIN,
     "os_compute_api:servers:migrations:delete": ADMIN,
+    # 2.78 (Nova's names, without the os_compute_api prefix)
+    "compute:server:topology:index": "rule:context_is_admin or rule:project_reader_api",
+    "compute:server:topology:host:index": ADMIN,
 }
 
 
@@ -149,6 +152,11 @@ def _shelve_offload(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any
 
 def _unshelve(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     authorize(rq, "os-shelve:unshelve", _target(inst))
+    if version(rq).matches("2.77"):
+        new_az = (validation.validate(schemas.UNSHELVE_2_77, data)["unshelve"] or {}).get(
+            "availability_zone")
+        server_actions.unshelve(rq.db, rq.ctx, inst, new_az)
+        return 202, None
     if data.get("unshelve") is not None:
         raise BadRequest("Invalid input for field/attribute unshelve. Value: "
                          f"{data['unshelve']}. {data['unshelve']!r} is not of type 'null'")
@@ -174,7 +182,7 @@ def _rebuild(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     if "trusted_image_certificates" in body:  # 2.63 (null unsets them: checked too)
         authorize(rq, "servers:rebuild:trusted_certs", _target(inst))
     server_actions.rebuild(rq.db, rq.ctx, inst, body)
-    view = _detail(rq, inst, full=False, with_groups=True)
+    view = _detail(rq, inst, full=version(rq).matches("2.75"), with_groups=True)  # 2.75: whole
     view["adminPass"] = body.get("adminPass") or secrets.token_urlsafe(9)
     if version(rq).matches("2.54"):  # the key pair a rebuild may change, as Nova shows it
         view["key_name"] = inst.key_name
@@ -464,7 +472,19 @@ def server_migration_delete(rq: ApiRequest) -> Any:
     return 202, None
 
 
+# ------------------------------------------------------------------ topology (2.78)
+def topology(rq: ApiRequest) -> Any:
+    """A simulated server has no NUMA topology: Nova's body for such a server."""
+    since(rq, "2.78")
+    inst = _instance(rq)
+    policy = "compute:server:topology:index"
+    rq.authorize(policy, {"project_id": inst.project_id},
+                 exc=Forbidden(f"Policy doesn't allow {policy} to be performed."))
+    return {"nodes": [], "pagesize_kb": None}
+
+
 def add_routes(s: Any) -> None:
+    s.add("/v2.1/servers/{server_id}/topology", get=topology)
     s.add("/v2.1/os-migrations", get=migrations_index)
     s.add("/v2.1/servers/{server_id}/migrations", get=server_migrations_index)
     s.add("/v2.1/servers/{server_id}/migrations/{migration_id}", get=server_migration_show,

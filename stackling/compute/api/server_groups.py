@@ -9,7 +9,7 @@ from typing import Any
 from stackling.common.errors import BadRequest
 from stackling.common.http import ApiRequest
 from stackling.compute import server_groups as logic
-from stackling.compute.api.common import authorize, body, page_limit, version
+from stackling.compute.api.common import authorize, body, known_query, page_limit, version
 from stackling.compute.group_models import ServerGroup
 from stackling.compute.schemas import NAME, POSITIVE_INT
 
@@ -85,6 +85,7 @@ def create(rq: ApiRequest) -> Any:
 
 
 def index(rq: ApiRequest) -> Any:
+    known_query(rq, {"all_projects", "limit", "offset"})
     authorize(rq, "os-server-groups:index", {"project_id": rq.ctx.project_id})
     limit = page_limit(rq)
     try:

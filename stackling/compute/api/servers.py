@@ -7,7 +7,7 @@ import secrets
 from functools import partial
 from typing import Any
 
-from stackling.common.errors import BadRequest, NotFound
+from stackling.common.errors import BadRequest, Forbidden, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import filter_values, to_bool
 from stackling.compute import (
@@ -26,6 +26,7 @@ from stackling.compute.api.common import (
     authorize,
     body,
     changes_before,
+    known_query,
     links,
     page_limit,
     query_timestamp,
@@ -36,6 +37,27 @@ from stackling.compute.api.server_views import detail as _detail
 from stackling.compute.api.server_views import target as _target
 from stackling.compute.errors import InstanceInvalidState, InstanceIsLocked
 from stackling.compute.models import Instance
+
+REQUESTED_DESTINATION = "compute:servers:create:requested_destination"
+
+# The list parameters Nova's schema names (2.75: any other is a 400); "_"-prefixed ones
+# are a 400 at every version upstream and are not served here.
+SERVER_LIST_QUERY = frozenset({
+    "access_ip_v4", "access_ip_v6", "all_tenants", "auto_disk_config", "availability_zone",
+    "block_device_mapping", "changes-before", "changes-since", "config_drive", "created_at",
+    "deleted", "description", "display_description", "display_name", "flavor", "host", "hostname",
+    "image", "image_ref", "info_cache", "ip", "ip6", "kernel_id", "key_name", "launch_index",
+    "launched_at", "limit", "locked", "locked_by", "marker", "metadata", "name", "node",
+    "not-tags", "not-tags-any", "pci_devices", "power_state", "progress", "project_id",
+    "ramdisk_id", "reservation_id", "root_device_name", "security_groups", "services",
+    "soft_deleted", "sort_dir", "sort_key", "status", "system_metadata", "tags", "tags-any",
+    "task_state", "tenant_id", "terminated_at", "user_id", "uuid", "vm_state"})
+# Sort keys Nova ignores; from 2.75 they are a 400 (`locked` leaves this list at 2.73).
+IGNORED_SORT_KEYS = frozenset({
+    "architecture", "cell_name", "cleaned", "default_ephemeral_device",
+    "default_swap_device", "deleted", "deleted_at", "disable_terminate", "ephemeral_gb",
+    "ephemeral_key_uuid", "id", "key_data", "launched_on", "memory_mb", "os_type",
+    "reservation_id", "root_gb", "shutdown_terminate", "user_data", "vcpus", "vm_mode"})
 
 # Nova ignores unknown list filters (before 2.75); these are the ones it honours.
 USER_FILTERS = {"name", "status", "image", "flavor", "ip", "changes-since", "reservation_id",
@@ -52,6 +74,10 @@ def create(rq: ApiRequest) -> Any:
     req.port_resource_requests_ok = version(rq).matches("2.72")
     if req.trusted_certs:
         authorize(rq, "servers:create:trusted_certs")
+    if req.requested_host or req.requested_node:  # 2.74
+        rq.authorize(REQUESTED_DESTINATION, {"project_id": rq.ctx.project_id},
+                     exc=Forbidden(f"Policy doesn't allow {REQUESTED_DESTINATION} to be "
+                                   "performed."))
     hints = data.get("os:scheduler_hints") or data.get("OS-SCH-HNT:scheduler_hints") or {}
     req.group = hints.get("group")
     if req.networks != network_api.NONE:
@@ -89,6 +115,7 @@ def _check_bdm_volume_type(rq: ApiRequest, server: dict[str, Any]) -> None:
 # ------------------------------------------------------------------ list / show
 def _list_query(rq: ApiRequest) -> servers.ListQuery:
     q = rq.query
+    known_query(rq, SERVER_LIST_QUERY)
     is_admin_listing = False
     if "all_tenants" in q:
         try:
@@ -142,6 +169,8 @@ def _list_query(rq: ApiRequest) -> servers.ListQuery:
     for i, key in enumerate(keys):
         if key == "locked" and not version(rq).matches("2.73"):
             continue  # known to Nova's schema but ignored before 2.73
+        if key in IGNORED_SORT_KEYS and version(rq).matches("2.75"):
+            raise BadRequest(f"Invalid input for query parameters sort_key. Value: {key}.")
         if key not in servers._SORT_COLUMNS:
             raise BadRequest(f"Invalid input for query parameters sort_key. Value: {key}.")
         direction = dirs[i] if i < len(dirs) else "desc"
@@ -211,7 +240,8 @@ def update(rq: ApiRequest) -> Any:
     authorize(rq, "servers:update", _target(inst))
     data = body(rq, schemas.SERVER_UPDATE, versioned=True)
     inst = servers.update_instance(rq.db, rq.ctx, inst.uuid, data["server"])
-    return {"server": _detail(rq, inst, full=False, with_groups=True)}
+    # 2.75: the whole server, as GET shows it
+    return {"server": _detail(rq, inst, full=version(rq).matches("2.75"), with_groups=True)}
 
 
 def delete(rq: ApiRequest) -> Any:

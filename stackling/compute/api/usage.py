@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.compute import aggregates, hosts, usage, views
-from stackling.compute.api.common import authorize, links, version
+from stackling.compute.api.common import authorize, known_query, links, version
 from stackling.compute.errors import ComputeHostNotFound
 
 ADMIN = "rule:context_is_admin"
@@ -64,6 +64,7 @@ def _links(rq: ApiRequest, path: str, rows: list[Any], limit: int | None) -> lis
 
 
 def usage_index(rq: ApiRequest) -> Any:
+    known_query(rq, {"start", "end", "detailed", "limit", "marker"})
     authorize(rq, "os-simple-tenant-usage:list")
     begin, stop = usage.period(rq.query.get("start"), rq.query.get("end"))
     # Nova reads "1"; openstacksdk (the `openstack usage` commands) sends "True".
@@ -80,6 +81,7 @@ def usage_index(rq: ApiRequest) -> Any:
 
 
 def usage_show(rq: ApiRequest) -> Any:
+    known_query(rq, {"start", "end", "limit", "marker"})
     tenant_id = rq.path_params["tenant_id"]
     authorize(rq, "os-simple-tenant-usage:show", {"project_id": tenant_id})
     begin, stop = usage.period(rq.query.get("start"), rq.query.get("end"))
