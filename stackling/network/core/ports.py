@@ -315,6 +315,7 @@ def view(p: dict[str, Any], fixed_ips: list[dict[str, str]], security_groups: li
         "binding:vif_type": p["binding_vif_type"],
         "binding:vif_details": p["binding_vif_details"] or {},
         "binding:vnic_type": p["binding_vnic_type"], "ip_allocation": p["ip_allocation"],
+        "dns_name": p["dns_name"],
         **standard.standard_values(p, tags),
     }
 

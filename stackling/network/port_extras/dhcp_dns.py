@@ -250,7 +250,6 @@ def render_ports(db: Session, views: list[dict[str, Any]]) -> None:
     ids = [v["id"] for v in views]
     opts: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
     domains: dict[str, str] = {}
-    names: dict[str, str] = {}
     for chunk in standard.chunks(ids, 500):
         for o in db.scalars(select(ExtraDhcpOpt).where(ExtraDhcpOpt.port_id.in_(chunk))
                             .order_by(ExtraDhcpOpt.opt_name, ExtraDhcpOpt.ip_version)):
@@ -258,11 +257,8 @@ def render_ports(db: Session, views: list[dict[str, Any]]) -> None:
                                     "ip_version": o.ip_version})
         domains.update(db.execute(select(PortDnsDomain.port_id, PortDnsDomain.dns_domain)
                                   .where(PortDnsDomain.port_id.in_(chunk))).all())
-        names.update(db.execute(select(Port.id, Port.dns_name).where(Port.id.in_(chunk)))
-                     .all())
     for v in views:
-        name = names.get(v["id"]) or ""
-        v["dns_name"] = name
+        name = v.get("dns_name") or ""  # a port column: the port view has it
         v["dns_domain"] = domains.get(v["id"], "")
         v["dns_assignment"] = dns_assignment(db, name, v.get("fixed_ips") or [])
         v["extra_dhcp_opts"] = opts[v["id"]]
