@@ -35,3 +35,77 @@ def test_template_functions_and_condition_functions(heat):
     versions = heat.req("GET", "/template_versions").json()["template_versions"]
     assert {"version": "heat_template_version.2016-10-14", "type": "hot",
             "aliases": ["heat_template_version.newton"]} in versions
+
+
+RANDOM = """heat_template_version: 2014-10-16
+description: the stack description
+parameters:
+  aparam:
+    type: number
+    default: 10
+    description: the param description
+resources:
+  myres:
+    type: OS::Heat::RandomString
+    properties:
+      length: {get_param: aparam}
+"""
+PARENT = """heat_template_version: 2014-10-16
+description: the parent template
+parameters:
+  pparam:
+    type: number
+    default: 5
+    description: the param description
+resources:
+  nres:
+    type: mynested.yaml
+    properties:
+      aparam: {get_param: pparam}
+"""
+APARAM = {"Default": 10, "Description": "the param description", "Label": "aparam",
+          "NoEcho": "false", "Type": "Number"}
+
+
+def test_validate_shapes_nested_and_environment(heat):
+    r = heat.req("POST", "/validate", json={"template": RANDOM})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["Description"] == "the stack description"
+    assert body["Parameters"] == {"aparam": APARAM} and "NestedParameters" not in body
+    assert set(body["Environment"]) >= {"parameters", "parameter_defaults", "resource_registry"}
+    constrained = {"heat_template_version": "2018-08-31", "parameters": {
+        "s": {"type": "string", "label": "Ess", "hidden": True, "constraints": [
+            {"length": {"min": 2, "max": 8}}, {"allowed_pattern": "[a-z]+",
+                                               "description": "lower"}]},
+        "n": {"type": "number", "constraints": [{"range": {"min": 1}},
+                                                {"allowed_values": [1, 2]}]}},
+        "parameter_groups": [{"label": "g", "parameters": ["s"]}], "resources": {}}
+    body = heat.req("POST", "/validate", json={
+        "template": constrained,
+        "environment": {"parameter_defaults": {"n": 2}}}).json()
+    assert body["Parameters"]["s"] == {
+        "Type": "String", "Label": "Ess", "Description": "", "NoEcho": "true",
+        "MinLength": 2, "MaxLength": 8, "AllowedPattern": "[a-z]+",
+        "ConstraintDescription": "lower"}
+    assert body["Parameters"]["n"]["Default"] == 2  # the environment's default wins
+    assert body["Parameters"]["n"]["MinValue"] == 1
+    assert body["Parameters"]["n"]["AllowedValues"] == [1, 2]
+    assert body["ParameterGroups"] == [{"label": "g", "parameters": ["s"]}]
+    files = {"mynested.yaml": RANDOM.replace("OS::Heat::RandomString", "mynested2.yaml"),
+             "mynested2.yaml": RANDOM}
+    off = heat.req("POST", "/validate", json={"template": PARENT, "files": files}).json()
+    assert "NestedParameters" not in off
+    on = heat.req("POST", "/validate?show_nested=true",
+                  json={"template": PARENT, "files": files}).json()
+    assert on["NestedParameters"] == {"nres": {
+        "Type": "mynested.yaml", "Description": "the stack description",
+        "Parameters": {"aparam": {**APARAM, "Value": 5}},
+        "NestedParameters": {"myres": {"Type": "mynested2.yaml",
+                                       "Description": "the stack description",
+                                       "Parameters": {"aparam": APARAM}}}}}
+    # ignore_errors takes upstream's codes only
+    assert heat.req("POST", "/validate?ignore_errors=99001",
+                    json={"template": RANDOM}).status_code == 200
+    heat_error(heat.req("POST", "/validate?ignore_errors=12345", json={"template": RANDOM}),
+               400)

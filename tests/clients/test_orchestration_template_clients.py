@@ -21,3 +21,29 @@ def test_cli_template_versions_and_functions(cloud):
     cond = cli("orchestration", "template", "function", "list", "-f", "json",
                "--with_conditions", "heat_template_version.2016-10-14")
     assert {f["Functions"] for f in cond} == {"get_param", "equals", "not", "and", "or"}
+
+
+@sqlite_only
+def test_cli_template_validate_nested_and_environment(cloud, tmp_path):
+    from tests.api.test_orchestration_template_api import APARAM, PARENT, RANDOM
+
+    (tmp_path / "mynested.yaml").write_text(RANDOM)
+    parent = tmp_path / "parent.yaml"
+    parent.write_text(PARENT)
+    env = tmp_path / "env.yaml"
+    env.write_text("parameter_defaults:\n  pparam: 7\n")
+
+    def validate(*extra):
+        return cloud.cli("orchestration", "template", "validate", "-f", "json", "-t",
+                         str(parent), *extra, cloud="stackling")
+
+    plain = validate()
+    assert plain["Description"] == "the parent template"
+    assert plain["Parameters"]["pparam"]["Default"] == 5 and "NestedParameters" not in plain
+    nested = validate("-e", str(env), "--show-nested")
+    assert nested["Parameters"]["pparam"]["Default"] == 7
+    assert nested["Environment"]["parameter_defaults"] == {"pparam": 7}
+    nres = nested["NestedParameters"]["nres"]
+    assert nres["Type"].endswith("mynested.yaml")
+    assert nres["Parameters"]["aparam"] == {**APARAM, "Value": 7}
+    assert validate("--ignore-errors", "99001")["Parameters"]["pparam"]["Type"] == "Number"

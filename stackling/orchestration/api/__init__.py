@@ -247,7 +247,11 @@ def validate(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:validate_template")
     from stackling.orchestration.parameters import validate_view
 
+    from stackling.orchestration import validate_view as nested_view
+
     data = body(rq)
+    nested_view.ignorable_errors(rq.query.get("ignore_errors") or (
+        data.get("ignore_errors") if isinstance(data, dict) else None))
     spec, _ = logic.spec_from_body(data)
     defn = logic.validate_spec(rq.db, rq.ctx, rq.runtime, spec, stack_name="validate",
                                stack_id="None", strict=False)
@@ -258,6 +262,9 @@ def validate(rq: ApiRequest) -> Any:
     groups = defn.tmpl.t.get("parameter_groups")
     if groups:
         out["ParameterGroups"] = groups
+    if _flag(rq.query.get("show_nested") or (data.get("show_nested") if isinstance(
+            data, dict) else None)):
+        out.update(nested_view.nested_parameters(defn))
     out["Environment"] = {"parameters": spec.environment.get("parameters") or {},
                           "parameter_defaults": spec.environment.get(
                               "parameter_defaults") or {},
