@@ -375,14 +375,6 @@ def mark_unhealthy(rq: ApiRequest) -> Any:
     return Response(status_code=200)
 
 
-def signal(rq: ApiRequest) -> Any:
-    authorize(rq, "resource:signal")
-    logic.get_resource(rq.db, _stack(rq), rq.path_params["resource_name"])
-    from stackling.orchestration.errors import NotSupported
-
-    raise NotSupported(feature="Signal")
-
-
 # ------------------------------------------------------------------ events
 EVENT_FILTERS = {"resource_action", "resource_status", "resource_name", "resource_type"}
 
@@ -544,7 +536,9 @@ def build(runtime: Any) -> Service:
     svc.add(S + "/resources", get=list_resources)
     svc.add(S + "/resources/{resource_name}", get=show_resource, patch=mark_unhealthy)
     svc.add(S + "/resources/{resource_name}/metadata", get=resource_metadata)
-    svc.add(S + "/resources/{resource_name}/signal", post=signal)
+    from stackling.orchestration.api import signals as signal_api
+
+    svc.add(S + "/resources/{resource_name}/signal", public=True, post=signal_api.signal)
     svc.add(S + "/resources/{resource_name}/events", get=list_resource_events)
     svc.add(S + "/resources/{resource_name}/events/{event_id}", get=show_event)
     from stackling.orchestration.api import introspection, stack_data

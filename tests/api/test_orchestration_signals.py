@@ -1,0 +1,158 @@
+"""Resource signals: OS::Heat::WaitCondition + WaitConditionHandle (count, timeout, data
+keyed by signal id, FAILURE), the handle's own token, SwiftSignal refused without Swift,
+TestResource signals, and hooks (pre-create/pre-update/pre-delete) cleared by a signal."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.api.test_orchestration import Heat, heat_error, tmpl, unique
+
+
+@pytest.fixture(scope="module")
+def heat(api):
+    return Heat(api)
+
+
+def _wait_tmpl(count=1, timeout=600):
+    return tmpl({"handle": {"type": "OS::Heat::WaitConditionHandle"},
+                 "wait": {"type": "OS::Heat::WaitCondition", "properties": {
+                     "handle": {"get_resource": "handle"}, "count": count,
+                     "timeout": timeout}},
+                 "after": {"type": "OS::Heat::Value", "depends_on": "wait",
+                           "properties": {"value": "x"}}},
+                outputs={"data": {"value": {"get_attr": ["wait", "data"]}},
+                         "token": {"value": {"get_attr": ["handle", "token"]}},
+                         "endpoint": {"value": {"get_attr": ["handle", "endpoint"]}},
+                         "curl": {"value": {"get_attr": ["handle", "curl_cli"]}}})
+
+
+def _status(heat, url):
+    return heat.req("GET", url).json()["stack"]["stack_status"]
+
+
+def _sig(heat, url, res, data=None, **kw):
+    return heat.req("POST", f"{url}/resources/{res}/signal",
+                    **({"json": data} if data is not None else {}), **kw)
+
+
+def test_wait_condition_counts_signals_and_keeps_their_data(api, heat):
+    name = unique("wc")
+    assert heat.create(name, _wait_tmpl(count=2), disable_rollback=True).status_code == 201
+    url = heat.url(name)
+    assert heat.resources(name)["wait"]["resource_status"] == "CREATE_IN_PROGRESS"
+    r = _sig(heat, url, "handle", {"status": "SUCCESS", "data": "one", "id": "a"})
+    assert r.status_code == 200, r.text
+    assert _status(heat, url) == "CREATE_IN_PROGRESS"
+    assert _sig(heat, url, "handle").status_code == 200  # no data: SUCCESS, id 2
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack
+    out = heat.outputs(stack)
+    assert json.loads(out["data"]) == {"a": "one", "2": None}
+    meta = heat.req("GET", f"{url}/resources/handle/metadata").json()["metadata"]
+    assert meta["a"] == {"status": "SUCCESS", "reason": "Signal 1 received", "data": "one"}
+    assert out["endpoint"].endswith(f"{url}/resources/handle/signal")
+    assert out["curl"].startswith("curl -i -X POST -H 'X-Auth-Token: ")
+    events = heat.req("GET", f"{url}/resources/handle/events").json()["events"]
+    assert [e["resource_status"] for e in events].count("SIGNAL_COMPLETE") == 2
+
+
+def test_handle_token_signals_only_its_handle(api, heat):
+    name = unique("wct")
+    heat.create(name, _wait_tmpl(), disable_rollback=True)
+    url = heat.url(name)
+    handle = heat.req("GET", f"{url}/resources/handle").json()["resource"]
+    token = handle["attributes"]["token"]
+    assert token
+    full = f"{heat.base}{url}"
+    r = api.request("POST", f"{full}/resources/wait/signal", token=token, json={})
+    assert r.status_code == 401
+    r = api.request("GET", full, token=token)
+    assert r.status_code == 401
+    r = api.request("POST", f"{full}/resources/handle/signal", token="nope", json={})
+    assert r.status_code == 401
+    r = api.request("POST", f"{full}/resources/handle/signal", token=token,
+                    json={"status": "SUCCESS", "data": "via-token"})
+    assert r.status_code == 200, r.text
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "CREATE_COMPLETE"
+    assert json.loads(heat.outputs(stack)["data"]) == {"1": "via-token"}
+
+
+def test_failure_signal_and_timeout_fail_the_wait(api, heat):
+    name = unique("wcf")
+    heat.create(name, _wait_tmpl(count=2), disable_rollback=True)
+    url = heat.url(name)
+    _sig(heat, url, "handle", {"status": "FAILURE", "reason": "it broke"})
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "CREATE_FAILED"
+    assert "WaitConditionFailure: resources.wait: it broke" in stack["stack_status_reason"]
+    r = _sig(heat, url, "handle", {"status": "BOGUS"})
+    assert "Metadata format invalid" in heat_error(r, 400)
+
+    name = unique("wcto")
+    heat.create(name, _wait_tmpl(count=2, timeout=1), disable_rollback=True)
+    url = heat.url(name)
+    _sig(heat, url, "handle", {"reason": "first"})
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "CREATE_FAILED"
+    assert "WaitConditionTimeout: resources.wait: 1 of 2 received - first" in \
+        stack["stack_status_reason"]
+
+
+def test_signal_errors(api, heat):
+    name = unique("sig")
+    stack = heat.make(name, tmpl({"v": {"type": "OS::Heat::Value",
+                                        "properties": {"value": 1}}}))
+    url = heat.url(name)
+    r = _sig(heat, url, "v", {"x": 1})
+    assert heat_error(r, 400, "ResourceActionNotSupported") == \
+        "signal is not supported for resource."
+    heat_error(_sig(heat, url, "nope", {}), 404)
+    r = api.request("POST", f"{heat.base}{url}/resources/v/signal", user=None, json={})
+    assert r.status_code == 401
+    r = api.request("POST", f"{heat.base}{url}/resources/v/signal", user="admin", json={})
+    assert r.status_code == 403  # another project's URL
+    assert stack["stack_status"] == "CREATE_COMPLETE"
+
+
+def test_swift_signal_is_not_available(heat):
+    r = heat.create(unique("sw"), tmpl({
+        "h": {"type": "OS::Heat::SwiftSignalHandle"},
+        "s": {"type": "OS::Heat::SwiftSignal", "properties": {
+            "handle": {"get_resource": "h"}, "timeout": 10}}}))
+    msg = heat_error(r, 400)
+    assert "HEAT-E99001 Service swift is not available for resource type " \
+           "OS::Heat::SwiftSignal" in msg or "OS::Heat::SwiftSignalHandle" in msg
+
+
+def test_signal_policy_reader_and_other_project(api, heat):
+    """The signal route takes a handle's token itself (so the policy matrix skips it):
+    Heat's `resource:signal` rule still holds for Keystone tokens."""
+    admin = api.token("admin")
+    tag = unique("")
+    pid = api.post("/identity/v3/projects", token=admin, json={"project": {
+        "name": f"sig-{tag}", "domain_id": "default"}}).json()["project"]["id"]
+    roles = {r["name"]: r["id"] for r in api.get("/identity/v3/roles", token=admin
+                                                  ).json()["roles"]}
+    tokens = {}
+    for role in ("reader", "member"):
+        uid = api.post("/identity/v3/users", token=admin, json={"user": {
+            "name": f"sig-{role}-{tag}", "password": "pw", "domain_id": "default"}}
+        ).json()["user"]["id"]
+        api.put(f"/identity/v3/projects/{pid}/users/{uid}/roles/{roles[role]}", token=admin)
+        r = api.client.post("/identity/v3/auth/tokens", json={"auth": {"identity": {
+            "methods": ["password"], "password": {"user": {
+                "name": f"sig-{role}-{tag}", "domain": {"id": "default"}, "password": "pw"}}},
+            "scope": {"project": {"id": pid}}}})
+        tokens[role] = Heat(api, token=r.headers["X-Subject-Token"])
+    member, reader = tokens["member"], tokens["reader"]
+    name = unique("sigpol")
+    member.create(name, _wait_tmpl(), disable_rollback=True)
+    url = member.url(name)
+    heat_error(_sig(reader, url, "handle", {}), 403, "Forbidden")
+    heat_error(_sig(heat, url, "handle", {}), 404)  # another project's stack
+    assert _sig(member, url, "handle", {}).status_code == 200
+    assert member.wait(url)["stack_status"] == "CREATE_COMPLETE"
