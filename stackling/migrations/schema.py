@@ -33,6 +33,8 @@ MODEL_MODULES = [
     "stackling.network.default_rules.models",
     "stackling.network.qos.models",
     "stackling.network.port_forwarding.models",
+    "stackling.network.conntrack.models",
+    "stackling.network.metering.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

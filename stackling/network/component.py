@@ -7,9 +7,11 @@ from typing import Any
 from stackling.common.http import Service
 from stackling.network import agents, api, bootstrap
 from stackling.network.address_groups import address_groups
+from stackling.network.conntrack import helpers as conntrack_helpers
 from stackling.network.core import subnetpools
 from stackling.network.default_rules import rules as default_sg_rules
 from stackling.network.l3 import policy as l3_policy
+from stackling.network.metering import labels as metering_labels
 from stackling.network.policy import POLICIES
 from stackling.network.port_extras import dhcp_dns  # noqa: F401  (its hooks on ports, networks)
 from stackling.network.port_forwarding import forwardings as port_forwardings
@@ -49,7 +51,8 @@ COMPONENT = Component(
               **address_scopes.POLICIES, **subnetpools.POLICIES,
               **trunks.POLICIES, **address_groups.POLICIES,
               **default_sg_rules.POLICIES, **qos_policies.POLICIES,
-              **port_forwardings.POLICIES},
+              **port_forwardings.POLICIES, **conntrack_helpers.POLICIES,
+              **metering_labels.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     # the rule templates first: the base step's groups start with them
     bootstrap=[("default_sg_rules", default_sg_rules.seed),

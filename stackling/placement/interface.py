@@ -532,9 +532,10 @@ def root_providers(db: Session, rp_uuids: Iterable[str]) -> dict[str, str]:
     if not uuids:
         return {}
     root = aliased(ResourceProvider)
-    return dict(db.execute(select(ResourceProvider.uuid, root.uuid).join(
+    rows = db.execute(select(ResourceProvider.uuid, root.uuid).join(
         root, root.id == ResourceProvider.root_provider_id).where(
-        ResourceProvider.uuid.in_(uuids))).tuples().all())
+        ResourceProvider.uuid.in_(uuids)))
+    return {uuid: root_uuid for uuid, root_uuid in rows}
 
 
 def ensure_child_provider(db: Session, uuid: str, name: str, parent_uuid: str,

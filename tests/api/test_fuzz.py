@@ -275,6 +275,12 @@ class Ids:
                 post(f"/networking/v2.0/qos/policies/{qos}/{kind}_rules",
                      {f"{kind}_rule": rule}, f"{kind}_rule", f"{kind}_rule_id")
         self.by_name["rule_type"] = "bandwidth_limit"
+        label = post("/networking/v2.0/metering/metering-labels", {"metering_label": {
+            "name": "fuzz"}}, "metering_label", "metering_label_id")
+        if label:
+            post("/networking/v2.0/metering/metering-label-rules", {"metering_label_rule": {
+                "metering_label_id": label, "remote_ip_prefix": "10.0.0.0/8"}},
+                 "metering_label_rule", "metering_label_rule_id")
         fip = post("/networking/v2.0/floatingips", {"floatingip": {
             "floating_network_id": api.get("/networking/v2.0/networks?name=public").json()[
                 "networks"][0]["id"]}}, "floatingip", "pf_floatingip_id")
@@ -285,6 +291,10 @@ class Ids:
         router = post("/networking/v2.0/routers", {"router": {"name": "fuzz"}}, "router",
                       "router_id")
         self.by_collection["routers"] = router or "x"
+        if router:
+            post(f"/networking/v2.0/routers/{router}/conntrack_helpers", {"conntrack_helper": {
+                "protocol": "tcp", "port": 21, "helper": "ftp"}}, "conntrack_helper",
+                 "conntrack_helper_id")
         sg = post("/networking/v2.0/security-groups", {"security_group": {"name": "fuzz"}},
                   "security_group", "sg_id")
         self.by_collection["security_groups"] = sg or "x"

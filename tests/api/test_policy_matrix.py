@@ -301,6 +301,19 @@ network POST   /v2.0/floatingips/{pf_floatingip_id}/port_forwardings  member-wri
 network GET    /v2.0/floatingips/{pf_floatingip_id}/port_forwardings/{port_forwarding_id}  reader-read
 network PUT    /v2.0/floatingips/{pf_floatingip_id}/port_forwardings/{port_forwarding_id}  member-write   port_forwarding_update
 network DELETE /v2.0/floatingips/{pf_floatingip_id}/port_forwardings/{port_forwarding_id}  member-write
+network GET    /v2.0/routers/{router_id}/conntrack_helpers        reader-read
+network POST   /v2.0/routers/{router_id}/conntrack_helpers        member-write   conntrack_helper
+network GET    /v2.0/routers/{router_id}/conntrack_helpers/{conntrack_helper_id}  reader-read
+network PUT    /v2.0/routers/{router_id}/conntrack_helpers/{conntrack_helper_id}  member-write   conntrack_helper_update
+network DELETE /v2.0/routers/{router_id}/conntrack_helpers/{conntrack_helper_id}  member-write
+network GET    /v2.0/metering/metering-labels                     admin-list
+network POST   /v2.0/metering/metering-labels                     admin-only     metering_label
+network GET    /v2.0/metering/metering-labels/{metering_label_id}  admin-hidden
+network DELETE /v2.0/metering/metering-labels/{metering_label_id}  admin-hidden
+network GET    /v2.0/metering/metering-label-rules                admin-list
+network POST   /v2.0/metering/metering-label-rules                admin-only     metering_label_rule
+network GET    /v2.0/metering/metering-label-rules/{metering_label_rule_id}  admin-hidden
+network DELETE /v2.0/metering/metering-label-rules/{metering_label_rule_id}  admin-hidden
 network GET    /v2.0/qos/policies                                 any-read
 network POST   /v2.0/qos/policies                                 admin-only     qos_policy
 network GET    /v2.0/qos/policies/{qos_policy_id}                 reader-read
@@ -423,6 +436,7 @@ compute GET    /v2.1/os-aggregates/{aggregate_id}                 admin-only
 compute PUT    /v2.1/os-aggregates/{aggregate_id}                 admin-only
 compute DELETE /v2.1/os-aggregates/{aggregate_id}                 admin-only
 compute POST   /v2.1/os-aggregates/{aggregate_id}/action          admin-only aggregate_action
+compute POST   /v2.1/os-aggregates/{aggregate_id}/images          admin-only     mv=2.81
 compute GET    /v2.1/os-availability-zone                         any-read
 compute GET    /v2.1/os-availability-zone/detail                  admin-only
 compute GET    /v2.1/limits                                       any-read
@@ -623,6 +637,12 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
         "protocol": "tcp", "internal_port": 80, "external_port": 8080,
         "internal_port_id": w["pf_port_id"]}},
     "port_forwarding_update": lambda w: {"port_forwarding": {"description": "d"}},
+    "conntrack_helper": lambda w: {"conntrack_helper": {"protocol": "tcp", "port": 6667,
+                                                        "helper": "irc"}},
+    "conntrack_helper_update": lambda w: {"conntrack_helper": {"port": 6668}},
+    "metering_label": lambda w: {"metering_label": {"name": "m"}},
+    "metering_label_rule": lambda w: {"metering_label_rule": {
+        "metering_label_id": w["metering_label_id"], "source_ip_prefix": "10.0.0.0/8"}},
     "qos_policy": lambda w: {"policy": {"name": "q"}},
     "qos_policy_update": lambda w: {"policy": {"name": "q2"}},
     "qos_bandwidth_limit": lambda w: {"bandwidth_limit_rule": {"max_kbps": 100,
@@ -929,6 +949,18 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
     # a floating IP of project demo forwarding a port behind its router to public
     "pf_floatingip_id": lambda w: _port_forwarding(w),
     "port_forwarding_id": lambda w: _port_forwarding(w),
+    "conntrack_helper_id": lambda w: w.ok(
+        "POST", f"/networking/v2.0/routers/{w.ids['router_id']}/conntrack_helpers",
+        {"conntrack_helper": {"protocol": "tcp", "port": 1000 + w.count(),
+                              "helper": "ftp"}})["conntrack_helper"]["id"],
+    # metering is the admin's
+    "metering_label_id": lambda w: w.ok("POST", "/networking/v2.0/metering/metering-labels", {
+        "metering_label": {"name": f"m-{w.count()}"}}, user="admin")["metering_label"]["id"],
+    "metering_label_rule_id": lambda w: w.ok(
+        "POST", "/networking/v2.0/metering/metering-label-rules", {"metering_label_rule": {
+            "metering_label_id": w.ids["metering_label_id"],
+            "remote_ip_prefix": f"10.{w.count() % 250}.{w.made // 250}.0/24"}},
+        user="admin")["metering_label_rule"]["id"],
     # project demo's QoS policy (admins make them) with one rule of each type
     "qos_policy_id": lambda w: _qos_policy(w),
     "bandwidth_limit_rule_id": lambda w: _qos_policy(w),

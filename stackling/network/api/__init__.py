@@ -37,6 +37,8 @@ RESOURCE_MODULES = [
     "stackling.network.api.default_security_group_rules",
     "stackling.network.api.qos",
     "stackling.network.api.port_forwardings",
+    "stackling.network.api.conntrack_helpers",
+    "stackling.network.api.metering",
 ]
 
 

@@ -1,0 +1,1 @@
+"""Router conntrack helpers (`l3-conntrack-helper`)."""

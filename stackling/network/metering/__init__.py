@@ -1,0 +1,1 @@
+"""Metering labels and rules (`metering`)."""
