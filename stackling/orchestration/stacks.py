@@ -244,17 +244,9 @@ def preview_create(db: Session, ctx: RequestContext, runtime: Any, body: dict[st
     spec, _ = spec_from_body(body)
     stack_id = "None"
     defn = validate_spec(db, ctx, runtime, spec, stack_name=name, stack_id=stack_id)
-    resources = []
-    for rname in defn.order:
-        resources.append({"resource_name": rname, "resource_identity": {
-            "stack_name": name, "stack_id": stack_id, "tenant": ctx.project_id,
-            "path": f"/resources/{rname}"}, "description": "",
-            "resource_type": defn.types[rname], "resource_action": "INIT",
-            "resource_status": "COMPLETE", "resource_status_reason": "",
-            "required_by": defn.required_by()[rname], "metadata": {},
-            "properties": {}, "stack_name": name, "stack_identity": {
-                "stack_name": name, "stack_id": stack_id, "tenant": ctx.project_id,
-                "path": ""}})
+    from stackling.orchestration.preview import preview_resources
+
+    resources = preview_resources(db, ctx, runtime, defn, name)
     return {"stack_name": name, "id": stack_id, "description": defn.tmpl.description,
             "template_description": defn.tmpl.description,
             "parameters": _display_params(defn), "resources": resources,

@@ -109,3 +109,32 @@ def test_validate_shapes_nested_and_environment(heat):
                     json={"template": RANDOM}).status_code == 200
     heat_error(heat.req("POST", "/validate?ignore_errors=12345", json={"template": RANDOM}),
                400)
+
+
+NESTED = ("heat_template_version: 2018-08-31\nparameters:\n  val: {type: string}\n"
+          "resources:\n  v: {type: OS::Heat::Value, properties: {value: {get_param: val}}}\n")
+GROUPED = {"heat_template_version": "2018-08-31", "resources": {
+    "grp": {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": 2, "resource_def": {"type": "nested.yaml",
+                                     "properties": {"val": "m%index%"}}}},
+    "plain": {"type": "OS::Heat::Value", "properties": {"value": "x"}},
+    "tres": {"type": "nested.yaml", "properties": {"val": {"get_attr": ["plain", "value"]}}}}}
+
+
+def test_preview_nests_stacks_as_lists(heat):
+    r = heat.req("POST", "/stacks/preview", json={"stack_name": "pv", "template": GROUPED,
+                                                  "files": {"nested.yaml": NESTED}})
+    assert r.status_code == 200, r.text
+    resources = r.json()["stack"]["resources"]
+    flat = {res["resource_name"]: res for res in resources if isinstance(res, dict)}
+    assert flat["plain"]["properties"]["value"] == "x"
+    assert flat["plain"]["resource_action"] == "INIT"
+    lists = [res for res in resources if isinstance(res, list)]
+    assert len(lists) == 2  # the group and the template resource, not as entries
+    group = next(x for x in lists if len(x) == 2)
+    members = sorted(m[0]["properties"]["value"] for m in group)
+    assert members == ["m0", "m1"] and all(isinstance(m, list) for m in group)
+    assert group[0][0]["stack_name"].startswith("pv-grp-")
+    tres = next(x for x in lists if len(x) == 1)[0]
+    assert tres["stack_name"] == "pv-tres" and tres["resource_type"] == "OS::Heat::Value"
+    assert heat.req("GET", "/stacks?stack_name=pv").json()["stacks"] == []

@@ -47,3 +47,20 @@ def test_cli_template_validate_nested_and_environment(cloud, tmp_path):
     assert nres["Type"].endswith("mynested.yaml")
     assert nres["Parameters"]["aparam"] == {**APARAM, "Value": 7}
     assert validate("--ignore-errors", "99001")["Parameters"]["pparam"]["Type"] == "Number"
+
+
+@sqlite_only
+def test_cli_stack_create_dry_run_nested(cloud, tmp_path):
+    import yaml
+
+    from tests.api.test_orchestration_template_api import GROUPED, NESTED
+
+    (tmp_path / "nested.yaml").write_text(NESTED)
+    main = tmp_path / "main.yaml"
+    main.write_text(yaml.safe_dump(GROUPED))
+    out = cloud.cli("stack", "create", "--dry-run", "-t", str(main), "-f", "json", "pv",
+                    cloud="stackling")
+    assert out["stack_name"] == "pv"
+    text = str(out["resources"])
+    assert "pv-grp-" in text and "pv-tres" in text and "m1" in text
+    assert cloud.cli("stack", "list", "-f", "json", cloud="stackling") == []
