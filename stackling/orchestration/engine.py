@@ -27,7 +27,7 @@ from stackling.common.context import RequestContext
 from stackling.common.db import is_deadlock, utcnow
 from stackling.common.errors import ApiError
 from stackling.observability import logs
-from stackling.orchestration import limits
+from stackling.orchestration import hooks, limits
 from stackling.orchestration.definition import Definition, Spec
 from stackling.orchestration.errors import ResourceFailure, ResourceFailureKeep
 from stackling.orchestration.models import Event, Resource, Stack, StackAction
@@ -265,11 +265,14 @@ def _poll(step: Step, row: Resource) -> str:
     return "COMPLETE"
 
 
-def _create_resource(step: Step, name: str, replaces: Resource | None = None) -> str:
+def _create_resource(step: Step, name: str, replaces: Resource | None = None,
+                     paused: Resource | None = None) -> str:
     r = step.r
     assert r.defn is not None
     gen = r.stack.generation
     snippet = r.defn.snippet(name)
+    if paused is not None:  # its pre-create hook was cleared
+        return _create_row(step, name, paused, new=False)
     row = Resource(uuid=str(uuid.uuid4()), stack_id=r.stack.id, name=name,
                    type=r.defn.types[name], role="current", action="INIT", status="COMPLETE",
                    status_reason="", definition=snippet, properties={},
@@ -278,16 +281,28 @@ def _create_resource(step: Step, name: str, replaces: Resource | None = None) ->
                    generation=gen, replaces=replaces.id if replaces is not None else None,
                    created_at=utcnow())
     r.rows.append(row)
+    return _create_row(step, name, row, new=True)
+
+
+def _create_row(step: Step, name: str, row: Resource, new: bool) -> str:
+    r = step.r
     try:
         row.properties = r.resolve_properties(name)
         plugin = r.plugin(row)
         plugin.validate()
     except ApiError as err:
-        r.db.add(row)
+        if new:
+            r.db.add(row)
         r.event(row, "CREATE", "FAILED", failure_reason(name, err))
         return "FAILED"
+    if new and row.replaces is None and hooks.gate(
+            r.stack.environment, row, r.stack.generation, "pre-create") == "pause":
+        r.db.add(row)
+        r.event(row, "CREATE", "IN_PROGRESS", hooks.reason("CREATE", "pre-create"))
+        step.waiting = True
+        return "IN_PROGRESS"
     r.event(row, "CREATE", "IN_PROGRESS", "state changed")
-    result = _run_handler(step, row, plugin.handle_create, "CREATE", new=True)
+    result = _run_handler(step, row, plugin.handle_create, "CREATE", new=new)
     if result == "IN_PROGRESS":
         step.waiting = True
     return result
@@ -295,7 +310,14 @@ def _create_resource(step: Step, name: str, replaces: Resource | None = None) ->
 
 def _delete_resource(step: Step, row: Resource) -> str:
     r = step.r
-    if row.action == "DELETE" and row.status == "IN_PROGRESS":
+    gate = hooks.gate(r.stack.environment, row, r.stack.generation, "pre-delete") \
+        if row.role == "current" else None
+    if gate in ("pause", "wait"):
+        if gate == "pause":
+            r.event(row, "DELETE", "IN_PROGRESS", hooks.reason("DELETE", "pre-delete"))
+        step.waiting = True
+        return "IN_PROGRESS"
+    if row.action == "DELETE" and row.status == "IN_PROGRESS" and gate != "resume":
         result = _poll(step, row)
     else:
         r.event(row, "DELETE", "IN_PROGRESS", "state changed")
@@ -334,7 +356,8 @@ def _delete_all(step: Step, rows: list[Resource]) -> str:
             ready = pending[:1]
         progressed = False
         for row in ready:
-            if row.status == "IN_PROGRESS" and row.action == "DELETE":
+            if row.status == "IN_PROGRESS" and row.action == "DELETE" and \
+                    hooks.mark(row) is None:
                 result = _poll(step, row)
                 if result == "COMPLETE":
                     step.r.event(row, "DELETE", "COMPLETE", "state changed")
@@ -374,6 +397,20 @@ def _forward(step: Step, target: Definition, rollback: bool) -> str:
         if _failed(row, gen):
             return "FAILED"
         if row is not None and row.status == "IN_PROGRESS" and row.generation == gen:
+            hook = hooks.held(row, gen)
+            if hook is not None:
+                if hook == "wait":
+                    step.waiting = True
+                    result = "IN_PROGRESS"
+                elif hook == "pre-create":
+                    result = _create_resource(step, name, paused=row)
+                else:
+                    result = _update_resource(step, row, name, target)
+                if result == "FAILED":
+                    return "FAILED"
+                if result == "IN_PROGRESS":
+                    blocked.add(name)
+                continue
             result = _poll(step, row)
             if result == "COMPLETE":
                 r.event(row, row.action, "COMPLETE", "state changed")
@@ -451,6 +488,11 @@ def _update_resource(step: Step, row: Resource, name: str, target: Definition) -
         row.definition = snippet
         row.requires = sorted(target.deps[name])
         return "COMPLETE"
+    if hooks.gate(r.stack.environment, row, gen, "pre-update") == "pause":
+        row.generation = gen
+        r.event(row, "UPDATE", "IN_PROGRESS", hooks.reason("UPDATE", "pre-update"))
+        step.waiting = True
+        return "IN_PROGRESS"
     if kind == "replaced":
         old_plugin = r.plugin(row)
         row.role = "backup"

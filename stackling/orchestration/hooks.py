@@ -16,7 +16,7 @@ from stackling.orchestration.models import Resource, Stack
 HOOKS = ("pre-create", "pre-update", "pre-delete")
 ALL_HOOKS = ("pre-create", "pre-update", "pre-delete", "pre-suspend", "post-create",
              "post-update", "post-delete", "post-suspend")
-MARK = "__hook__"  # resource data: {"hook": ..., "generation": ..., "cleared": bool}
+MARK = "__hook__"  # resource data: {"hook", "generation", "state": waiting|cleared|passed}
 
 
 class InvalidBreakPointHook(HeatError):
@@ -41,24 +41,42 @@ def mark(row: Resource) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def waiting(row: Resource, generation: int) -> bool:
-    m = mark(row)
-    return m is not None and m.get("generation") == generation and not m.get("cleared")
-
-
-def cleared(row: Resource, generation: int, hook: str) -> bool:
-    """The hook was met and cleared in this action: go on (and forget the mark)."""
-    m = mark(row)
-    if m is None or m.get("generation") != generation or m.get("hook") != hook \
-            or not m.get("cleared"):
-        return False
-    row.data = {k: v for k, v in (row.data or {}).items() if k != MARK}
-    return True
-
-
-def pause(row: Resource, generation: int, hook: str) -> None:
+def _set(row: Resource, hook: str, generation: int, state: str) -> None:
     row.data = {**(row.data or {}), MARK: {"hook": hook, "generation": generation,
-                                           "cleared": False}}
+                                           "state": state}}
+
+
+def gate(environment: dict[str, Any] | None, row: Resource, generation: int,
+         hook: str) -> str | None:
+    """Where the operation `hook` guards stands in this action: "pause" (met now: the
+    caller marks the row IN_PROGRESS with its event), "wait" (not cleared yet),
+    "resume" (cleared: go on, once) or None (no hook, or already passed)."""
+    m = mark(row)
+    if m is not None and m.get("generation") == generation and m.get("hook") == hook:
+        if m.get("state") == "waiting":
+            return "wait"
+        if m.get("state") == "cleared":
+            _set(row, hook, generation, "passed")
+            return "resume"
+        return None
+    if matches(environment, row.name, hook):
+        _set(row, hook, generation, "waiting")
+        return "pause"
+    return None
+
+
+def held(row: Resource, generation: int) -> str | None:
+    """For a row IN_PROGRESS in this action: "wait" while its hook is set, the hook's
+    name once it was cleared (marked passed now: the caller goes on with it), else None."""
+    m = mark(row)
+    if m is None or m.get("generation") != generation:
+        return None
+    if m.get("state") == "waiting":
+        return "wait"
+    if m.get("state") == "cleared":
+        _set(row, m["hook"], generation, "passed")
+        return str(m["hook"])
+    return None
 
 
 def reason(action: str, hook: str) -> str:
@@ -74,9 +92,9 @@ def clear(db: Session, stack: Stack, row: Resource, hook: Any) -> None:
                                     f"breakpoint, acceptable hook types are: "
                                     f"{list(ALL_HOOKS)}")
     m = mark(row)
-    if m is None or m.get("hook") != hook or m.get("cleared"):
+    if m is None or m.get("hook") != hook or m.get("state") != "waiting":
         raise InvalidBreakPointHook(message=f"The {hook} hook is not defined on "
                                     f"{row.type} \"{row.name}\"")
-    row.data = {**(row.data or {}), MARK: {**m, "cleared": True}}
+    row.data = {**(row.data or {}), MARK: {**m, "state": "cleared"}}
     engine.add_event(db, stack, row.name, row.type, row.physical_resource_id, row.action,
                      row.status, f"Hook {hook} is cleared", row.properties)

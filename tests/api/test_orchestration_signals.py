@@ -156,3 +156,68 @@ def test_signal_policy_reader_and_other_project(api, heat):
     heat_error(_sig(heat, url, "handle", {}), 404)  # another project's stack
     assert _sig(member, url, "handle", {}).status_code == 200
     assert member.wait(url)["stack_status"] == "CREATE_COMPLETE"
+
+
+def _events_of(heat, url, res):
+    return [(e["resource_status"], e["resource_status_reason"]) for e in heat.req(
+        "GET", f"{url}/resources/{res}/events").json()["events"]]
+
+
+def test_hooks_pause_create_update_and_delete_until_cleared(api, heat):
+    name = unique("hook")
+    env = {"resource_registry": {"resources": {
+        "a": {"hooks": ["pre-create", "pre-update", "pre-delete"]}}}}
+    t = tmpl({"a": {"type": "OS::Heat::TestResource", "properties": {"value": "one"}},
+              "b": {"type": "OS::Heat::TestResource", "properties": {
+                  "value": {"get_attr": ["a", "output"]}}}})
+    assert heat.create(name, t, environment=env).status_code == 201
+    url = heat.url(name)
+    res = heat.resources(name)
+    assert res["a"]["resource_status"] == "CREATE_IN_PROGRESS"
+    assert res["a"]["resource_status_reason"] == \
+        "CREATE paused until Hook pre-create is cleared"
+    assert "b" not in res or res["b"]["resource_status"] == "INIT_COMPLETE"
+    assert ("CREATE_IN_PROGRESS", "CREATE paused until Hook pre-create is cleared") in \
+        _events_of(heat, url, "a")
+    # a hook not set is Heat's 400; a wrong one too
+    assert "pre-update hook is not defined" in heat_error(
+        _sig(heat, url, "a", {"unset_hook": "pre-update"}), 400)
+    heat_error(_sig(heat, url, "a", {"unset_hook": "bogus"}), 400)
+    assert _status(heat, url) == "CREATE_IN_PROGRESS"
+    assert _sig(heat, url, "a", {"unset_hook": "pre-create"}).status_code == 200
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack
+    assert ("CREATE_IN_PROGRESS", "Hook pre-create is cleared") in _events_of(heat, url, "a")
+
+    t["resources"]["a"]["properties"]["value"] = "two"
+    r = heat.req("PUT", url, json={"template": t, "environment": env})
+    assert r.status_code == 202, r.text
+    res = heat.resources(name)
+    assert res["a"]["resource_status"] == "UPDATE_IN_PROGRESS"
+    assert _status(heat, url) == "UPDATE_IN_PROGRESS"
+    assert _sig(heat, url, "a", {"unset_hook": "pre-update"}).status_code == 200
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "UPDATE_COMPLETE", stack
+    shown = heat.req("GET", f"{url}/resources/a").json()["resource"]
+    assert shown["attributes"]["output"] == "two"
+
+    assert heat.req("DELETE", url).status_code == 204
+    res = heat.resources(name)
+    assert res["a"]["resource_status"] == "DELETE_IN_PROGRESS"
+    assert "b" not in res  # dependents first
+    assert _sig(heat, url, "a", {"unset_hook": "pre-delete"}).status_code == 200
+    assert heat.wait(url)["stack_status"] == "DELETE_COMPLETE"
+
+
+def test_test_resource_signal_ends_its_wait(api, heat):
+    name = unique("trs")
+    t = tmpl({"t": {"type": "OS::Heat::TestResource", "properties": {
+        "value": "v", "action_wait_secs": {"create": -1}}}})
+    assert heat.create(name, t).status_code == 201
+    url = heat.url(name)
+    assert heat.resources(name)["t"]["resource_status"] == "CREATE_IN_PROGRESS"
+    assert _sig(heat, url, "t", {"reason": "go"}).status_code == 200
+    assert heat.wait(url)["stack_status"] == "CREATE_COMPLETE"
+    assert ("SIGNAL_IN_PROGRESS", "Signal: go") in _events_of(heat, url, "t")
+    assert _sig(heat, url, "t").status_code == 200  # recorded, nothing to end
+    assert ("SIGNAL_COMPLETE", "No signal details provided") in _events_of(heat, url, "t")

@@ -170,11 +170,22 @@ class TestResource(Resource):
             return "forever"
         return (utcnow_precise() + dt.timedelta(seconds=float(secs))).isoformat()
 
-    @staticmethod
-    def _done(token: Any) -> bool:
+    def _done(self, token: Any) -> bool:
+        if self.data_get("signalled"):  # a signal ends the wait at once
+            self.data_delete("signalled")
+            return True
         if token == "forever":
             return False
         return utcnow_precise() >= dt.datetime.fromisoformat(token)
+
+    def handle_signal(self, details: Any) -> str:
+        """A signal completes the action the resource is waiting in (stackling's way
+        to end a `wait_secs: -1` wait); otherwise it is only recorded as an event."""
+        if self.row.status == "IN_PROGRESS":
+            self.data_set("signalled", True)
+        from stackling.orchestration.resources.wait_condition import signal_reason
+
+        return signal_reason(details)
 
     def handle_create(self) -> Any:
         self.set_resource_id(self.physical_resource_name())
