@@ -31,6 +31,8 @@ POLICIES = {
     "os_compute_api:servers:create:trusted_certs": MEMBER,  # 2.63
     "os_compute_api:servers:rebuild:trusted_certs": MEMBER,  # 2.63
     "compute:servers:create:requested_destination": ADMIN,  # 2.74 (Nova's name, no prefix)
+    "compute:aggregates:images": ADMIN,  # 2.81
+    "os_compute_api:os-instance-actions:events:details": ADMIN,  # 2.84
     "os_compute_api:servers:update": MEMBER,
     "os_compute_api:servers:delete": MEMBER,
     "os_compute_api:servers:start": MEMBER,

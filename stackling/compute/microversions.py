@@ -96,6 +96,12 @@ HISTORY = (
     ("2.77", "unshelve: availability_zone"),
     ("2.78", "GET /servers/{id}/topology (no NUMA here: no nodes)"),
     ("2.79", "volume attachments: delete_on_termination (not served)"),
+    ("2.80", "migrations: user_id and project_id, and filters by them on os-migrations"),
+    ("2.81", "POST /os-aggregates/{id}/images (no disks: nothing to cache)"),
+    ("2.82", "os-server-external-events accelerator-request-bound (not served)"),
+    ("2.83", "servers list: more filters for non-admins"),
+    ("2.84", "os-instance-actions events: details (admin)"),
+    ("2.85", "PUT volume attachment delete_on_termination (not served)"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

@@ -341,6 +341,10 @@ class ListQuery:
     changes_since: Any = None
     changes_before: Any = None  # 2.66
     locked: bool | None = None  # 2.73
+    # Filters on a server's own fields (admins, and from 2.83 everyone): exact ones
+    # (user_id, vm_state, task_state) and regular expressions over the rest (see REGEX_FILTERS)
+    exact: dict[str, str] = field(default_factory=dict)
+    regex: dict[str, str] = field(default_factory=dict)
     tags: list[str] = field(default_factory=list)  # all of
     tags_any: list[str] = field(default_factory=list)
     not_tags: list[str] = field(default_factory=list)  # not all of
@@ -356,6 +360,27 @@ _SORT_COLUMNS = {"created_at": Instance.created_at, "display_name": Instance.dis
                  "host": Instance.host, "launched_at": Instance.launched_at,
                  "availability_zone": Instance.availability_zone, "id": Instance.id,
                  "locked": Instance.locked}  # `locked` from 2.73
+
+
+EXACT_FILTERS = {"user_id": Instance.user_id, "vm_state": Instance.vm_state,
+                 "task_state": Instance.task_state}
+
+
+def _column_text(inst: Instance, key: str) -> str | None:
+    """A field as Nova's REGEXP filter sees the column (None: NULL, never matches)."""
+    value: Any = {"availability_zone": inst.availability_zone, "key_name": inst.key_name,
+                  "config_drive": inst.config_drive, "power_state": inst.power_state,
+                  "progress": 0, "created_at": inst.created_at,
+                  "launched_at": inst.launched_at, "terminated_at": None}[key]
+    if value is None:
+        return None
+    if hasattr(value, "strftime"):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return str(value)
+
+
+REGEX_FILTERS = ("availability_zone", "key_name", "config_drive", "power_state", "progress",
+                 "created_at", "launched_at", "terminated_at")
 
 
 def list_instances(db: Session, q: ListQuery) -> list[Instance]:
@@ -374,13 +399,15 @@ def list_instances(db: Session, q: ListQuery) -> list[Instance]:
         stmt = stmt.where(Instance.updated_at <= q.changes_before)
     if q.locked is not None:
         stmt = stmt.where(Instance.locked == q.locked)
+    for key, value in q.exact.items():
+        stmt = stmt.where(EXACT_FILTERS[key] == value)
     sorts = q.sort_keys or [("created_at", False), ("id", False)]
     order = [(_SORT_COLUMNS[k], asc) for k, asc in sorts]
     if all(c is not Instance.id for c, _ in order):
         order.append((Instance.id, False))
     stmt = stmt.order_by(*[c.asc() if asc else c.desc() for c, asc in order])
     needs_python = bool(q.name or q.flavor or q.ip or q.tags or q.tags_any or q.not_tags
-                        or q.not_tags_any)
+                        or q.not_tags_any or q.regex)
     if q.marker is not None:
         marker = db.scalars(select(Instance).where(Instance.uuid == q.marker)).first()
         if marker is None or (q.project_id is not None and marker.project_id != q.project_id):
@@ -391,7 +418,8 @@ def list_instances(db: Session, q: ListQuery) -> list[Instance]:
     rows = list(db.scalars(stmt))
     if needs_python:
         name, ip = _pattern(q.name), _pattern(q.ip)
-        rows = [i for i in rows if _matches(i, q, name, ip)]
+        regex = {k: _pattern(v) for k, v in q.regex.items()}
+        rows = [i for i in rows if _matches(i, q, name, ip, regex)]
         if q.limit is not None:
             rows = rows[: q.limit]
     return rows
@@ -433,7 +461,8 @@ def _search(pattern: UserPattern | str, text: str) -> bool:
         raise BadRequest(f"Invalid filter {pattern.rx.pattern!r}: {err}") from None
 
 
-def _matches(inst: Instance, q: ListQuery, name: Any, ip: Any) -> bool:
+def _matches(inst: Instance, q: ListQuery, name: Any, ip: Any,
+             regex: dict[str, Any] | None = None) -> bool:
     tags = set(inst.tags or [])
     if q.tags and not set(q.tags) <= tags:
         return False
@@ -452,6 +481,10 @@ def _matches(inst: Instance, q: ListQuery, name: Any, ip: Any) -> bool:
             return False  # not a regular expression: matches no address
         addrs = [a["address"] for vif in inst.network_info or [] for a in vif["ips"]]
         if not any(_search(ip, a) for a in addrs):
+            return False
+    for key, pattern in (regex or {}).items():
+        text = _column_text(inst, key)
+        if text is None or (pattern is not None and not _search(pattern, text)):
             return False
     return True
 

@@ -386,3 +386,97 @@ def test_2_78_topology(api):
     r = api.get(url, user="demo", headers=mv("2.78"))
     assert r.status_code == 200 and r.json() == {"nodes": [], "pagesize_kb": None}
     assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+def test_2_80_migration_owner_fields_and_filters(api):
+    sid = active(api, boot(api, "2.80"))["id"]
+    assert act(api, sid, {"migrate": None}, user="admin", version="2.80").status_code == 202
+    wait_status(api, sid, statuses=("VERIFY_RESIZE", "ACTIVE", "ERROR"))
+    demo = api.get("/identity/v3/auth/projects", user="demo").json()["projects"][0]["id"]
+    url = "/compute/v2.1/os-migrations"
+    mine = [m for m in api.get(f"{url}?instance_uuid={sid}", headers=mv("2.80")).json()[
+        "migrations"]]
+    assert mine and mine[0]["project_id"] == demo and mine[0]["user_id"]
+    assert "project_id" not in api.get(f"{url}?instance_uuid={sid}", headers=mv("2.79")
+                                       ).json()["migrations"][0]
+    by_project = api.get(f"{url}?project_id={demo}", headers=mv("2.80")).json()["migrations"]
+    assert sid in {m["instance_uuid"] for m in by_project}
+    other = api.get(f"{url}?project_id=nobody", headers=mv("2.80")).json()["migrations"]
+    assert other == []
+    by_user = api.get(f"{url}?user_id={mine[0]['user_id']}", headers=mv("2.80")).json()
+    assert sid in {m["instance_uuid"] for m in by_user["migrations"]}
+    act(api, sid, {"confirmResize": None}, user="admin")
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+def test_2_81_aggregate_image_cache(api):
+    agg = api.post("/compute/v2.1/os-aggregates", json={"aggregate": {"name": "cache81"}}
+                   ).json()["aggregate"]
+    url = f"/compute/v2.1/os-aggregates/{agg['id']}/images"
+    body = {"cache": [{"id": CIRROS}]}
+    assert api.post(url, headers=mv("2.80"), json=body).status_code == 404
+    assert api.post(url, headers=mv("2.81"), json=body).status_code == 202
+    assert api.post(url, user="demo", headers=mv("2.81"), json=body).status_code == 403
+    dup = api.post(url, headers=mv("2.81"), json={"cache": [{"id": CIRROS}, {"id": CIRROS}]})
+    assert dup.status_code == 400 and "Duplicate images in request" in dup.text
+    assert api.post(url, headers=mv("2.81"), json={"cache": []}).status_code == 400
+    assert api.post("/compute/v2.1/os-aggregates/99999/images", headers=mv("2.81"),
+                    json=body).status_code == 404
+    assert api.delete(f"/compute/v2.1/os-aggregates/{agg['id']}").status_code == 200
+
+
+def test_2_83_more_filters_for_non_admins(api):
+    key = api.post("/compute/v2.1/os-keypairs", user="demo", headers=mv("2.83"), json={
+        "keypair": {"name": "k83"}})
+    assert key.status_code in (200, 201), key.text
+    keyed = active(api, boot(api, "2.83", key_name="k83"))["id"]
+    plain = active(api, boot(api, "2.83"))["id"]
+    assert act(api, plain, {"os-stop": None}, version="2.83").status_code == 202
+    wait_status(api, plain, statuses=("SHUTOFF",))
+
+    def ids(version, query, user="demo"):
+        r = api.get(f"{SERVERS}?{query}", user=user, headers=mv(version))
+        assert r.status_code == 200, r.text
+        return {s["id"] for s in r.json()["servers"]}
+
+    assert keyed in ids("2.83", "key_name=k83") and plain not in ids("2.83", "key_name=k83")
+    assert {keyed, plain} <= ids("2.82", "key_name=k83")  # ignored for non-admins before
+    assert plain not in ids("2.82", "all_tenants=1&key_name=k83", user="admin")
+    assert plain in ids("2.83", "vm_state=stopped") and keyed not in ids("2.83", "vm_state=stopped")
+    assert keyed in ids("2.83", "power_state=1") and plain not in ids("2.83", "power_state=1")
+    assert {keyed, plain} <= ids("2.83", "availability_zone=nova")
+    assert ids("2.83", "availability_zone=atlantis") == set()
+    assert ids("2.83", "terminated_at=2") == set()
+    year = show(api, keyed, "2.83")["created"][:4]
+    assert keyed in ids("2.83", f"created_at={year}-")
+    me = show(api, keyed, "2.83")["user_id"]
+    assert keyed in ids("2.83", f"user_id={me}") and ids("2.83", "user_id=nobody") == set()
+    for s in (keyed, plain):
+        assert api.delete(f"{SERVERS}/{s}", user="demo").status_code == 204
+    api.delete("/compute/v2.1/os-keypairs/k83", user="demo")
+
+
+def test_2_84_event_details(api):
+    # m1.xlarge fits no host: the build fails, its event carries the fault message
+    failed = wait_status(api, boot(api, "2.84", flavorRef="5").json()["server"]["id"])
+    assert failed["status"] == "ERROR"
+    url = f"{SERVERS}/{failed['id']}/os-instance-actions"
+    request_id = api.get(url, user="demo", headers=mv("2.84")).json()["instanceActions"][0][
+        "request_id"]
+    events = api.get(f"{url}/{request_id}", headers=mv("2.84")).json()["instanceAction"][
+        "events"]
+    errors = [e["details"] for e in events if e["result"] == "Error"]
+    assert errors and all("No valid host was found" in d for d in errors)
+    older = api.get(f"{url}/{request_id}", headers=mv("2.83")).json()
+    assert all("details" not in e for e in older["instanceAction"]["events"])
+    member = api.get(f"{url}/{request_id}", user="demo", headers=mv("2.84")).json()
+    assert all("details" not in e for e in member["instanceAction"]["events"])
+    ok = active(api, boot(api, "2.84"))["id"]
+    url = f"{SERVERS}/{ok}/os-instance-actions"
+    request_id = api.get(url, user="demo", headers=mv("2.84")).json()["instanceActions"][0][
+        "request_id"]
+    events = api.get(f"{url}/{request_id}", headers=mv("2.84")).json()["instanceAction"][
+        "events"]
+    assert events and all(e["details"] is None for e in events)
+    for sid in (failed["id"], ok):
+        assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stackling.common.errors import BadRequest, NotFound
+from stackling.common.errors import BadRequest, Forbidden, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import aggregates as agg_logic
@@ -16,6 +16,7 @@ from stackling.compute.api.common import (
     known_query,
     links,
     page_limit,
+    since,
     version,
 )
 from stackling.compute.models import Aggregate, ComputeNode, ComputeService
@@ -309,6 +310,28 @@ def aggregates_action(rq: ApiRequest) -> Any:
     raise BadRequest("Invalid request body")
 
 
+AGGREGATE_IMAGES_POLICY = "compute:aggregates:images"  # Nova's name (no prefix), admin
+_AGGREGATE_IMAGES = {"type": "object", "properties": {"cache": {
+    "type": "array", "minItems": 1,
+    "items": {"type": "object", "properties": {"id": {"type": "string", "format": "uuid"}},
+              "required": ["id"], "additionalProperties": False}}},
+    "required": ["cache"], "additionalProperties": False}
+
+
+def aggregates_images(rq: ApiRequest) -> Any:
+    """2.81 image pre-caching on an aggregate's hosts: there is no disk to cache images on,
+    so once the request checks out there is nothing to do (Nova's 202 either way)."""
+    since(rq, "2.81")
+    rq.authorize(AGGREGATE_IMAGES_POLICY, {}, exc=Forbidden(
+        f"Policy doesn't allow {AGGREGATE_IMAGES_POLICY} to be performed."))
+    data = body(rq, _AGGREGATE_IMAGES)
+    ids = [item["id"] for item in data["cache"]]
+    if len(ids) != len(set(ids)):
+        raise BadRequest("Duplicate images in request")
+    agg_logic.get_aggregate(rq.db, rq.path_params["aggregate_id"])
+    return 202, None
+
+
 # ------------------------------------------------------------------ availability zones
 def _zones(rq: ApiRequest) -> dict[str, list[tuple[ComputeService, ComputeNode]]]:
     zones = agg_logic.host_zones(rq.db)
@@ -390,6 +413,7 @@ def add_routes(s: Any) -> None:
     s.add("/v2.1/os-aggregates/{aggregate_id}", get=aggregates_show, put=aggregates_update,
           delete=aggregates_delete)
     s.add("/v2.1/os-aggregates/{aggregate_id}/action", post=aggregates_action)
+    s.add("/v2.1/os-aggregates/{aggregate_id}/images", post=aggregates_images)
     s.add("/v2.1/os-availability-zone", get=az_index)
     s.add("/v2.1/os-availability-zone/detail", get=az_detail)
     s.add("/v2.1/limits", get=limits)

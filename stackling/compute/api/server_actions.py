@@ -393,6 +393,8 @@ def _migration_view(rq: ApiRequest, m: Any) -> dict[str, Any]:
         view["migration_type"] = m.migration_type
     if version(rq).matches("2.59"):
         view["uuid"] = m.uuid
+    if version(rq).matches("2.80"):
+        view.update(user_id=m.user_id, project_id=m.project_id)
     return view
 
 
@@ -407,11 +409,14 @@ def migrations_index(rq: ApiRequest) -> Any:
             changes_since = query_timestamp(q.get("changes-since"), "changes-since")
     if version(rq).matches("2.66"):
         before = changes_before(rq, changes_since)
+    owner: dict[str, Any] = {}
+    if version(rq).matches("2.80"):  # filters by the server's user and project
+        owner = {"user_id": q.get("user_id"), "project_id": q.get("project_id")}
     rows = moves.list_migrations(
         rq.db, host=q.get("host"), status=q.get("status"),
         instance_uuid=q.get("instance_uuid"), migration_type=q.get("migration_type"),
         source_compute=q.get("source_compute"), limit=limit, marker=marker,
-        changes_since=changes_since, changes_before=before)
+        changes_since=changes_since, changes_before=before, **owner)
     out: dict[str, Any] = {"migrations": [_migration_view(rq, m) for m in rows]}
     if version(rq).matches("2.59") and limit and len(rows) == limit:
         out["migrations_links"] = [{"rel": "next", "href": (
@@ -436,6 +441,8 @@ def _live_view(rq: ApiRequest, m: Any) -> dict[str, Any]:
             "disk_total_bytes": 0, "disk_processed_bytes": 0, "disk_remaining_bytes": 0}
     if version(rq).matches("2.59"):
         view["uuid"] = m.uuid
+    if version(rq).matches("2.80"):
+        view.update(user_id=m.user_id, project_id=m.project_id)
     return view
 
 

@@ -154,6 +154,9 @@ def _list_query(rq: ApiRequest) -> servers.ListQuery:
     query.ip = q.get("ip")
     if admin_filters:
         query.host = q.get("host")
+    if admin_filters or version(rq).matches("2.83"):  # 2.83: these for everyone
+        query.exact = {k: q.get(k) for k in servers.EXACT_FILTERS if q.get(k)}
+        query.regex = {k: q.get(k) for k in servers.REGEX_FILTERS if q.get(k)}
     if q.get("changes-since"):
         query.changes_since = query_timestamp(q.get("changes-since"), "changes-since")
     if version(rq).matches("2.66"):
@@ -407,12 +410,15 @@ def actions_show(rq: ApiRequest) -> Any:
     view = _action_view(rq, row)
     privileged = allowed(rq, "os-instance-actions:events")
     if privileged or version(rq).matches("2.51"):
-        view["events"] = [_event_view(rq, e, row.project_id, privileged) for e in row.events]
+        details = version(rq).matches("2.84") and allowed(
+            rq, "os-instance-actions:events:details", {"project_id": row.project_id})
+        view["events"] = [_event_view(rq, e, row.project_id, privileged, details)
+                          for e in row.events]
     return {"instanceAction": view}
 
 
 def _event_view(rq: ApiRequest, e: dict[str, Any], project_id: str,
-                privileged: bool) -> dict[str, Any]:
+                privileged: bool, details: bool = False) -> dict[str, Any]:
     import datetime as dt
 
     def naive(value: str | None) -> str | None:
@@ -427,6 +433,8 @@ def _event_view(rq: ApiRequest, e: dict[str, Any], project_id: str,
         view["hostId"] = hashlib.sha224((project_id + host).encode()).hexdigest() if host else ""
         if privileged:
             view["host"] = host or ""
+    if details:  # 2.84: a failed event's fault message (recorded as its traceback here)
+        view["details"] = e.get("traceback") if e.get("result") == "Error" else None
     return view
 
 
