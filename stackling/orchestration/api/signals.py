@@ -12,6 +12,7 @@ from starlette.responses import Response
 from stackling.common import access_rules
 from stackling.common.http import ApiRequest, request_path
 from stackling.common.policy import require_project_scope
+from stackling.observability import logs
 from stackling.orchestration import signals
 from stackling.orchestration.api.common import authorize
 from stackling.orchestration.api.common import path_stack as _stack
@@ -27,6 +28,7 @@ def _body(rq: ApiRequest) -> Any:
 def _authenticate(rq: ApiRequest) -> None:
     """What the router does for a route that is not public."""
     rq.ctx = rq.runtime.authenticate(rq.db, rq.request.headers, rq.request_id)
+    logs.identify(rq.ctx.user_id, rq.ctx.project_id)
     if rq.ctx.access_rules is not None:
         access_rules.enforce(rq.ctx.access_rules, "orchestration", rq.method,
                              rq.service.prefix, request_path(rq.request))
