@@ -120,3 +120,10 @@ class ResourceTypeNotFound(StackValidationFailed):
 class ResourceFailureKeep(ResourceFailure):
     """A failure that leaves the physical object behind (e.g. a server in ERROR): the
     handler's changes commit and the resource is FAILED with its physical id."""
+
+
+class TemplateOutputError(HeatError):
+    """A nested stack's output that failed, read through its parent resource."""
+
+    status = 400
+    message = "Error in %(resource)s output %(attribute)s: %(error)s"

@@ -320,6 +320,11 @@ class TemplateResource(StackResource):
             return None
         for output in _engine().stack_outputs(self.db, self.runtime, child):
             if output["output_key"] == name:
+                if "output_error" in output:  # the nested error, named, as upstream
+                    from stackling.orchestration.errors import TemplateOutputError
+
+                    raise TemplateOutputError(resource=self.name, attribute=name,
+                                              error=output["output_error"])
                 return output.get("output_value")
         from stackling.orchestration.errors import InvalidTemplateAttribute
 

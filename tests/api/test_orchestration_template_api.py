@@ -138,3 +138,32 @@ def test_preview_nests_stacks_as_lists(heat):
     tres = next(x for x in lists if len(x) == 1)[0]
     assert tres["stack_name"] == "pv-tres" and tres["resource_type"] == "OS::Heat::Value"
     assert heat.req("GET", "/stacks?stack_name=pv").json()["stacks"] == []
+
+
+BROKEN = ("heat_template_version: 2018-08-31\nresources:\n"
+          "  v: {type: OS::Heat::Value, properties: {value: 'a,b'}}\n"
+          "outputs:\n  out:\n    value: {str_split: [',', {get_attr: [v, value]}, 5]}\n"
+          "  fine: {value: ok}\n")
+
+
+def test_nested_output_error_reaches_the_parent(heat):
+    t = {"heat_template_version": "2018-08-31",
+         "resources": {"nres": {"type": "broken.yaml"}},
+         "outputs": {"bad": {"value": {"get_attr": ["nres", "out"]}},
+                     "good": {"value": {"get_attr": ["nres", "fine"]}}}}
+    stack = heat.make("outerr", t, files={"broken.yaml": BROKEN})
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack
+    outputs = {o["output_key"]: o for o in stack["outputs"]}
+    assert outputs["good"]["output_value"] == "ok"
+    bad = outputs["bad"]
+    assert bad["output_value"] is None
+    assert bad["output_error"].startswith("Error in nres output out: ")
+    nested_error = bad["output_error"][len("Error in nres output out: "):]
+    assert nested_error
+    url = heat.url("outerr")
+    one = heat.req("GET", url + "/outputs/bad").json()["output"]
+    assert one["output_error"] == bad["output_error"]
+    nested_id = heat.resources("outerr")["nres"]["physical_resource_id"]
+    nested = heat.req("GET", f"/stacks/{nested_id}").json()["stack"]
+    inner = {o["output_key"]: o for o in nested["outputs"]}["out"]
+    assert inner["output_error"] == nested_error

@@ -64,3 +64,24 @@ def test_cli_stack_create_dry_run_nested(cloud, tmp_path):
     text = str(out["resources"])
     assert "pv-grp-" in text and "pv-tres" in text and "m1" in text
     assert cloud.cli("stack", "list", "-f", "json", cloud="stackling") == []
+
+
+@sqlite_only
+def test_cli_nested_output_error(cloud, tmp_path):
+    import json
+
+    from tests.api.test_orchestration_template_api import BROKEN
+
+    (tmp_path / "broken.yaml").write_text(BROKEN)
+    main = tmp_path / "main.yaml"
+    main.write_text(json.dumps({
+        "heat_template_version": "2018-08-31", "resources": {"nres": {"type": "broken.yaml"}},
+        "outputs": {"bad": {"value": {"get_attr": ["nres", "out"]}}}}))
+    out = cloud.cli("stack", "create", "--wait", "-t", str(main), "outerr", cloud="stackling",
+                    parse=False)
+    assert "CREATE_COMPLETE" in out
+    # heatclient prints the output's error and fails, as against upstream
+    proc = cloud.cli("stack", "output", "show", "-f", "json", "outerr", "bad",
+                     cloud="stackling", check=False)
+    assert proc.returncode == 1
+    assert "Output error: Error in nres output out: Incorrect index" in proc.stderr
