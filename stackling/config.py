@@ -91,6 +91,9 @@ class HostSettings:
     # networks); each becomes a placement provider under the host's compute node that
     # minimum-bandwidth QoS ports are scheduled against (empty: no bandwidth to give)
     resource_provider_bandwidths: list[str] = field(default_factory=list)
+    # Neutron's `resource_provider_packet_processing_without_direction` (kpps): the
+    # host's agent provider's NET_PACKET_RATE_KILOPACKET_PER_SEC (0: none)
+    resource_provider_packet_processing_without_direction: int = 0
 
 
 def _demo_hosts() -> list[HostSettings]:

@@ -147,7 +147,8 @@ def test_port_policy_and_invisible_policy(api):
     port = create(api, "ports", "port", {"network_id": net["id"], "qos_policy_id": mine["id"]},
                   user="demo")
     assert port["qos_policy_id"] == mine["id"] and port["qos_network_policy_id"] is None
-    assert port["resource_request"] is None  # no minimum rules
+    assert "resource_request" not in port  # admin-only (Neutron's get_port:resource_request)
+    assert api.get(f"{N}/ports/{port['id']}").json()["port"]["resource_request"] is None
     found = api.get(f"{N}/ports?qos_policy_id={mine['id']}", user="demo").json()["ports"]
     assert [p["id"] for p in found] == [port["id"]]
     neutron_error(api.delete(f"{Q}/{mine['id']}"), 409, "QosPolicyInUse")
@@ -206,3 +207,5 @@ def test_resource_request_of_a_port(api):
     dhcp = create(api, "ports", "port", {"network_id": net["id"],
                                          "device_owner": "network:dhcp"})
     assert dhcp["resource_request"] is None
+    listed = {p["id"]: p for p in api.get(f"{N}/ports?network_id={net['id']}").json()["ports"]}
+    assert listed[port["id"]]["resource_request"] == req

@@ -54,8 +54,9 @@ def test_sdk_qos_policies_rules_and_ports(cloud):
     assert port.qos_policy_id is None and port.qos_network_policy_id == policy.id
     own = conn.network.create_port(network_id=net.id, qos_policy_id=policy.id)
     assert own.qos_policy_id == policy.id
-    assert own.resource_request["request_groups"][0]["resources"] == {
-        "NET_BW_EGR_KILOBIT_PER_SEC": 1000}
+    assert own.resource_request is None  # admin-only, as upstream
+    assert admin.network.get_port(own.id).resource_request["request_groups"][0][
+        "resources"] == {"NET_BW_EGR_KILOBIT_PER_SEC": 1000}
     with pytest.raises(exceptions.ConflictException):  # in use
         admin.network.delete_qos_policy(policy)
     # another project sees it once shared with it
@@ -123,6 +124,7 @@ compute:
     - name: bw-1
       physical_networks: [public, physnet1]
       resource_provider_bandwidths: ["br-physnet1:1000:1000"]
+      resource_provider_packet_processing_without_direction: 100
     - name: bw-2
       physical_networks: [public, physnet1]
 """
@@ -154,7 +156,7 @@ def _final(conn, server):
         return conn.compute.get_server(server.id)
 
 
-def _bw_usage(cloud, server_id: str) -> dict[str, int]:
+def _net_usage(cloud, server_id: str) -> dict[str, int]:
     with cloud.http(cloud.token()) as http:
         r = http.get(f"/placement/allocations/{server_id}",
                      headers={"OpenStack-API-Version": "placement 1.28"})
@@ -162,7 +164,7 @@ def _bw_usage(cloud, server_id: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for alloc in r.json()["allocations"].values():
         for rc, n in alloc["resources"].items():
-            if rc.startswith("NET_BW"):
+            if rc.startswith("NET_"):
                 out[rc] = out.get(rc, 0) + n
     return out
 
@@ -183,7 +185,7 @@ def test_boot_on_minimum_bandwidth_ports(cloud_factory, backend, tmp_path):
     first = _final(conn, _boot(conn, net, policy, "bw-a"))
     assert first.status == "ACTIVE"
     assert admin.compute.get_server(first.id).compute_host == "bw-1"
-    assert _bw_usage(cloud, first.id) == {"NET_BW_EGR_KILOBIT_PER_SEC": 600}
+    assert _net_usage(cloud, first.id) == {"NET_BW_EGR_KILOBIT_PER_SEC": 600}
     # 600 + 600 > 1000: no host can take a second one
     second = _final(conn, _boot(conn, net, policy, "bw-b"))
     assert second.status == "ERROR"
@@ -197,8 +199,15 @@ def test_boot_on_minimum_bandwidth_ports(cloud_factory, backend, tmp_path):
     finals = [_final(conn, s) for s in racers]
     assert sorted(s.status for s in finals) == ["ACTIVE", "ERROR", "ERROR", "ERROR"]
     winner = next(s for s in finals if s.status == "ACTIVE")
-    assert _bw_usage(cloud, winner.id) == {"NET_BW_EGR_KILOBIT_PER_SEC": 600}
+    assert _net_usage(cloud, winner.id) == {"NET_BW_EGR_KILOBIT_PER_SEC": 600}
     with cloud.http(cloud.token()) as http:
         bridge = rps["bw-1:Open vSwitch agent:br-physnet1"].id
         usages = http.get(f"/placement/resource_providers/{bridge}/usages").json()["usages"]
     assert usages["NET_BW_EGR_KILOBIT_PER_SEC"] == 600
+    # a minimum packet rate (any direction) takes the agent's packet processing
+    pps = admin.network.create_qos_policy(name=_name("minpps"), shared=True)
+    admin.network.create_qos_minimum_packet_rate_rule(pps, min_kpps=60, direction="any")
+    fast = _final(conn, _boot(conn, net, pps, "pps-a"))
+    assert fast.status == "ACTIVE"
+    assert _net_usage(cloud, fast.id) == {"NET_PACKET_RATE_KILOPACKET_PER_SEC": 60}
+    assert _final(conn, _boot(conn, net, pps, "pps-b")).status == "ERROR"  # 120 > 100

@@ -21,6 +21,7 @@ from stackling.network.agents import AGENT_TYPE
 from stackling.network.qos.bindings import TUNNEL_TRAIT, custom_trait, physnet_trait
 
 TUNNELLED = "rp_tunnelled"
+PPS_SETTING = "resource_provider_packet_processing_without_direction"
 _NS = uuid.UUID("5b0a53f6-87b4-4a5e-a51c-0f3d8d7d8c21")
 
 
@@ -54,7 +55,8 @@ def sync(db: Session, hosts: list[Any]) -> None:
 
     for host in hosts:
         wanted = parse(list(getattr(host, "resource_provider_bandwidths", []) or []))
-        if not wanted:
+        kpps = int(getattr(host, PPS_SETTING, 0) or 0)
+        if not wanted and not kpps:
             continue
         nodes = {n: u for u, n in placement.list_providers_named_like(db, host.name).items()}
         node = nodes.get(host.name)
@@ -62,7 +64,11 @@ def sync(db: Session, hosts: list[Any]) -> None:
             continue  # compute has not reported this host
         agent_name = f"{host.name}:{AGENT_TYPE}"
         agent = provider_uuid(host.name)
-        placement.ensure_child_provider(db, agent, agent_name, node, {}, [])
+        # packet processing is the agent's (the whole host's switch), as upstream
+        placement.ensure_child_provider(
+            db, agent, agent_name, node,
+            {"NET_PACKET_RATE_KILOPACKET_PER_SEC": _inventory(kpps)} if kpps else {},
+            [custom_trait("VNIC_TYPE", "normal")] if kpps else [])
         for name, (egress, ingress) in sorted(wanted.items()):
             bridge = "br-tun" if name == TUNNELLED else f"br-{name}"
             trait = TUNNEL_TRAIT if name == TUNNELLED else physnet_trait(name)
@@ -83,7 +89,8 @@ def on_start(runtime: Any) -> None:
     from stackling.common.db import retry_on_conflict
 
     hosts = list(getattr(getattr(runtime.settings, "compute", None), "hosts", []) or [])
-    if not any(getattr(h, "resource_provider_bandwidths", None) for h in hosts):
+    if not any(getattr(h, "resource_provider_bandwidths", None) or getattr(h, PPS_SETTING, 0)
+               for h in hosts):
         return
 
     def run() -> None:

@@ -214,6 +214,7 @@ def port_resource_request(db: Session, port_id: str) -> dict[str, Any] | None:
 
 
 ports.RENDER_EXTENSIONS.append(render_ports)
+ports.RULED_READS.append("resource_request")  # get_port:resource_request (admin, service)
 ports.ATTR_WRITERS.append(write_port)
 networks.RENDER_EXTENSIONS.append(render_networks)
 networks.ATTR_WRITERS.append(write_network)

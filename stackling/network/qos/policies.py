@@ -75,6 +75,8 @@ POLICIES: dict[str, str] = {
     "update_policy": pol.ADMIN,
     "delete_policy": pol.ADMIN,
     "get_rule_type": pol.READER,
+    # a port's placement request: Neutron's admin-only read (compute reads it in-process)
+    "get_port:resource_request": pol.SERVICE,
 }
 
 DIRECTIONS = ("egress", "ingress")
