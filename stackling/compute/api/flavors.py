@@ -7,10 +7,10 @@ from typing import Any
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import parse_list_params
+from stackling.compute import extra_spec_rules, schemas, views
 from stackling.compute import flavors as flavors_logic
 from stackling.compute import keypairs as keypairs_logic
 from stackling.compute import quotas as compute_quotas
-from stackling.compute import schemas, views
 from stackling.compute.api.common import (
     allowed,
     authorize,
@@ -93,9 +93,20 @@ def extra_specs_index(rq: ApiRequest) -> Any:
     return {"extra_specs": dict(flavor.extra_specs or {})}
 
 
+def _check_known_specs(rq: ApiRequest, specs: dict[str, Any]) -> None:
+    """2.86: the extra specs Nova knows are validated (numbers and booleans as text)."""
+    if not version(rq).matches("2.86"):
+        return
+    for name, value in specs.items():
+        found = extra_spec_rules.problem(name, value if isinstance(value, str) else str(value))
+        if found:
+            raise BadRequest(found)
+
+
 def extra_specs_create(rq: ApiRequest) -> Any:
     authorize(rq, "os-flavor-extra-specs:create")
     data = body(rq, schemas.EXTRA_SPECS)["extra_specs"]
+    _check_known_specs(rq, data)
     specs = flavors_logic.set_extra_specs(rq.db, rq.ctx, rq.path_params["flavor_id"], data)
     return {"extra_specs": {k: specs[k] for k in data}}
 
@@ -115,6 +126,7 @@ def extra_spec_update(rq: ApiRequest) -> Any:
     key = rq.path_params["key"]
     if not isinstance(data, dict) or len(data) != 1 or key not in data:
         raise BadRequest("Request body and URI mismatch")
+    _check_known_specs(rq, data)
     flavors_logic.set_extra_specs(rq.db, rq.ctx, rq.path_params["flavor_id"], data)
     return {key: str(data[key])}
 
