@@ -27,7 +27,7 @@ from stackling.common.context import RequestContext
 from stackling.common.db import is_deadlock, utcnow
 from stackling.common.errors import ApiError
 from stackling.observability import logs
-from stackling.orchestration import hooks, limits
+from stackling.orchestration import external, hooks, limits
 from stackling.orchestration.definition import Definition, Spec
 from stackling.orchestration.errors import ResourceFailure, ResourceFailureKeep
 from stackling.orchestration.models import Event, Resource, Stack, StackAction
@@ -290,6 +290,7 @@ def _create_row(step: Step, name: str, row: Resource, new: bool) -> str:
         row.properties = r.resolve_properties(name)
         plugin = r.plugin(row)
         plugin.validate()
+        adopted = external.resolved(r, row.definition or {})
     except ApiError as err:
         if new:
             r.db.add(row)
@@ -301,8 +302,10 @@ def _create_row(step: Step, name: str, row: Resource, new: bool) -> str:
         r.event(row, "CREATE", "IN_PROGRESS", hooks.reason("CREATE", "pre-create"))
         step.waiting = True
         return "IN_PROGRESS"
-    r.event(row, "CREATE", "IN_PROGRESS", "state changed")
-    result = _run_handler(step, row, plugin.handle_create, "CREATE", new=new)
+    action, handler = ("ADOPT", lambda: external.adopt(plugin, adopted)) if adopted \
+        else ("CREATE", plugin.handle_create)
+    r.event(row, action, "IN_PROGRESS", "state changed")
+    result = _run_handler(step, row, handler, action, new=new)
     if result == "IN_PROGRESS":
         step.waiting = True
     return result
@@ -322,7 +325,8 @@ def _delete_resource(step: Step, row: Resource) -> str:
     else:
         r.event(row, "DELETE", "IN_PROGRESS", "state changed")
         policy = str((row.definition or {}).get("deletion_policy") or "Delete").lower()
-        if policy == "retain" or row.physical_resource_id is None and row.action == "INIT":
+        if policy == "retain" or external.declared(row.definition) or \
+                row.physical_resource_id is None and row.action == "INIT":
             result = "COMPLETE"
         else:
             # no COMPLETE written to a row about to be deleted (its event is added below)
@@ -458,8 +462,10 @@ def diff(runner: Runner, row: Resource, name: str, target: Definition
     snippet = target.snippet(name)
     if row.type != target.types[name]:
         return "replaced", new_props, set(new_props)
-    if row.action == "INIT" or (row.status == "FAILED" and row.action == "CREATE"):
+    if row.action == "INIT" or (row.status == "FAILED" and row.action in ("CREATE", "ADOPT")):
         return "replaced", new_props, set(new_props)
+    if external.check_update(row, external.resolved(runner, snippet)):
+        return "unchanged", new_props, set()  # adopted: the object is not Heat's to change
     old_props = row.properties or {}
     changed = {k for k in set(new_props) | set(old_props)
                if new_props.get(k) != old_props.get(k)}

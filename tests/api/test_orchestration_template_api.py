@@ -167,3 +167,72 @@ def test_nested_output_error_reaches_the_parent(heat):
     nested = heat.req("GET", f"/stacks/{nested_id}").json()["stack"]
     inner = {o["output_key"]: o for o in nested["outputs"]}["out"]
     assert inner["output_error"] == nested_error
+
+
+def _adopting(name="adopted"):
+    return {"heat_template_version": "2018-08-31",
+            "parameters": {"netid": {"type": "string"}},
+            "resources": {
+                "net": {"type": "OS::Neutron::Net", "external_id": {"get_param": "netid"},
+                        "properties": {"name": name}},
+                "subnet": {"type": "OS::Neutron::Subnet", "properties": {
+                    "network": {"get_resource": "net"}, "cidr": "10.77.0.0/24"}}},
+            "outputs": {"net_name": {"value": {"get_attr": ["net", "name"]}}}}
+
+
+def test_external_id_adopts_keeps_and_retains(heat, api):
+    def net(net_id):
+        return api.get(f"/networking/v2.0/networks/{net_id}", token=heat.token)
+
+    net_id = api.post("/networking/v2.0/networks", token=heat.token,
+                      json={"network": {"name": "outside"}}).json()["network"]["id"]
+    stack = heat.make("ext", _adopting(), parameters={"netid": net_id})
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    assert {o["output_key"]: o["output_value"] for o in stack["outputs"]}["net_name"] == \
+        "outside"  # the object as it is: the template's properties do not build it
+    res = heat.resources("ext")
+    assert res["net"]["physical_resource_id"] == net_id
+    assert res["net"]["resource_status"] == "ADOPT_COMPLETE"
+    subnet_id = res["subnet"]["physical_resource_id"]
+    assert api.get(f"/networking/v2.0/subnets/{subnet_id}",
+                   token=heat.token).json()["subnet"]["network_id"] == net_id
+    url = heat.url("ext")
+    # the same external id: properties do not touch the adopted object
+    r = heat.req("PUT", url, json={"template": _adopting("renamed"),
+                                   "parameters": {"netid": net_id}})
+    assert r.status_code == 202, r.text
+    assert heat.wait(url)["stack_status"] == "UPDATE_COMPLETE"
+    assert net(net_id).json()["network"]["name"] == "outside"
+    # another id is upstream's refusal, and nothing is replaced
+    other = api.post("/networking/v2.0/networks", token=heat.token,
+                     json={"network": {"name": "other"}}).json()["network"]["id"]
+    heat.req("PUT", url, json={"template": _adopting(), "parameters": {"netid": other}})
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "UPDATE_FAILED"
+    assert ("NotSupported: resources.net: Update to property external_id of net "
+            "(OS::Neutron::Net) is not supported.") in stack["stack_status_reason"]
+    assert heat.resources("ext")["net"]["physical_resource_id"] == net_id
+    # dropping it is refused too
+    managed = _adopting()
+    del managed["resources"]["net"]["external_id"]
+    heat.req("PUT", url, json={"template": managed, "parameters": {"netid": net_id}})
+    assert heat.wait(url)["stack_status"] == "UPDATE_FAILED"
+    r = heat.req("DELETE", url)
+    assert r.status_code == 204, r.text
+    assert heat.req("GET", url).status_code == 404 or \
+        heat.wait(url)["stack_status"] == "DELETE_COMPLETE"
+    assert net(net_id).status_code == 200  # retained, not Heat's to delete
+    assert api.get(f"/networking/v2.0/subnets/{subnet_id}",
+                   token=heat.token).status_code == 404  # Heat's own subnet went
+
+
+def test_external_id_of_a_missing_object_fails_the_create(heat):
+    missing = "7d0f4a5e-0000-4000-8000-000000000000"
+    r = heat.create("extmiss", _adopting(), parameters={"netid": missing},
+                    disable_rollback=True)
+    assert r.status_code == 201, r.text
+    stack = heat.wait("extmiss")
+    assert stack["stack_status"] == "CREATE_FAILED"
+    assert "resources.net" in stack["stack_status_reason"]
+    assert missing in stack["stack_status_reason"] or "not" in stack["stack_status_reason"]
+    assert heat.resources("extmiss")["net"]["resource_status"] == "ADOPT_FAILED"
