@@ -279,7 +279,7 @@ def render(db: Session, ctx: RequestContext, policies: Sequence[QosPolicy]
     return [{"id": p.id, "name": p.name, "description": p.description,
              "project_id": p.project_id, "tenant_id": p.project_id,
              "shared": p.shared or p.id in granted, "is_default": p.id in defaults,
-             "rules": rules[p.id], "tags": [], "created_at": standard.iso(p.created_at),
+             "rules": rules[p.id], "created_at": standard.iso(p.created_at),
              "updated_at": standard.iso(p.updated_at), "revision_number": p.revision_number}
             for p in policies]
 
