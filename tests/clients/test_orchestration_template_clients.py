@@ -85,3 +85,48 @@ def test_cli_nested_output_error(cloud, tmp_path):
                      cloud="stackling", check=False)
     assert proc.returncode == 1
     assert "Output error: Error in nres output out: Incorrect index" in proc.stderr
+
+
+def test_sdk_external_id_adopt_update_delete(cloud):
+    """external_id through openstacksdk on every backend: adopted, kept, refused, retained."""
+    from tests.api.test_orchestration_template_api import _adopting
+
+    conn = cloud.new_project_member()["sdk"]
+    net = conn.network.create_network(name="outside")
+    heat = conn.orchestration
+    stack = heat.create_stack(name="ext", template=_adopting(), parameters={"netid": net.id})
+    stack = heat.wait_for_status(stack, status="CREATE_COMPLETE", failures=["CREATE_FAILED"],
+                                 interval=0.1, wait=120)
+    res = {r.name: r for r in heat.resources(stack)}
+    assert res["net"].physical_resource_id == net.id
+    assert res["net"].status == "ADOPT_COMPLETE"
+    other = conn.network.create_network(name="other")
+    heat.update_stack(stack, template=_adopting("x"), parameters={"netid": other.id})
+    stack = heat.wait_for_status(heat.get_stack(stack.id), status="UPDATE_FAILED",
+                                 failures=["UPDATE_COMPLETE"], interval=0.1, wait=120)
+    assert "Update to property external_id of net" in stack.status_reason
+    heat.delete_stack(stack)
+    heat.wait_for_delete(stack, interval=0.1, wait=120)
+    assert conn.network.get_network(net.id).name == "outside"
+    assert list(conn.network.subnets(network_id=net.id)) == []
+
+
+@sqlite_only
+def test_cli_external_id(cloud, tmp_path):
+    import json
+
+    from tests.api.test_orchestration_template_api import _adopting
+
+    def cli(*args, **kw):
+        return cloud.cli(*args, cloud="stackling", **kw)
+
+    net = cli("network", "create", "-f", "json", "outside")
+    main = tmp_path / "main.yaml"
+    main.write_text(json.dumps(_adopting()))
+    cli("stack", "create", "--wait", "-t", str(main), "--parameter", f"netid={net['id']}",
+        "ext", parse=False)
+    res = cli("stack", "resource", "show", "-f", "json", "ext", "net")
+    assert res["physical_resource_id"] == net["id"]
+    assert res["resource_status"] == "ADOPT_COMPLETE"
+    cli("stack", "delete", "--yes", "--wait", "ext", parse=False)
+    assert cli("network", "show", "-f", "json", net["id"])["name"] == "outside"
