@@ -132,6 +132,10 @@ def test_projects_read_but_cannot_write_and_shared_policies(api):
     assert r.status_code == 200, r.text
     assert r.json()["network"]["qos_policy_id"] == other["id"]
     neutron_error(api.delete(f"{Q}/{other['id']}"), 409, "QosPolicyInUse")
+    # nor can the grant go while the project's network uses it
+    grants = api.get(f"{N}/rbac-policies?object_id={other['id']}").json()["rbac_policies"]
+    assert len(grants) == 1
+    neutron_error(api.delete(f"{N}/rbac-policies/{grants[0]['id']}"), 409, "RbacPolicyInUse")
     r = api.put(f"{N}/networks/{mine['id']}", user="demo",
                 json={"network": {"qos_policy_id": None}})
     assert r.status_code == 200 and r.json()["network"]["qos_policy_id"] is None

@@ -70,4 +70,18 @@ def find(db: Session, object_type: str, action: str, obj: Any, projects: set[str
             return (f"Unable to complete operation on address scope {obj.id}. There are one "
                     "or more subnet pools in use on the address scope")
         return None
+    if object_type == "qos_policy":
+        from stackling.network.core.models import Network
+        from stackling.network.qos.models import QosNetworkPolicy, QosPortPolicy
+
+        if _any(db, select(Port.id).join(QosPortPolicy, QosPortPolicy.port_id == Port.id)
+                .where(QosPortPolicy.qos_policy_id == obj.id,
+                       _who(Port.project_id, projects, wildcard))) or \
+                _any(db, select(Network.id).join(
+                    QosNetworkPolicy, QosNetworkPolicy.network_id == Network.id)
+                    .where(QosNetworkPolicy.qos_policy_id == obj.id,
+                           _who(Network.project_id, projects, wildcard))):
+            return (f"QoS Policy {obj.id} is used by ports or networks of the projects "
+                    "losing access.")
+        return None
     return None
