@@ -44,6 +44,12 @@ POLICIES = {
     "stacks:delete_snapshot": MEMBER,
     "stacks:show_snapshot": READER,
     "stacks:list_snapshots": READER,
+    # heat/policies/software_configs.py and software_deployments.py
+    "software_configs:global_index": ADMIN,
+    **{f"software_configs:{a}": READER for a in ("index", "show")},
+    **{f"software_configs:{a}": MEMBER for a in ("create", "delete")},
+    **{f"software_deployments:{a}": READER for a in ("index", "show", "metadata")},
+    **{f"software_deployments:{a}": MEMBER for a in ("create", "update", "delete")},
 }
 
 

@@ -114,3 +114,7 @@ class QuotaLock(Base):
 
     __tablename__ = "heat_quota_lock"
     project_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
+# Software configs and deployments are orchestration tables too: mapped with these.
+from stackling.orchestration import software_models  # noqa: E402,F401

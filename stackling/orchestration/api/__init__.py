@@ -551,6 +551,9 @@ def build(runtime: Any) -> Service:
     svc.add(S + "/snapshots/{snapshot_id}", get=stack_data.show_snapshot,
             delete=stack_data.delete_snapshot)
     svc.add(S + "/snapshots/{snapshot_id}/restore", post=stack_data.restore_snapshot)
+    from stackling.orchestration.api import software as software_api
+
+    software_api.add_routes(svc)
     svc.add(T + "/stacks/{stack_name}/{rest:path}", get=lookup_path, post=lookup_path,
             put=lookup_path, patch=lookup_path, delete=lookup_path)
     return svc
