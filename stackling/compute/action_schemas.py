@@ -6,7 +6,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from stackling.compute.schemas import BOOLEAN, DESCRIPTION, METADATA, NAME, TRUSTED_CERTS
+from stackling.compute.schemas import (
+    BOOLEAN,
+    DESCRIPTION,
+    FQDN,
+    HOSTNAME,
+    METADATA,
+    NAME,
+    TRUSTED_CERTS,
+)
 
 
 def _action(name: str, inner: dict[str, Any], *, nullable: bool = False) -> dict[str, Any]:
@@ -77,9 +85,13 @@ _REBUILD_2_57["properties"]["user_data"] = {"type": ["string", "null"], "format"
 del _REBUILD_2_57["properties"]["personality"]
 _REBUILD_2_63 = copy.deepcopy(_REBUILD_2_57)
 _REBUILD_2_63["properties"]["trusted_image_certificates"] = TRUSTED_CERTS
+_REBUILD_2_90 = copy.deepcopy(_REBUILD_2_63)
+_REBUILD_2_90["properties"]["hostname"] = HOSTNAME
+_REBUILD_2_94 = copy.deepcopy(_REBUILD_2_63)
+_REBUILD_2_94["properties"]["hostname"] = FQDN
 REBUILD = {"2.1": _action("rebuild", _REBUILD_2_1), "2.19": _action("rebuild", _REBUILD_2_19),
            "2.54": _action("rebuild", _REBUILD_2_54), "2.57": _action("rebuild", _REBUILD_2_57),
-           "2.63": _action("rebuild", _REBUILD_2_63)}
+           "2.63": _action("rebuild", _REBUILD_2_63), "2.90": _action("rebuild", _REBUILD_2_90)}
 
 RESCUE = _action("rescue", {"type": "object",
                             "properties": {"adminPass": {"type": "string"},

@@ -104,6 +104,10 @@ HISTORY = (
     ("2.85", "PUT volume attachment delete_on_termination (not served)"),
     ("2.86", "flavor extra specs: the known ones validated"),
     ("2.87", "rescue of volume-backed servers (boot from volume is not served)"),
+    ("2.88", "hypervisors: statistics fields dropped, uptime in the body; /statistics and "
+             "/{id}/uptime removed"),
+    ("2.89", "volume attachments: attachment_id and bdm_uuid (not served)"),
+    ("2.90", "servers: hostname on create, update and rebuild, shown to everyone"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

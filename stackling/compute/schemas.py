@@ -127,9 +127,17 @@ _SERVER_2_74 = _server_variant(
     hypervisor_hostname={"type": "string", "minLength": 1, "maxLength": 255,
                          "pattern": "^[a-zA-Z0-9-._]*$"})
 
+# 2.90: a hostname of the user's choosing; 2.94: an FQDN
+HOSTNAME = {"type": "string", "pattern": "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$",
+            "minLength": 2, "maxLength": 63}
+FQDN = {"type": "string", "pattern": "^[a-zA-Z0-9-._]*$", "minLength": 1, "maxLength": 255}
+_SERVER_2_90 = _server_variant(_SERVER_2_74, hostname=HOSTNAME)
+_SERVER_2_94 = _server_variant(_SERVER_2_74, hostname=FQDN)
+
 SERVER_CREATE = {"2.1": _SERVER_2_1, "2.19": _SERVER_2_19, "2.32": _SERVER_2_32,
                  "2.37": _SERVER_2_37, "2.42": _SERVER_2_42, "2.52": _SERVER_2_52,
-                 "2.57": _SERVER_2_57, "2.63": _SERVER_2_63, "2.74": _SERVER_2_74}
+                 "2.57": _SERVER_2_57, "2.63": _SERVER_2_63, "2.74": _SERVER_2_74,
+                 "2.90": _SERVER_2_90}
 
 _UPDATE_2_1 = {
     "type": "object",
@@ -145,7 +153,11 @@ _UPDATE_2_1 = {
 }
 _UPDATE_2_19 = copy.deepcopy(_UPDATE_2_1)
 _UPDATE_2_19["properties"]["server"]["properties"]["description"] = DESCRIPTION
-SERVER_UPDATE = {"2.1": _UPDATE_2_1, "2.19": _UPDATE_2_19}
+_UPDATE_2_90 = copy.deepcopy(_UPDATE_2_19)
+_UPDATE_2_90["properties"]["server"]["properties"]["hostname"] = HOSTNAME
+_UPDATE_2_94 = copy.deepcopy(_UPDATE_2_19)
+_UPDATE_2_94["properties"]["server"]["properties"]["hostname"] = FQDN
+SERVER_UPDATE = {"2.1": _UPDATE_2_1, "2.19": _UPDATE_2_19, "2.90": _UPDATE_2_90}
 
 LOCK_2_73 = {"type": "object",
              "properties": {"lock": {"type": ["object", "null"],

@@ -273,7 +273,8 @@ def rebuild(db: Session, ctx: RequestContext, inst: Instance, values: dict[str, 
         inst.image_ref = _image(db, ctx, values["imageRef"]).id
     mapping = {"name": "display_name", "accessIPv4": "access_ip_v4",
                "accessIPv6": "access_ip_v6", "OS-DCF:diskConfig": "disk_config",
-               "description": "description", "user_data": "user_data"}
+               "description": "description", "user_data": "user_data",
+               "hostname": "hostname"}  # hostname: 2.90
     for key, attr in mapping.items():
         if key in values:
             setattr(inst, attr, values[key])

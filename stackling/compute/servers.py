@@ -82,6 +82,7 @@ class CreateRequest:
     port_resource_requests_ok: bool = True  # False below 2.72
     requested_host: str | None = None  # 2.74: filters still run, on this host only
     requested_node: str | None = None  # 2.74 hypervisor_hostname
+    hostname: str | None = None  # 2.90
 
 
 def request_from_body(s: dict[str, Any]) -> CreateRequest:
@@ -101,7 +102,8 @@ def request_from_body(s: dict[str, Any]) -> CreateRequest:
         has_bdm=bool(s.get("block_device_mapping_v2") or s.get("block_device_mapping")),
         tags=list(dict.fromkeys(s.get("tags", []))),
         trusted_certs=s.get("trusted_image_certificates") or None,
-        requested_host=s.get("host"), requested_node=s.get("hypervisor_hostname"))
+        requested_host=s.get("host"), requested_node=s.get("hypervisor_hostname"),
+        hostname=s.get("hostname"))
 
 
 def _href_id(ref: Any) -> str:
@@ -212,6 +214,8 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
         raise BadRequest("Missing imageRef attribute")
     if req.min_count > req.max_count:
         raise BadRequest("min_count must be <= max_count")
+    if req.hostname and req.max_count > 1:
+        raise BadRequest("Unable to allocate a single hostname to multiple instances")
     key_data = None
     if req.key_name is not None:
         from stackling.compute import keypairs
@@ -252,7 +256,8 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
             access_ip_v4=req.access_ip_v4, access_ip_v6=req.access_ip_v6,
             config_drive="True" if req.config_drive else "", disk_config=req.disk_config,
             user_data=req.user_data, reservation_id=reservation, launch_index=index,
-            hostname=_hostname(name), security_groups=list(req.security_groups),
+            hostname=req.hostname or _hostname(name),
+            security_groups=list(req.security_groups),
             requested_networks=requested, network_info=[], tags=list(req.tags),
             trusted_certs=req.trusted_certs, build_state="pending",
             created_at=now, updated_at=now)
@@ -371,7 +376,8 @@ def _column_text(inst: Instance, key: str) -> str | None:
     value: Any = {"availability_zone": inst.availability_zone, "key_name": inst.key_name,
                   "config_drive": inst.config_drive, "power_state": inst.power_state,
                   "progress": 0, "created_at": inst.created_at,
-                  "launched_at": inst.launched_at, "terminated_at": None}[key]
+                  "launched_at": inst.launched_at, "terminated_at": None,
+                  "hostname": inst.hostname}[key]
     if value is None:
         return None
     if hasattr(value, "strftime"):
@@ -495,7 +501,7 @@ def update_instance(db: Session, ctx: RequestContext, server_id: str,
     inst = get_instance(db, ctx, server_id)
     mapping = {"name": "display_name", "description": "description",
                "accessIPv4": "access_ip_v4", "accessIPv6": "access_ip_v6",
-               "OS-DCF:diskConfig": "disk_config"}
+               "OS-DCF:diskConfig": "disk_config", "hostname": "hostname"}  # hostname: 2.90
     for key, attr in mapping.items():
         if key in values:
             setattr(inst, attr, values[key])

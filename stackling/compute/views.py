@@ -182,6 +182,8 @@ def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: b
         groups = ["default"] if inst.security_groups is None else inst.security_groups
         if inst.network_info and groups:
             server["security_groups"] = [{"name": g} for g in groups]
+        if version.matches("2.90"):  # every user sees it from 2.90
+            server["OS-EXT-SRV-ATTR:hostname"] = inst.hostname
         if version.matches("2.16") and show_host_status:
             server["host_status"] = "UP" if inst.host else ""
     if inst.fault and status in ("ERROR", "DELETED"):

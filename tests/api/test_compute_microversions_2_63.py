@@ -504,3 +504,47 @@ def test_2_86_known_extra_specs_are_validated(api, key, value, message):
     r = api.post(url, headers=mv("2.86"), json={"extra_specs": good})
     assert r.status_code == 200, r.text
     assert api.delete(f"/compute/v2.1/flavors/{flavor['id']}").status_code == 202
+
+
+def test_2_88_hypervisor_bodies(api):
+    detail = api.get("/compute/v2.1/os-hypervisors/detail", headers=mv("2.88")).json()[
+        "hypervisors"][0]
+    assert "vcpus" not in detail and "cpu_info" not in detail and "running_vms" not in detail
+    assert detail["uptime"] and detail["hypervisor_type"] and detail["service"]["host"]
+    old = api.get("/compute/v2.1/os-hypervisors/detail", headers=mv("2.87")).json()[
+        "hypervisors"][0]
+    assert "vcpus" in old and "uptime" not in old
+    shown = api.get(f"/compute/v2.1/os-hypervisors/{detail['id']}", headers=mv("2.88")).json()
+    assert "memory_mb" not in shown["hypervisor"] and shown["hypervisor"]["uptime"]
+    for path in ("statistics", f"{detail['id']}/uptime"):
+        assert api.get(f"/compute/v2.1/os-hypervisors/{path}", headers=mv("2.88")
+                       ).status_code == 404
+        assert api.get(f"/compute/v2.1/os-hypervisors/{path}", headers=mv("2.87")
+                       ).status_code == 200
+
+
+def test_2_90_hostname(api):
+    below = boot(api, "2.89", hostname="web-01")
+    assert below.status_code == 400 and "'hostname' was unexpected" in below.text
+    for bad in ("-web", "a", "web.example.com", "x" * 64):
+        assert boot(api, "2.90", hostname=bad).status_code == 400, bad
+    several = boot(api, "2.90", hostname="web-01", min_count=2)
+    assert several.status_code == 400
+    assert "Unable to allocate a single hostname to multiple instances" in several.text
+    sid = active(api, boot(api, "2.90", name="My Server", hostname="web-01"))["id"]
+    assert show(api, sid, "2.90")["OS-EXT-SRV-ATTR:hostname"] == "web-01"  # a member sees it
+    assert "OS-EXT-SRV-ATTR:hostname" not in show(api, sid, "2.89")
+    listed = api.get(f"{SERVERS}?hostname=^web-0", user="demo", headers=mv("2.90")).json()
+    assert [s["id"] for s in listed["servers"]] == [sid]
+    updated = api.put(f"{SERVERS}/{sid}", user="demo", headers=mv("2.90"),
+                      json={"server": {"hostname": "web-02"}})
+    assert updated.status_code == 200
+    assert updated.json()["server"]["OS-EXT-SRV-ATTR:hostname"] == "web-02"
+    assert api.put(f"{SERVERS}/{sid}", user="demo", headers=mv("2.89"),
+                   json={"server": {"hostname": "web-03"}}).status_code == 400
+    rebuilt = act(api, sid, {"rebuild": {"imageRef": CIRROS, "hostname": "web-04"}},
+                  version="2.90")
+    assert rebuilt.status_code == 202
+    assert rebuilt.json()["server"]["OS-EXT-SRV-ATTR:hostname"] == "web-04"
+    wait_status(api, sid)
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204

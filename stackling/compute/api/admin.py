@@ -136,7 +136,17 @@ def _hypervisor(rq: ApiRequest, node: ComputeNode, svc: ComputeService,
         "disk_available_least": node.local_gb - u["disk"], "host_ip": node.host_ip or "127.0.0.1",
         "service": {"host": svc.host, "id": svc.uuid if new else svc.id,
                     "disabled_reason": svc.disabled_reason}})
+    if version(rq).matches("2.88"):  # the statistics fields go; uptime comes in
+        for key in _HYPERVISOR_STATS + ("cpu_info",):
+            del view[key]
+        view["uptime"] = hosts.uptime_line(rq.db, node.host)
     return view
+
+
+# dropped from hypervisor bodies at 2.88 (and with them /os-hypervisors/statistics)
+_HYPERVISOR_STATS = ("vcpus", "memory_mb", "local_gb", "vcpus_used", "memory_mb_used",
+                     "local_gb_used", "free_ram_mb", "free_disk_gb", "current_workload",
+                     "running_vms", "disk_available_least")
 
 
 def _hypervisor_list(rq: ApiRequest, detailed: bool) -> Any:
@@ -197,6 +207,8 @@ def hypervisors_show(rq: ApiRequest) -> Any:
 
 
 def hypervisors_uptime(rq: ApiRequest) -> Any:
+    if version(rq).matches("2.88"):  # uptime is in the hypervisor's own body from 2.88
+        raise NotFound("The resource could not be found.")
     authorize(rq, "os-hypervisors:uptime")
     node, svc = _node(rq)
     view = _hypervisor(rq, node, svc, None)
@@ -226,6 +238,8 @@ def _add_servers(rq: ApiRequest, items: list[dict[str, Any]], nodes: list[Comput
 
 
 def hypervisors_statistics(rq: ApiRequest) -> Any:
+    if version(rq).matches("2.88"):
+        raise NotFound("The resource could not be found.")
     authorize(rq, "os-hypervisors:statistics")
     rows = hosts.list_nodes(rq.db)
     usage = hosts.node_usage(rq.db)

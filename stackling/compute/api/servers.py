@@ -157,6 +157,8 @@ def _list_query(rq: ApiRequest) -> servers.ListQuery:
     if admin_filters or version(rq).matches("2.83"):  # 2.83: these for everyone
         query.exact = {k: q.get(k) for k in servers.EXACT_FILTERS if q.get(k)}
         query.regex = {k: q.get(k) for k in servers.REGEX_FILTERS if q.get(k)}
+    if (admin_filters or version(rq).matches("2.90")) and q.get("hostname"):
+        query.regex["hostname"] = q.get("hostname")
     if q.get("changes-since"):
         query.changes_since = query_timestamp(q.get("changes-since"), "changes-since")
     if version(rq).matches("2.66"):
