@@ -542,6 +542,16 @@ orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{r
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/events/{event_id} fake-ids
 orchestration GET    /v1/{tenant_id}/services admin-only
 orchestration GET    /v1/{tenant_id}/resource_types/{type_name}/template any-read
+orchestration GET    /v1/{tenant_id}/software_configs any-read
+orchestration POST   /v1/{tenant_id}/software_configs member-create
+orchestration GET    /v1/{tenant_id}/software_configs/{config_id} fake-ids
+orchestration DELETE /v1/{tenant_id}/software_configs/{config_id} fake-ids reader=403
+orchestration GET    /v1/{tenant_id}/software_deployments any-read
+orchestration POST   /v1/{tenant_id}/software_deployments member-create
+orchestration GET    /v1/{tenant_id}/software_deployments/metadata/{server_id} fake-ids
+orchestration GET    /v1/{tenant_id}/software_deployments/{deployment_id} fake-ids
+orchestration PUT    /v1/{tenant_id}/software_deployments/{deployment_id} fake-ids reader=403
+orchestration DELETE /v1/{tenant_id}/software_deployments/{deployment_id} fake-ids reader=403
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/export member-write admin=404
 orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/abandon member-write admin=404
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots reader-read admin=404
