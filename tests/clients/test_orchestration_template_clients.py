@@ -130,3 +130,23 @@ def test_cli_external_id(cloud, tmp_path):
     assert res["resource_status"] == "ADOPT_COMPLETE"
     cli("stack", "delete", "--yes", "--wait", "ext", parse=False)
     assert cli("network", "show", "-f", "json", net["id"])["name"] == "outside"
+
+
+def test_sdk_nested_output_error_and_preview(cloud):
+    """A nested output's error through openstacksdk on every backend, and a preview that
+    writes nothing."""
+    from tests.api.test_orchestration_template_api import BROKEN, GROUPED, NESTED
+
+    heat = cloud.new_project_member()["sdk"].orchestration
+    template = {"heat_template_version": "2018-08-31",
+                "resources": {"nres": {"type": "broken.yaml"}},
+                "outputs": {"bad": {"value": {"get_attr": ["nres", "out"]}}}}
+    stack = heat.create_stack(name="outerr", template=template, files={"broken.yaml": BROKEN})
+    stack = heat.wait_for_status(stack, status="CREATE_COMPLETE", failures=["CREATE_FAILED"],
+                                 interval=0.1, wait=120)
+    bad = heat.get_stack(stack.id).outputs[0]
+    assert bad["output_error"].startswith("Error in nres output out: Incorrect index")
+    preview = heat.post("/stacks/preview", json={
+        "stack_name": "pv", "template": GROUPED, "files": {"nested.yaml": NESTED}}).json()
+    assert sum(isinstance(r, list) for r in preview["stack"]["resources"]) == 2
+    assert [s.name for s in heat.stacks()] == ["outerr"]
