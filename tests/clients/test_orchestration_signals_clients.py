@@ -96,3 +96,24 @@ def test_cli_signal_and_hooks(cloud, tmp_path):
     assert shown["stack_status"] == "CREATE_COMPLETE"
     outputs = cli("stack", "output", "show", "--all", "-f", "json", name)
     assert json.loads(outputs["data"]["output_value"]) == {"1": "from-cli"}
+
+
+def test_sdk_hooks_cleared_by_signal(cloud):
+    conn = cloud.new_project_member()["sdk"]
+    heat = conn.orchestration
+    template = {"heat_template_version": "2018-08-31", "resources": {
+        "a": {"type": "OS::Heat::TestResource", "properties": {"value": "v"}}}}
+    env = {"resource_registry": {"resources": {"a": {"hooks": ["pre-create", "pre-delete"]}}}}
+    stack = heat.create_stack(name=f"hk-{uuid.uuid4().hex[:6]}", template=template,
+                              environment=env)
+    path = f"/stacks/{stack.name}/{stack.id}/resources/a"
+    res = heat.get(path).json()["resource"]
+    assert res["resource_status"] == "CREATE_IN_PROGRESS"
+    assert res["resource_status_reason"] == "CREATE paused until Hook pre-create is cleared"
+    assert heat.post(path + "/signal", json={"unset_hook": "pre-create"}).status_code == 200
+    stack = heat.wait_for_status(heat.get_stack(stack.id), status="CREATE_COMPLETE",
+                                 failures=["CREATE_FAILED"], interval=0.1, wait=120)
+    heat.delete_stack(stack)
+    assert heat.get(path).json()["resource"]["resource_status"] == "DELETE_IN_PROGRESS"
+    assert heat.post(path + "/signal", json={"unset_hook": "pre-delete"}).status_code == 200
+    heat.wait_for_delete(stack, interval=0.1, wait=120)
