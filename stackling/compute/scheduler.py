@@ -86,6 +86,8 @@ class RequestSpec:
     # bandwidth and packet rate): {"suffix", "resources", "required"}, each met by one
     # provider in the chosen host's tree, in the same claim as the flavor's resources.
     port_groups: list[dict[str, Any]] = field(default_factory=list)
+    # After a claim: which provider met each port group ({suffix: [rp_uuid]}).
+    port_mappings: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -135,7 +137,18 @@ def select_destination(db: Session, instance: Any,
                        routed=network_api.routed_needs_for_build(db, instance, lookups),
                        port_groups=port_request_groups(db, instance))
     dest = schedule(db, spec)
+    if spec.port_groups:  # Nova tells each port where its resources were claimed
+        from stackling.network import interface as net
+
+        for port_id in _ports_of(instance):
+            net.set_port_allocation(db, port_id, spec.port_mappings)
     return dest
+
+
+def _ports_of(instance: Any) -> list[str]:
+    requested = instance.requested_networks
+    return [r["port_id"] for r in requested if isinstance(r, dict) and r.get("port_id")] \
+        if isinstance(requested, list) else []
 
 
 def port_request_groups(db: Session, instance: Any) -> list[dict[str, Any]]:
@@ -385,6 +398,7 @@ def _try_claim(db: Session, spec: RequestSpec, decision: Decision, nodes: dict[s
                 held.rollback()
             if outcome is None:
                 node = nodes[host][0]
+                spec.port_mappings = candidate.get("mappings", {})
                 return Destination(host, node.hypervisor_hostname,
                                    zones.get(host, hosts.DEFAULT_AZ)), raced
             if isinstance(outcome, placement.ConcurrentUpdate):

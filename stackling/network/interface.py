@@ -602,3 +602,11 @@ def remove_trunk_subports(db: Session, ctx: RequestContext, trunk_id: str,
 
     trunk = trunks.remove_sub_ports(db, ctx, trunk_id, {"sub_ports": sub_ports})
     return trunks.render(db, [trunk])[0]
+
+
+def set_port_allocation(db: Session, port_id: str, mappings: dict[str, list[str]]) -> None:
+    """After the scheduler's claim: the port's `binding:profile.allocation`, {request group
+    id: provider uuid} for its resource request's groups (as Nova sets it)."""
+    from stackling.network.qos import bindings
+
+    bindings.set_allocation(db, port_id, mappings)

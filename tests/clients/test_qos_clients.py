@@ -186,6 +186,11 @@ def test_boot_on_minimum_bandwidth_ports(cloud_factory, backend, tmp_path):
     assert first.status == "ACTIVE"
     assert admin.compute.get_server(first.id).compute_host == "bw-1"
     assert _net_usage(cloud, first.id) == {"NET_BW_EGR_KILOBIT_PER_SEC": 600}
+    # the port is told where its bandwidth was claimed (binding:profile.allocation)
+    (port,) = admin.network.ports(device_id=first.id)
+    bridge = rps["bw-1:Open vSwitch agent:br-physnet1"].id
+    group = port.resource_request["request_groups"][0]["id"]
+    assert port.binding_profile["allocation"] == {group: bridge}
     # 600 + 600 > 1000: no host can take a second one
     second = _final(conn, _boot(conn, net, policy, "bw-b"))
     assert second.status == "ERROR"
@@ -193,6 +198,7 @@ def test_boot_on_minimum_bandwidth_ports(cloud_factory, backend, tmp_path):
         "message", "")
     conn.compute.delete_server(first)
     conn.compute.wait_for_delete(first, **WAIT)
+    assert "allocation" not in (admin.network.get_port(port.id).binding_profile or {})
     # freed: concurrent boots (two processes, two build workers each) compete for it,
     # and exactly one gets it
     racers = [_boot(conn, net, policy, f"bw-race-{i}") for i in range(4)]
@@ -201,7 +207,6 @@ def test_boot_on_minimum_bandwidth_ports(cloud_factory, backend, tmp_path):
     winner = next(s for s in finals if s.status == "ACTIVE")
     assert _net_usage(cloud, winner.id) == {"NET_BW_EGR_KILOBIT_PER_SEC": 600}
     with cloud.http(cloud.token()) as http:
-        bridge = rps["bw-1:Open vSwitch agent:br-physnet1"].id
         usages = http.get(f"/placement/resource_providers/{bridge}/usages").json()["usages"]
     assert usages["NET_BW_EGR_KILOBIT_PER_SEC"] == 600
     # a minimum packet rate (any direction) takes the agent's packet processing

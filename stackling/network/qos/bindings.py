@@ -213,8 +213,29 @@ def port_resource_request(db: Session, port_id: str) -> dict[str, Any] | None:
     return view["resource_request"]
 
 
+def set_allocation(db: Session, port_id: str, mappings: dict[str, list[str]]) -> None:
+    """`binding:profile.allocation` of a port whose request the scheduler claimed."""
+    request = port_resource_request(db, port_id)
+    port = db.get(Port, port_id)
+    if port is None or request is None:
+        return
+    allocation = {g["id"]: mappings[g["id"]][0] for g in request["request_groups"]
+                  if mappings.get(g["id"])}
+    if allocation:
+        port.binding_profile = {**(port.binding_profile or {}), "allocation": allocation}
+        db.flush()
+
+
+def drop_allocation(db: Session, port: Port) -> None:
+    """An unbound port holds no placement allocation any more (Nova clears it)."""
+    profile = port.binding_profile or {}
+    if not port.binding_host_id and "allocation" in profile:
+        port.binding_profile = {k: v for k, v in profile.items() if k != "allocation"}
+
+
 ports.RENDER_EXTENSIONS.append(render_ports)
 ports.RULED_READS.append("resource_request")  # get_port:resource_request (admin, service)
 ports.ATTR_WRITERS.append(write_port)
+ports.AFTER_UPDATE.append(drop_allocation)
 networks.RENDER_EXTENSIONS.append(render_networks)
 networks.ATTR_WRITERS.append(write_network)
