@@ -236,3 +236,16 @@ def test_external_id_of_a_missing_object_fails_the_create(heat):
     assert "resources.net" in stack["stack_status_reason"]
     assert missing in stack["stack_status_reason"] or "not" in stack["stack_status_reason"]
     assert heat.resources("extmiss")["net"]["resource_status"] == "ADOPT_FAILED"
+
+
+def test_validate_show_nested_resource_group_as_a_group_of_one(heat):
+    body = heat.req("POST", "/validate", params={"show_nested": "True"}, json={
+        "template": GROUPED, "files": {"nested.yaml": NESTED}}).json()
+    val = {"Type": "String", "Description": "", "Label": "val", "NoEcho": "false"}
+    grp = body["NestedParameters"]["grp"]
+    assert grp["Type"] == "OS::Heat::ResourceGroup" and grp["Parameters"] == {}
+    assert grp["NestedParameters"] == {"0": {
+        "Type": "nested.yaml", "Description": "No description",
+        "Parameters": {"val": {**val, "Value": "m0"}}}}
+    # a value another resource gives is unknown at validation: no Value
+    assert body["NestedParameters"]["tres"]["Parameters"] == {"val": val}

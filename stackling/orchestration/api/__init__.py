@@ -264,7 +264,7 @@ def validate(rq: ApiRequest) -> Any:
         out["ParameterGroups"] = groups
     if _flag(rq.query.get("show_nested") or (data.get("show_nested") if isinstance(
             data, dict) else None)):
-        out.update(nested_view.nested_parameters(defn))
+        out.update(nested_view.nested_parameters(rq.db, rq.ctx, rq.runtime, defn))
     out["Environment"] = {"parameters": spec.environment.get("parameters") or {},
                           "parameter_defaults": spec.environment.get(
                               "parameter_defaults") or {},
