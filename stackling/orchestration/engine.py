@@ -297,7 +297,7 @@ def _create_row(step: Step, name: str, row: Resource, new: bool) -> str:
         r.event(row, "CREATE", "FAILED", failure_reason(name, err))
         return "FAILED"
     if new and row.replaces is None and hooks.gate(
-            r.stack.environment, row, r.stack.generation, "pre-create") == "pause":
+            r.stack, row, r.stack.generation, "pre-create") == "pause":
         r.db.add(row)
         r.event(row, "CREATE", "IN_PROGRESS", hooks.reason("CREATE", "pre-create"))
         step.waiting = True
@@ -313,7 +313,7 @@ def _create_row(step: Step, name: str, row: Resource, new: bool) -> str:
 
 def _delete_resource(step: Step, row: Resource) -> str:
     r = step.r
-    gate = hooks.gate(r.stack.environment, row, r.stack.generation, "pre-delete") \
+    gate = hooks.gate(r.stack, row, r.stack.generation, "pre-delete") \
         if row.role == "current" else None
     if gate in ("pause", "wait"):
         if gate == "pause":
@@ -494,7 +494,7 @@ def _update_resource(step: Step, row: Resource, name: str, target: Definition) -
         row.definition = snippet
         row.requires = sorted(target.deps[name])
         return "COMPLETE"
-    if hooks.gate(r.stack.environment, row, gen, "pre-update") == "pause":
+    if hooks.gate(r.stack, row, gen, "pre-update") == "pause":
         row.generation = gen
         r.event(row, "UPDATE", "IN_PROGRESS", hooks.reason("UPDATE", "pre-update"))
         step.waiting = True

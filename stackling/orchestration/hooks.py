@@ -46,8 +46,7 @@ def _set(row: Resource, hook: str, generation: int, state: str) -> None:
                                            "state": state}}
 
 
-def gate(environment: dict[str, Any] | None, row: Resource, generation: int,
-         hook: str) -> str | None:
+def gate(stack: Stack, row: Resource, generation: int, hook: str) -> str | None:
     """Where the operation `hook` guards stands in this action: "pause" (met now: the
     caller marks the row IN_PROGRESS with its event), "wait" (not cleared yet),
     "resume" (cleared: go on, once) or None (no hook, or already passed)."""
@@ -59,7 +58,9 @@ def gate(environment: dict[str, Any] | None, row: Resource, generation: int,
             _set(row, hook, generation, "passed")
             return "resume"
         return None
-    if matches(environment, row.name, hook):
+    # Only a top-level stack's resources: a nested stack runs inline inside its parent's
+    # step (one transaction), where nothing could clear a hook before the stack times out.
+    if stack.parent_id is None and matches(stack.environment, row.name, hook):
         _set(row, hook, generation, "waiting")
         return "pause"
     return None

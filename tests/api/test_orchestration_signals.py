@@ -221,3 +221,25 @@ def test_test_resource_signal_ends_its_wait(api, heat):
     assert ("SIGNAL_IN_PROGRESS", "Signal: go") in _events_of(heat, url, "t")
     assert _sig(heat, url, "t").status_code == 200  # recorded, nothing to end
     assert ("SIGNAL_COMPLETE", "No signal details provided") in _events_of(heat, url, "t")
+
+
+def test_waits_inside_nested_stacks_fail_at_once(api, heat):
+    """A nested stack runs inside its parent's step: a wait there could never be
+    signalled, so it fails with a clear reason instead of holding the step."""
+    inner = {"heat_template_version": "2018-08-31", "resources": {
+        "h": {"type": "OS::Heat::WaitConditionHandle"},
+        "w": {"type": "OS::Heat::WaitCondition", "properties": {
+            "handle": {"get_resource": "h"}, "timeout": 600}}}}
+    name = unique("nestwc")
+    stack = heat.make(name, tmpl({"n": {"type": "inner.yaml"}}),
+                      files={"inner.yaml": json.dumps(inner)}, disable_rollback=True)
+    assert stack["stack_status"] == "CREATE_FAILED"
+    assert "OS::Heat::WaitCondition waiting for a signal is not supported inside a " \
+           "nested stack" in stack["stack_status_reason"]
+    # a hook named in the parent's registry does not pause the nested resource
+    name = unique("nesthk")
+    stack = heat.make(name, tmpl({"n": {"type": "inner.yaml"}}), files={
+        "inner.yaml": json.dumps({"heat_template_version": "2018-08-31", "resources": {
+            "a": {"type": "OS::Heat::Value", "properties": {"value": 1}}}})},
+        environment={"resource_registry": {"resources": {"a": {"hooks": "pre-create"}}}})
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack
