@@ -91,7 +91,8 @@ _REBUILD_2_94 = copy.deepcopy(_REBUILD_2_63)
 _REBUILD_2_94["properties"]["hostname"] = FQDN
 REBUILD = {"2.1": _action("rebuild", _REBUILD_2_1), "2.19": _action("rebuild", _REBUILD_2_19),
            "2.54": _action("rebuild", _REBUILD_2_54), "2.57": _action("rebuild", _REBUILD_2_57),
-           "2.63": _action("rebuild", _REBUILD_2_63), "2.90": _action("rebuild", _REBUILD_2_90)}
+           "2.63": _action("rebuild", _REBUILD_2_63), "2.90": _action("rebuild", _REBUILD_2_90),
+           "2.94": _action("rebuild", _REBUILD_2_94)}
 
 RESCUE = _action("rescue", {"type": "object",
                             "properties": {"adminPass": {"type": "string"},
@@ -142,6 +143,12 @@ CREATE_BACKUP = _action("createBackup", {
 UNSHELVE_2_77 = _action("unshelve", {"type": "object", "properties": {
     "availability_zone": {"type": "string", "minLength": 1, "maxLength": 255}},
     "additionalProperties": False}, nullable=True)
+
+# 2.91: a target host (admin), and a null zone unpins the server
+UNSHELVE_2_91 = _action("unshelve", {"type": "object", "properties": {
+    "availability_zone": {"type": ["string", "null"]}, "host": {"type": "string"}},
+    "additionalProperties": False}, nullable=True)
+UNSHELVE = {"2.77": UNSHELVE_2_77, "2.91": UNSHELVE_2_91}
 
 _EVACUATE_2_1 = {"type": "object",
                  "properties": {"host": _HOST, "onSharedStorage": BOOLEAN,

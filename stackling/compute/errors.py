@@ -139,6 +139,10 @@ class UnshelveInstanceInvalidState(Conflict):
                "must be SHELVED_OFFLOADED.")
 
 
+class UnshelveHostNotInAZ(Conflict):
+    message = 'Host "%(host)s" is not in the availability zone "%(availability_zone)s".'
+
+
 class InstanceIsLocked(Conflict):
     message = "Instance %(instance_uuid)s is locked"
 

@@ -108,6 +108,12 @@ HISTORY = (
              "/{id}/uptime removed"),
     ("2.89", "volume attachments: attachment_id and bdm_uuid (not served)"),
     ("2.90", "servers: hostname on create, update and rebuild, shown to everyone"),
+    ("2.91", "unshelve: host (admin), and a null availability_zone unpins"),
+    ("2.92", "keypairs: import only (public_key required); '@' and '.' in names"),
+    ("2.93", "rebuild of volume-backed servers (boot from volume is not served)"),
+    ("2.94", "servers: hostname may be an FQDN"),
+    ("2.95", "evacuate: the server is stopped at the destination"),
+    ("2.96", "servers: pinned_availability_zone"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

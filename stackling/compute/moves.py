@@ -452,7 +452,7 @@ class ComputeServiceInUse(BadRequest):
 
 
 def evacuate(db: Session, ctx: RequestContext, inst: Instance, host: str | None, *,
-             force: bool = False) -> Migration:
+             force: bool = False, stop: bool = False) -> Migration:
     """Rebuild a server of a down host elsewhere (the host must be down: here, forced down
     through os-services). Same image, ports and flavor; the allocation and the port
     bindings move; the migration is an `evacuation`, `done`."""
@@ -481,7 +481,7 @@ def evacuate(db: Session, ctx: RequestContext, inst: Instance, host: str | None,
     mig.dest_host = node.host_ip if node is not None else None
     mig.status, mig.updated_at = "done", utcnow_precise()
     inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
-    stopped = inst.vm_state == "stopped"
+    stopped = inst.vm_state == "stopped" or stop  # `stop`: 2.95, stopped at the destination
     inst.vm_state, inst.task_state = ("stopped" if stopped else "active"), None
     inst.power_state = 4 if stopped else 1
     inst.updated_at = utcnow_precise()

@@ -137,7 +137,7 @@ _SERVER_2_94 = _server_variant(_SERVER_2_74, hostname=FQDN)
 SERVER_CREATE = {"2.1": _SERVER_2_1, "2.19": _SERVER_2_19, "2.32": _SERVER_2_32,
                  "2.37": _SERVER_2_37, "2.42": _SERVER_2_42, "2.52": _SERVER_2_52,
                  "2.57": _SERVER_2_57, "2.63": _SERVER_2_63, "2.74": _SERVER_2_74,
-                 "2.90": _SERVER_2_90}
+                 "2.90": _SERVER_2_90, "2.94": _SERVER_2_94}
 
 _UPDATE_2_1 = {
     "type": "object",
@@ -157,7 +157,8 @@ _UPDATE_2_90 = copy.deepcopy(_UPDATE_2_19)
 _UPDATE_2_90["properties"]["server"]["properties"]["hostname"] = HOSTNAME
 _UPDATE_2_94 = copy.deepcopy(_UPDATE_2_19)
 _UPDATE_2_94["properties"]["server"]["properties"]["hostname"] = FQDN
-SERVER_UPDATE = {"2.1": _UPDATE_2_1, "2.19": _UPDATE_2_19, "2.90": _UPDATE_2_90}
+SERVER_UPDATE = {"2.1": _UPDATE_2_1, "2.19": _UPDATE_2_19, "2.90": _UPDATE_2_90,
+                 "2.94": _UPDATE_2_94}
 
 LOCK_2_73 = {"type": "object",
              "properties": {"lock": {"type": ["object", "null"],
@@ -233,7 +234,13 @@ _KEYPAIR_2_2["properties"]["keypair"]["properties"]["type"] = {"type": "string",
                                                               "enum": ["ssh", "x509"]}
 _KEYPAIR_2_10 = copy.deepcopy(_KEYPAIR_2_2)
 _KEYPAIR_2_10["properties"]["keypair"]["properties"]["user_id"] = {"type": "string"}
-KEYPAIR_CREATE = {"2.1": _KEYPAIR_2_1, "2.2": _KEYPAIR_2_2, "2.10": _KEYPAIR_2_10}
+# 2.92: import only (public_key required), and '@' and '.' allowed in names
+_KEYPAIR_2_92 = copy.deepcopy(_KEYPAIR_2_10)
+_KEYPAIR_2_92["properties"]["keypair"]["properties"]["name"] = {
+    "type": "string", "minLength": 1, "maxLength": 255, "pattern": r"^[_\-\@\. a-zA-Z0-9]+$"}
+_KEYPAIR_2_92["properties"]["keypair"]["required"] = ["name", "public_key"]
+KEYPAIR_CREATE = {"2.1": _KEYPAIR_2_1, "2.2": _KEYPAIR_2_2, "2.10": _KEYPAIR_2_10,
+                  "2.92": _KEYPAIR_2_92}
 
 # ------------------------------------------------------------------ aggregates, services
 _AZ = {"type": ["string", "null"], "minLength": 1, "maxLength": 255}

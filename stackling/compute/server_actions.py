@@ -144,20 +144,36 @@ def _offload(db: Session, inst: Instance) -> None:
     inst.updated_at = utcnow_precise()
 
 
-def unshelve(db: Session, ctx: RequestContext, inst: Instance,
-             new_az: str | None = None) -> None:
-    """`new_az` (2.77): schedule into that zone, which the server keeps from then on."""
+KEEP_AZ = object()  # unshelve without an availability_zone: the server's pin stays
+
+
+def unshelve(db: Session, ctx: RequestContext, inst: Instance, new_az: Any = KEEP_AZ,
+             host: str | None = None) -> None:
+    """`new_az` (2.77): schedule into that zone, which the server keeps from then on;
+    None (2.91) unpins the server from any zone. `host` (2.91, admin): onto that host,
+    which must be in the zone the server will be pinned to."""
     check_state(ctx, inst, "unshelve", ("shelved", "shelved_offloaded"))
-    if new_az is not None:
+    if new_az is not KEEP_AZ or host:
         from stackling.compute import aggregates
-        from stackling.compute.errors import UnshelveInstanceInvalidState
+        from stackling.compute.errors import UnshelveHostNotInAZ, UnshelveInstanceInvalidState
 
         if inst.vm_state != "shelved_offloaded":
             raise UnshelveInstanceInvalidState(instance_uuid=inst.uuid,
                                                state=inst.vm_state.upper())
-        if new_az not in set(aggregates.host_zones(db).values()) | {hosts.DEFAULT_AZ}:
+        zones = aggregates.host_zones(db)
+        if (new_az is not KEEP_AZ and new_az
+                and new_az not in set(zones.values()) | {hosts.DEFAULT_AZ}):
             raise BadRequest("The requested availability zone is not available")
-        inst.requested_az = new_az
+        pinned = (inst.requested_az or "").partition(":")[0] or None
+        zone = pinned if new_az is KEEP_AZ else new_az
+        if host:
+            from stackling.compute.models import ComputeNode
+
+            if db.scalars(select(ComputeNode.id).where(ComputeNode.host == host)).first() is None:
+                raise BadRequest(f"Compute host {host} could not be found.")
+            if zone and zones.get(host, hosts.DEFAULT_AZ) != zone:
+                raise UnshelveHostNotInAZ(host=host, availability_zone=zone)
+        inst.requested_az = zone  # the pin from now on (the host is for this move only)
     if inst.vm_state == "shelved_offloaded":
         from stackling.placement import interface as placement
 
@@ -168,7 +184,7 @@ def unshelve(db: Session, ctx: RequestContext, inst: Instance,
             with db.begin_nested():
                 dest = scheduler.schedule(db, scheduler.RequestSpec(
                     consumer=inst.uuid, project_id=inst.project_id, user_id=inst.user_id,
-                    flavor=dict(inst.flavor), operation="unshelve", zone=zone,
+                    flavor=dict(inst.flavor), operation="unshelve", zone=zone, host=host,
                     routed=network_api.routed_needs_for_move(db, inst), carried=carried))
                 inst.network_info = network_api.rebind_ports(db, inst, dest.host, dest.zone)
                 db.flush()

@@ -184,6 +184,9 @@ def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: b
             server["security_groups"] = [{"name": g} for g in groups]
         if version.matches("2.90"):  # every user sees it from 2.90
             server["OS-EXT-SRV-ATTR:hostname"] = inst.hostname
+        if version.matches("2.96"):  # the zone the user pinned the server to, if any
+            server["pinned_availability_zone"] = \
+                (inst.requested_az or "").partition(":")[0] or None
         if version.matches("2.16") and show_host_status:
             server["host_status"] = "UP" if inst.host else ""
     if inst.fault and status in ("ERROR", "DELETED"):

@@ -548,3 +548,96 @@ def test_2_90_hostname(api):
     assert rebuilt.json()["server"]["OS-EXT-SRV-ATTR:hostname"] == "web-04"
     wait_status(api, sid)
     assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+def test_2_91_unshelve_to_a_host_and_unpin(api):
+    nodes = api.get("/compute/v2.1/os-hypervisors/detail", headers=mv("2.53")).json()[
+        "hypervisors"]
+    target = nodes[-1]["service"]["host"]
+    sid = active(api, boot(api, "2.91", availability_zone="nova"))["id"]
+    assert show(api, sid, "2.96")["pinned_availability_zone"] == "nova"
+
+    def shelve():
+        assert act(api, sid, {"shelve": None}, version="2.91").status_code == 202
+        wait_status(api, sid, statuses=("SHELVED_OFFLOADED",))
+
+    shelve()
+    assert act(api, sid, {"unshelve": {"host": target}}, version="2.90",
+               user="admin").status_code == 400
+    refused = act(api, sid, {"unshelve": {"host": target}}, version="2.91")
+    assert refused.status_code == 403
+    missing = act(api, sid, {"unshelve": {"host": "no-such-host"}}, version="2.91",
+                  user="admin")
+    assert missing.status_code == 400 and "could not be found" in missing.text
+    r = act(api, sid, {"unshelve": {"host": target}}, version="2.91", user="admin")
+    assert r.status_code == 202, r.text
+    server = wait_status(api, sid)
+    assert server["status"] == "ACTIVE"
+    assert show(api, sid, "2.91", user="admin")["OS-EXT-SRV-ATTR:host"] == target
+    shelve()
+    assert act(api, sid, {"unshelve": {"availability_zone": None}}, version="2.91"
+               ).status_code == 202
+    wait_status(api, sid)
+    assert show(api, sid, "2.96")["pinned_availability_zone"] is None
+    # not offloaded: a zone or a host is a 409
+    assert act(api, sid, {"unshelve": {"availability_zone": None}}, version="2.91"
+               ).status_code == 409
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+def test_2_92_keypairs_import_only(api):
+    url = "/compute/v2.1/os-keypairs"
+    generated = api.post(url, user="demo", headers=mv("2.92"), json={"keypair": {"name": "g92"}})
+    assert generated.status_code == 400 and "'public_key' is a required property" in generated.text
+    public = ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBmOKV1A6Ub6sWl2UbW3mtxS+mKZlRiTeS0sLAyE"
+              "hD0f demo@example")
+    r = api.post(url, user="demo", headers=mv("2.92"),
+                 json={"keypair": {"name": "me@host.92", "public_key": public}})
+    assert r.status_code == 201, r.text
+    assert api.post(url, user="demo", headers=mv("2.91"), json={
+        "keypair": {"name": "me@host.91", "public_key": public}}).status_code == 400
+    assert api.get(f"{url}/me@host.92", user="demo").status_code == 200
+    assert api.delete(f"{url}/me@host.92", user="demo").status_code in (202, 204)
+
+
+def test_2_94_fqdn_hostname(api):
+    assert boot(api, "2.93", hostname="web.example.com").status_code == 400
+    sid = active(api, boot(api, "2.94", hostname="web.example.com"))["id"]
+    assert show(api, sid, "2.94")["OS-EXT-SRV-ATTR:hostname"] == "web.example.com"
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+def test_2_95_evacuated_servers_are_stopped(api):
+    sid = active(api, boot(api, "2.95"))["id"]
+    source = show(api, sid, "2.95", user="admin")["OS-EXT-SRV-ATTR:host"]
+    services = api.get("/compute/v2.1/os-services", headers=mv("2.53")).json()["services"]
+    svc = next(s for s in services if s["host"] == source and s["binary"] == "nova-compute")
+    url = f"/compute/v2.1/os-services/{svc['id']}"
+    assert api.put(url, headers=mv("2.53"), json={"forced_down": True}).status_code == 200
+    try:
+        r = act(api, sid, {"evacuate": {}}, user="admin", version="2.95")
+        assert r.status_code == 200, r.text
+        server = show(api, sid, "2.95", user="admin")
+        assert server["status"] == "SHUTOFF" and server["OS-EXT-SRV-ATTR:host"] != source
+    finally:
+        api.put(url, headers=mv("2.53"), json={"forced_down": False})
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204
+
+
+def test_2_96_pinned_availability_zone(api):
+    pinned = active(api, boot(api, "2.96", availability_zone="nova"))["id"]
+    free = active(api, boot(api, "2.96"))["id"]
+    assert show(api, pinned, "2.96")["pinned_availability_zone"] == "nova"
+    assert show(api, free, "2.96")["pinned_availability_zone"] is None
+    assert "pinned_availability_zone" not in show(api, pinned, "2.95")
+    listed = api.get(f"{SERVERS}/detail", user="demo", headers=mv("2.96")).json()["servers"]
+    assert {s["id"]: s["pinned_availability_zone"] for s in listed
+            if s["id"] in (pinned, free)} == {pinned: "nova", free: None}
+    updated = api.put(f"{SERVERS}/{pinned}", user="demo", headers=mv("2.96"),
+                      json={"server": {"name": "p"}}).json()["server"]
+    assert updated["pinned_availability_zone"] == "nova"
+    rebuilt = act(api, pinned, {"rebuild": {"imageRef": CIRROS}}, version="2.96")
+    assert rebuilt.json()["server"]["pinned_availability_zone"] == "nova"
+    wait_status(api, pinned)
+    for s in (pinned, free):
+        assert api.delete(f"{SERVERS}/{s}", user="demo").status_code == 204

@@ -44,6 +44,7 @@ POLICIES = {
     "os_compute_api:os-shelve:shelve": MEMBER,
     "os_compute_api:os-shelve:shelve_offload": ADMIN,
     "os_compute_api:os-shelve:unshelve": MEMBER,
+    "os_compute_api:os-shelve:unshelve_to_host": ADMIN,  # 2.91
     "os_compute_api:os-rescue": MEMBER,
     "os_compute_api:os-unrescue": MEMBER,
     "os_compute_api:servers:rebuild": MEMBER,
@@ -153,9 +154,15 @@ def _shelve_offload(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any
 def _unshelve(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     authorize(rq, "os-shelve:unshelve", _target(inst))
     if version(rq).matches("2.77"):
-        new_az = (validation.validate(schemas.UNSHELVE_2_77, data)["unshelve"] or {}).get(
-            "availability_zone")
-        server_actions.unshelve(rq.db, rq.ctx, inst, new_az)
+        body = _validate(schemas.UNSHELVE, data, rq)["unshelve"] or {}
+        host = body.get("host") if version(rq).matches("2.91") else None
+        if host:
+            authorize(rq, "os-shelve:unshelve_to_host", _target(inst))
+        new_az = body["availability_zone"] if "availability_zone" in body else \
+            server_actions.KEEP_AZ
+        if new_az is None and not version(rq).matches("2.91"):
+            new_az = server_actions.KEEP_AZ
+        server_actions.unshelve(rq.db, rq.ctx, inst, new_az, host)
         return 202, None
     if data.get("unshelve") is not None:
         raise BadRequest("Invalid input for field/attribute unshelve. Value: "
@@ -289,7 +296,8 @@ def _evacuate(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     force = version(rq).matches("2.29") and to_bool(body.get("force", False))
     if force and not body.get("host"):
         raise BadRequest("Can't force to a non-provided destination")
-    moves.evacuate(rq.db, rq.ctx, inst, body.get("host"), force=force)
+    moves.evacuate(rq.db, rq.ctx, inst, body.get("host"), force=force,
+                   stop=version(rq).matches("2.95"))
     if version(rq).matches("2.14"):
         return 200, None
     return 200, {"adminPass": body.get("adminPass") or secrets.token_urlsafe(9)}
