@@ -223,10 +223,12 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
 # For orchestration's OS::Nova::KeyPair and OS::Nova::Flavor: the steps of the REST
 # handlers (the caller checks Nova's policy itself, between validation and the write).
 def validate_request(kind: str, body: dict[str, Any]) -> None:
-    """Validate `body` as the latest microversion's `keypair_create` or `flavor_create`
+    """Validate `body` as Heat's `keypair_create` (2.10) or the latest `flavor_create`
     request (Nova's 400 ValidationError otherwise)."""
     specs = {"keypair_create": schemas.KEYPAIR_CREATE, "flavor_create": schemas.FLAVOR_CREATES}
-    validation.validate(microversions.pick(microversions.MAX, specs[kind]), body)
+    # Heat asks for key pairs at 2.10 at most (2.92 stopped generating them)
+    version = Version(2, 10) if kind == "keypair_create" else microversions.MAX
+    validation.validate(microversions.pick(version, specs[kind]), body)
 
 
 def check_key_pairs_quota(db: Session, project_id: str, user_id: str) -> None:
