@@ -60,3 +60,51 @@ def test_sdk_negotiates_and_sees_2_73_fields(cloud):
     conn.compute.unlock_server(server)
     conn.compute.delete_server(server)
     conn.compute.wait_for_delete(server, wait=60, interval=0.2)
+
+
+def test_sdk_max_server_per_host_holds_under_parallel_boots(cloud):
+    """2.64's anti-affinity rule through openstacksdk: boots racing in threads never put
+    more than `max_server_per_host` members on one host (a unique slot per member row)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    member = cloud.new_project_member()
+    conn = member["sdk"]
+    admin = cloud.sdk()
+    hosts = {h.name for h in admin.compute.hypervisors()}
+    group = conn.compute.create_server_group(name="two-per-host", policy="anti-affinity",
+                                             rules={"max_server_per_host": 2})
+    assert group.policy == "anti-affinity" and group.rules == {"max_server_per_host": 2}
+    image = conn.image.find_image("cirros", ignore_missing=False)
+    flavor = conn.compute.find_flavor("m1.tiny", ignore_missing=False)
+
+    def boot(i: int):
+        s = conn.compute.create_server(name=f"mph{i}", image_id=image.id, flavor_id=flavor.id,
+                                       networks="none", scheduler_hints={"group": group.id})
+        return _settled(conn, s.id)
+
+    with ThreadPoolExecutor(4) as pool:
+        servers = list(pool.map(boot, range(2 * len(hosts) + 1)))
+    active = [s for s in servers if s.status == "ACTIVE"]
+    assert len(active) == 2 * len(hosts) and len(servers) - len(active) == 1
+    per_host: dict[str, int] = {}
+    for s in active:
+        host = admin.compute.get_server(s.id).compute_host
+        per_host[host] = per_host.get(host, 0) + 1
+    assert sorted(per_host.values()) == [2] * len(hosts)
+    for s in servers:
+        conn.compute.delete_server(s)
+    for s in servers:
+        conn.compute.wait_for_delete(s, wait=120, interval=0.2)
+    conn.compute.delete_server_group(group)
+
+
+def _settled(conn, server_id: str):
+    import time
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        server = conn.compute.get_server(server_id)
+        if server.status in ("ACTIVE", "ERROR"):
+            return server
+        time.sleep(0.2)
+    raise AssertionError(f"server {server_id} never settled")
