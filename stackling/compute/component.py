@@ -12,6 +12,7 @@ from stackling.compute.api import quotas as quota_api
 from stackling.compute.api import server_actions as action_api
 from stackling.compute.api import server_groups as server_group_api
 from stackling.compute.api import server_password as _password_api
+from stackling.compute.api import server_shares as _shares_api
 from stackling.compute.api import usage as usage_api
 from stackling.observability import metrics
 from stackling.runtime import CatalogEntry, Component
@@ -96,6 +97,7 @@ POLICIES = {
     **action_api.POLICIES,
     **_extra_api.POLICIES,
     **_password_api.POLICIES,
+    **_shares_api.POLICIES,
 }
 
 

@@ -114,6 +114,7 @@ HISTORY = (
     ("2.94", "servers: hostname may be an FQDN"),
     ("2.95", "evacuate: the server is stopped at the destination"),
     ("2.96", "servers: pinned_availability_zone"),
+    ("2.97", "/servers/{id}/shares (no Manila, no virtiofs hosts: none ever attached)"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

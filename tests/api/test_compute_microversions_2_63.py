@@ -641,3 +641,25 @@ def test_2_96_pinned_availability_zone(api):
     wait_status(api, pinned)
     for s in (pinned, free):
         assert api.delete(f"{SERVERS}/{s}", user="demo").status_code == 204
+
+
+def test_2_97_shares(api):
+    share = "e8debdc0-447a-4376-a10a-4cd9122d7986"
+    sid = active(api, boot(api, "2.97"))["id"]
+    url = f"{SERVERS}/{sid}/shares"
+    assert api.get(url, user="demo", headers=mv("2.96")).status_code == 404
+    assert api.get(url, user="demo", headers=mv("2.97")).json() == {"shares": []}
+    assert api.get(f"{url}?x=1", user="demo", headers=mv("2.97")).status_code == 400
+    body = {"share": {"share_id": share}}
+    active_ = api.post(url, user="demo", headers=mv("2.97"), json=body)
+    assert active_.status_code == 409 and "vm_state active" in active_.text
+    assert api.post(url, user="demo", headers=mv("2.97"),
+                    json={"share": {"share_id": "nope"}}).status_code == 400
+    assert act(api, sid, {"os-stop": None}, version="2.97").status_code == 202
+    wait_status(api, sid, statuses=("SHUTOFF",))
+    r = api.post(url, user="demo", headers=mv("2.97"), json=body)
+    assert r.status_code == 409 and "not configured correctly" in r.text
+    shown = api.get(f"{url}/{share}", user="demo", headers=mv("2.97"))
+    assert shown.status_code == 404 and f"Share {share} could not be found." in shown.text
+    assert api.delete(f"{url}/{share}", user="demo", headers=mv("2.97")).status_code == 404
+    assert api.delete(f"{SERVERS}/{sid}", user="demo").status_code == 204

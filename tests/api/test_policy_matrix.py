@@ -483,6 +483,10 @@ compute DELETE /v2.1/servers/{server_id}/migrations/{migration_id}          admi
 compute POST   /v2.1/servers/{server_id}/migrations/{migration_id}/action   admin-only other=404
 compute GET    /v2.1/servers/{server_id}/diagnostics              admin-only other=404
 compute GET    /v2.1/servers/{server_id}/topology                 reader-read    mv=2.78
+compute GET    /v2.1/servers/{server_id}/shares                   reader-read    mv=2.97
+compute POST   /v2.1/servers/{server_id}/shares                   member-write   mv=2.97 share admin=409 member=409
+compute GET    /v2.1/servers/{server_id}/shares/{share_id}        reader-read    mv=2.97 admin=404 member=404 reader=404
+compute DELETE /v2.1/servers/{server_id}/shares/{share_id}        member-write   mv=2.97 admin=409 member=409
 compute GET    /v2.1/servers/{server_id}/os-server-password       reader-read
 compute DELETE /v2.1/servers/{server_id}/os-server-password       member-write
 compute POST   /v2.1/servers/{server_id}/remote-consoles          member-write   console
@@ -682,6 +686,7 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "address_scope": lambda w: {"address_scope": {"name": "a", "ip_version": 4}},
     "image_import": lambda w: {"method": {"name": "glance-direct"}},
     "console": lambda w: {"remote_console": {"protocol": "vnc", "type": "novnc"}},
+    "share": lambda w: {"share": {"share_id": "0b5d2c72-12cc-4ba6-a8d7-3ff5cc1d8cb8"}},
     "image_meta": lambda w: {"metadata": {"k1": "v1"}},
     "image_meta_item": lambda w: {"meta": {"k1": "v2"}},
     "proxy_sg": lambda w: {"security_group": {"name": "g", "description": "d"}},

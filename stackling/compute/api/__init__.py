@@ -42,9 +42,10 @@ def build(runtime: Any) -> Service:
     from stackling.compute.api import server_groups
 
     server_groups.add_routes(s)
-    from stackling.compute.api import admin_extras, images, server_password
+    from stackling.compute.api import admin_extras, images, server_password, server_shares
 
     images.add_routes(s)
     admin_extras.add_routes(s)
     server_password.add_routes(s)
+    server_shares.add_routes(s)
     return s
