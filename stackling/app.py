@@ -50,7 +50,7 @@ SECOND = ("stackling.placement.component",)
 # whose database has run them all serves identity at once and imports the other services
 # just after the socket opens; their requests wait for that (a progressive start).
 BOOTSTRAP_STEPS = frozenset({
-    "identity.base", "catalog.identity", "network.base", "catalog.network",
+    "identity.base", "catalog.identity", "network.base", "network.default_sg_rules", "catalog.network",
     "catalog.placement", "compute.flavors", "catalog.compute", "image.cirros", "catalog.image",
     "catalog.orchestration",
 })
