@@ -8,8 +8,6 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from stackling.orchestration.errors import HeatError
 from stackling.orchestration.models import Resource, Stack
 
@@ -84,10 +82,9 @@ def reason(action: str, hook: str) -> str:
     return f"{action} paused until Hook {hook} is cleared"
 
 
-def clear(db: Session, stack: Stack, row: Resource, hook: Any) -> None:
-    """The signal `{"unset_hook": hook}`."""
-    from stackling.orchestration import engine
-
+def clear(row: Resource, hook: Any) -> str:
+    """The signal `{"unset_hook": hook}`: marks the hook cleared and returns the event's
+    reason (the caller records it: the engine imports this module)."""
     if hook not in ALL_HOOKS:
         raise InvalidBreakPointHook(message=f'Invalid hook type "{hook}" for resource '
                                     f"breakpoint, acceptable hook types are: "
@@ -97,5 +94,4 @@ def clear(db: Session, stack: Stack, row: Resource, hook: Any) -> None:
         raise InvalidBreakPointHook(message=f"The {hook} hook is not defined on "
                                     f"{row.type} \"{row.name}\"")
     row.data = {**(row.data or {}), MARK: {**m, "state": "cleared"}}
-    engine.add_event(db, stack, row.name, row.type, row.physical_resource_id, row.action,
-                     row.status, f"Hook {hook} is cleared", row.properties)
+    return f"Hook {hook} is cleared"

@@ -44,7 +44,9 @@ def token_matches(db: Session, stack_id: str, name: str, token: str | None) -> b
 def signal(db: Session, runtime: Any, stack: Stack, name: str, details: Any) -> None:
     row = locked_resource(db, stack, name)
     if isinstance(details, dict) and "unset_hook" in details:
-        hooks.clear(db, stack, row, details["unset_hook"])
+        cleared = hooks.clear(row, details["unset_hook"])
+        engine.add_event(db, stack, row.name, row.type, row.physical_resource_id, row.action,
+                         row.status, cleared, row.properties)
         return
     if row.action in ("SUSPEND", "DELETE"):
         raise NotSupported(feature=f"Signal resource during {row.action}")

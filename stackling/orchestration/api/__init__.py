@@ -245,9 +245,8 @@ def action(rq: ApiRequest) -> Any:
 
 def validate(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:validate_template")
-    from stackling.orchestration.parameters import validate_view
-
     from stackling.orchestration import validate_view as nested_view
+    from stackling.orchestration.parameters import validate_view
 
     data = body(rq)
     nested_view.ignorable_errors(rq.query.get("ignore_errors") or (
