@@ -610,3 +610,64 @@ def set_port_allocation(db: Session, port_id: str, mappings: dict[str, list[str]
     from stackling.network.qos import bindings
 
     bindings.set_allocation(db, port_id, mappings)
+
+
+# ------------------------------------------------------------------ extra routes, QoS (Heat)
+def change_extraroutes(db: Session, ctx: RequestContext, router_id: str,
+                       routes: list[dict[str, str]], *, add: bool) -> dict[str, Any]:
+    """PUT /v2.0/routers/{id}/add_extraroutes (or remove_extraroutes): the router."""
+    from stackling.network.l3 import routers as l3
+
+    parsed = l3.parse_routes_body({"router": {"routes": routes}})
+    router = l3.change_routes(db, ctx, router_id, parsed, add=add)
+    return l3.render(db, ctx, [router])[0]
+
+
+def create_qos_policy(db: Session, ctx: RequestContext, body: Any) -> dict[str, Any]:
+    from stackling.network.qos import policies as qos
+
+    policy = qos.create_policy(db, ctx, _create_attrs(ctx, body, "policy", qos.ATTRS))
+    return qos.render(db, ctx, [policy])[0]
+
+
+def update_qos_policy(db: Session, ctx: RequestContext, policy_id: str, body: Any
+                      ) -> dict[str, Any]:
+    from stackling.network.qos import policies as qos
+
+    policy = qos.update_policy(db, ctx, policy_id, _update_attrs(ctx, body, "policy", qos.ATTRS))
+    return qos.render(db, ctx, [policy])[0]
+
+
+def delete_qos_policy(db: Session, ctx: RequestContext, policy_id: str) -> None:
+    from stackling.network.qos import policies as qos
+
+    qos.delete_policy(db, ctx, policy_id)
+
+
+def get_qos_policy(db: Session, ctx: RequestContext, policy_id: str) -> dict[str, Any]:
+    from stackling.network.qos import policies as qos
+
+    return qos.render(db, ctx, [qos.get_readable(db, ctx, policy_id, "get_policy")])[0]
+
+
+def qos_rule(db: Session, ctx: RequestContext, rule_type: str, policy_id: str,
+             rule_id: str | None = None, body: Any = None, *, delete: bool = False
+             ) -> dict[str, Any] | None:
+    """The QoS rule API of one type ("bandwidth_limit", ...): create (no rule_id), update
+    (rule_id and body), delete, or show (rule_id only); the rule as the API answers it."""
+    from stackling.network.qos import policies as qos
+
+    kind = qos.rule_type_of(rule_type)
+    attrs = qos.rule_attrs(kind)
+    if rule_id is None:
+        rule = qos.create_rule(db, ctx, kind, policy_id,
+                               _create_attrs(ctx, body, kind.resource, attrs))
+    elif delete:
+        qos.delete_rule(db, ctx, kind, policy_id, rule_id)
+        return None
+    elif body is not None:
+        rule = qos.update_rule(db, ctx, kind, policy_id, rule_id,
+                               _update_attrs(ctx, body, kind.resource, attrs))
+    else:
+        rule = qos.get_rule(db, ctx, kind, policy_id, rule_id)
+    return qos.rule_view(rule)

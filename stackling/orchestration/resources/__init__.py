@@ -17,6 +17,7 @@ MODULES = [
     "stackling.orchestration.resources.server",
     "stackling.orchestration.resources.nova_extra",
     "stackling.orchestration.resources.neutron_extra",
+    "stackling.orchestration.resources.neutron_more",
     "stackling.orchestration.resources.wait_condition",
     "stackling.orchestration.resources.software",
     "stackling.orchestration.nested_stacks",  # beside the types: it drives the engine
