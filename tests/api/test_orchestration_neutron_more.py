@@ -46,7 +46,7 @@ def _router_template(name, routes):
         "router": {"type": "OS::Neutron::Router", "properties": {"name": name}},
         "iface": {"type": "OS::Neutron::RouterInterface", "properties": {
             "router": {"get_resource": "router"}, "subnet": {"get_resource": "sub"}}},
-        "routes": {"type": "OS::Neutron::ExtraRouteSet", "depends_on": ["iface"],
+        "routes": {"type": "OS::Neutron::ExtraRouteSet",
                    "properties": {"router": {"get_resource": "router"}, "routes": routes}},
     })
 
@@ -80,8 +80,22 @@ def test_extra_route_set_adds_updates_and_removes_only_its_routes(api, demo):
                 json={"router": {"routes": [{"destination": "10.9.0.0/16",
                                              "nexthop": "10.77.0.9"}]}})
     assert r.status_code == 200, r.text
-    # A stack delete removes the set's routes before the interface they go through.
+    # A stack delete removes the set's routes before the interface they go through
+    # (the set follows the router's interfaces without a depends_on).
     _update(demo, name, _router_template(name, mine))
+    assert len(_routes(api, demo, router_id)) == 2
+    # A route the router already has is not taken over (its owner would lose it).
+    name2 = unique("ers")
+    t = _router_template(name2, [])
+    t["resources"] = {"routes": {"type": "OS::Neutron::ExtraRouteSet", "properties": {
+        "router": router_id, "routes": [{"destination": "10.2.0.0/16",
+                                         "nexthop": "10.77.0.6"}]}}}
+    stack = demo.make(name2, t)
+    assert stack["stack_status"] == "CREATE_FAILED"
+    assert stack["stack_status_reason"].startswith(
+        "Resource CREATE failed: PhysicalResourceExists: resources.routes: The physical "
+        f"resource for ({router_id},10.2.0.0/16=10.77.0.6) exists."), stack
+    _delete(demo, name2)
     assert len(_routes(api, demo, router_id)) == 2
     _delete(demo, name)
 

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from stackling.common.errors import ApiError
 from stackling.orchestration import constraints
+from stackling.orchestration.errors import ResourceFailure
 from stackling.orchestration.properties import Constraint, Property
 from stackling.orchestration.resources.base import Resource, register
 from stackling.orchestration.resources.neutron import TAGS, NeutronResource, net, not_found
@@ -23,6 +24,10 @@ def _route_keys(routes: list[dict[str, Any]] | None) -> set[tuple[str, str]]:
 
 def _routes(keys: set[tuple[str, str]]) -> list[dict[str, str]]:
     return [{"destination": d, "nexthop": n} for d, n in sorted(keys)]
+
+
+class PhysicalResourceExists(ResourceFailure):
+    """Heat's error for a route this set would add that the router already has."""
 
 
 @register("OS::Neutron::ExtraRouteSet")
@@ -44,10 +49,30 @@ class ExtraRouteSet(Resource):
                                                        "custom_constraint", "ip_addr")])}),
     }
 
+    @classmethod
+    def implicit_dependencies(cls, name: str, definition: dict[str, Any],
+                              definitions: dict[str, dict[str, Any]]) -> list[str]:
+        # After the interfaces of the same router: a nexthop must be on one of them.
+        router = (definition.get("properties") or {}).get("router")
+        return [n for n, d in definitions.items()
+                if d.get("type") == "OS::Neutron::RouterInterface"
+                and (d.get("properties") or {}).get("router") == router]
+
+    def _add(self, router: str, keys: set[tuple[str, str]]) -> None:
+        """Add routes none of which the router has yet (a route two sets claim would be
+        removed with the first of them): Heat's PhysicalResourceExists otherwise."""
+        if not keys:
+            return
+        current = net().get_resource(self.db, self.ctx, "router", router)["routes"]
+        taken = sorted(keys & _route_keys(current))
+        if taken:
+            name = ",".join([router, *(f"{d}={n}" for d, n in taken)])
+            raise PhysicalResourceExists(f"The physical resource for ({name}) exists.")
+        net().change_extraroutes(self.db, self.ctx, router, _routes(keys), add=True)
+
     def handle_create(self) -> Any:
         router = self.properties["router"]
-        net().change_extraroutes(self.db, self.ctx, router,
-                                 _routes(_route_keys(self.properties["routes"])), add=True)
+        self._add(router, _route_keys(self.properties["routes"]))
         self.set_resource_id(router)
 
     def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:
@@ -56,9 +81,7 @@ class ExtraRouteSet(Resource):
         if old - new:
             net().change_extraroutes(self.db, self.ctx, self.resource_id, _routes(old - new),
                                      add=False)
-        if new - old:
-            net().change_extraroutes(self.db, self.ctx, self.resource_id, _routes(new - old),
-                                     add=True)
+        self._add(self.resource_id, new - old)
 
     def handle_delete(self) -> Any:
         routes = _route_keys(self.properties.get("routes"))
