@@ -1,10 +1,15 @@
 """OS::Neutron::ExtraRouteSet, Trunk and QoSPolicy with its rules through openstacksdk on
-every backend: a stack made, updated in place and deleted, checked with the network
-proxy."""
+every backend, and with `openstack stack ...` on SQLite: a stack made, updated in place
+and deleted, checked with the network API."""
 
 from __future__ import annotations
 
+import json
 import uuid
+
+import yaml
+
+from tests.conftest import sqlite_only
 
 
 def _template(routes, subs, max_kbps):
@@ -75,3 +80,44 @@ def test_sdk_route_sets_trunks_and_qos_stacks(cloud):
     assert network.find_trunk(ids["trunk"]) is None
     assert network.find_qos_policy(ids["policy"]) is None
     assert network.find_router(ids["router"]) is None
+
+
+@sqlite_only
+def test_cli_route_sets_trunks_and_qos_stacks(cloud, tmp_path):
+    def cli(*args):
+        return cloud.cli(*args)
+
+    def waited(*args):
+        """`--wait` prints the events it polled, then the JSON document."""
+        out = cloud.cli(*args, parse=False)
+        return json.loads(out[out.index("\n{") + 1:] if not out.startswith("{") else out)
+
+    name = f"nmcli-{uuid.uuid4().hex[:6]}"
+    first, second = tmp_path / "t1.yaml", tmp_path / "t2.yaml"
+    first.write_text(yaml.safe_dump(_template([("10.5.0.0/16", "10.79.0.5")],
+                                              [("p1", 301)], 1000)))
+    second.write_text(yaml.safe_dump(_template([("10.6.0.0/16", "10.79.0.6")],
+                                               [("p1", 301), ("p2", 302)], 2000)))
+    stack = waited("stack", "create", "--wait", "-t", str(first), "-f", "json", name)
+    assert stack["stack_status"] == "CREATE_COMPLETE"
+    types = {r["resource_name"]: r["resource_type"]
+             for r in cli("stack", "resource", "list", "-f", "json", name)}
+    assert types["routes"] == "OS::Neutron::ExtraRouteSet"
+    assert types["trunk"] == "OS::Neutron::Trunk"
+    assert types["mpr"] == "OS::Neutron::QoSMinimumPacketRateRule"
+    ids = {r["resource_name"]: r["physical_resource_id"]
+           for r in cli("stack", "resource", "list", "-f", "json", name)}
+
+    stack = waited("stack", "update", "--wait", "-t", str(second), "-f", "json", name)
+    assert stack["stack_status"] == "UPDATE_COMPLETE"
+    router = cli("router", "show", "-f", "json", ids["router"])
+    assert [(r["destination"], r["nexthop"]) for r in router["routes"]] == [
+        ("10.6.0.0/16", "10.79.0.6")]
+    trunk = cli("network", "trunk", "show", "-f", "json", ids["trunk"])
+    assert sorted(s["segmentation_id"] for s in trunk["sub_ports"]) == [301, 302]
+    rule = cli("network", "qos", "rule", "show", "-f", "json", ids["policy"], ids["bw"])
+    assert rule["max_kbps"] == 2000
+
+    cli("stack", "delete", "--yes", "--wait", name)
+    assert cloud.cli("network", "qos", "policy", "show", ids["policy"], check=False
+                     ).returncode != 0
