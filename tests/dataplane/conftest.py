@@ -56,6 +56,16 @@ def netns_guard(tmp_path: Path) -> Iterator[None]:
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+def eventually(check: Callable[[], bool], timeout: float = 30) -> bool:
+    """Whether `check()` holds within `timeout` (polled; a condition, not a sleep)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return check()
+
+
 class DataplaneCloud:
     def __init__(self, cloud: Any) -> None:
         from stackling.dataplane.names import Names, cloud_prefix

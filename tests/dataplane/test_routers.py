@@ -10,16 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.dataplane.conftest import DataplaneCloud
-
-
-def _eventually(check, timeout: float = 30) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.2)
-    return check()
+from tests.dataplane.conftest import DataplaneCloud, eventually
 
 
 def test_a_router_joins_two_networks(dataplane_cloud: DataplaneCloud) -> None:
@@ -39,12 +30,12 @@ def test_a_router_joins_two_networks(dataplane_cloud: DataplaneCloud) -> None:
 
     # admin_state_up false: the router forwards nothing
     dp.sdk.network.update_router(router, is_admin_state_up=False)
-    assert _eventually(lambda: dp.unreachable(dp.names.guest(left.id), right_ip))
+    assert eventually(lambda: dp.unreachable(dp.names.guest(left.id), right_ip))
     dp.sdk.network.update_router(router, is_admin_state_up=True)
     assert dp.wait_ssh(dp.names.guest(left.id), right_ip).strip() == "vm-right"
 
     dp.sdk.network.remove_interface_from_router(router, subnet=sub2.id)
-    assert _eventually(lambda: dp.unreachable(dp.names.guest(left.id), right_ip))
+    assert eventually(lambda: dp.unreachable(dp.names.guest(left.id), right_ip))
 
 
 def test_floating_ip_from_outside_and_snat_to_outside(dataplane_cloud: DataplaneCloud) -> None:
@@ -61,7 +52,7 @@ def test_floating_ip_from_outside_and_snat_to_outside(dataplane_cloud: Dataplane
 
     # the default group refuses ingress from outside; a rule for SSH opens it
     # (once the router holds the floating IP)
-    assert _eventually(lambda: address in dp.in_ns(dp.names.router(router.id), "ip", "-4",
+    assert eventually(lambda: address in dp.in_ns(dp.names.router(router.id), "ip", "-4",
                                                     "-o", "addr").stdout)
     assert dp.unreachable(dp.names.outside, address)
     group = next(iter(dp.sdk.network.security_groups(name="default",
@@ -106,7 +97,7 @@ def test_floating_ip_from_outside_and_snat_to_outside(dataplane_cloud: Dataplane
 
     # dissociated: the floating IP answers no more
     dp.sdk.network.update_ip(fip, port_id=None)
-    assert _eventually(lambda: dp.unreachable(dp.names.outside, address))
+    assert eventually(lambda: dp.unreachable(dp.names.outside, address))
 
 
 def _listen_outside(dp: DataplaneCloud, address: str) -> queue.Queue:

@@ -3,18 +3,7 @@ security off, and anti-spoofing with allowed address pairs."""
 
 from __future__ import annotations
 
-import time
-
-from tests.dataplane.conftest import DataplaneCloud
-
-
-def _eventually(check, timeout: float = 30) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.2)
-    return check()
+from tests.dataplane.conftest import DataplaneCloud, eventually
 
 
 def test_remote_groups_and_port_security_off(dataplane_cloud: DataplaneCloud) -> None:
@@ -58,7 +47,7 @@ def test_a_guest_that_changes_its_ip_or_mac_is_cut_off(dataplane_cloud: Dataplan
     # until an allowed address pair lets the port use it
     port = next(iter(dp.sdk.network.ports(device_id=rogue.id)))
     dp.sdk.network.update_port(port, allowed_address_pairs=[{"ip_address": spoofed}])
-    assert _eventually(lambda: not dp.unreachable(ns, target_ip))
+    assert eventually(lambda: not dp.unreachable(ns, target_ip))
 
     # a MAC of its own choosing is cut off too
     assert dp.in_ns(ns, "ip", "link", "set", "eth0", "address", "fa:16:3e:de:ad:01").returncode == 0
