@@ -25,9 +25,9 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.concurrency.test_placement_claims import V, _provider
 from tests.conftest import Cloud, free_port
 
-V = {"OpenStack-API-Version": "placement 1.39"}
 LIMIT = 16
 
 
@@ -111,16 +111,6 @@ def _hold_all_connections(server: Cloud) -> list[Any]:
         except Exception:  # noqa: BLE001 - the database's refusal: all are taken
             return held
     raise AssertionError("the database never refused a connection")
-
-
-def _provider(http: httpx.Client, name: str, inventories: dict) -> str:
-    r = http.post("/placement/resource_providers", json={"name": name}, headers=V)
-    assert r.status_code == 200, r.text
-    rp = r.json()["uuid"]
-    r = http.put(f"/placement/resource_providers/{rp}/inventories", headers=V,
-                 json={"resource_provider_generation": 0, "inventories": inventories})
-    assert r.status_code == 200, r.text
-    return rp
 
 
 @pytest.mark.concurrency
