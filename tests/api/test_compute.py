@@ -152,7 +152,12 @@ def test_services_hypervisors_az(api):
                                                "hosts": None}]}
     assert api.get("/compute/v2.1/os-availability-zone/detail", user="demo").status_code == 403
     detail = api.get("/compute/v2.1/os-availability-zone/detail").json()
-    assert len(detail["availabilityZoneInfo"][0]["hosts"]) == 4
+    by_zone = {z["zoneName"]: z for z in detail["availabilityZoneInfo"]}
+    assert len(by_zone["nova"]["hosts"]) == 4
+    # Nova's verbose view: the control services in `internal`, both under their one host
+    (control,) = by_zone["internal"]["hosts"].values()
+    assert set(control) == {"nova-scheduler", "nova-conductor"}
+    assert control["nova-conductor"]["active"] and control["nova-conductor"]["available"]
 
 
 def test_aggregates_mirror_placement(api):

@@ -365,15 +365,23 @@ def az_index(rq: ApiRequest) -> Any:
 
 
 def az_detail(rq: ApiRequest) -> Any:
+    """Every service by zone, as Nova's verbose view: computes in their host's zone, the
+    control services in `internal`; a zone whose services are all disabled is unavailable
+    and lists no hosts."""
     authorize(rq, "os-availability-zone:detail")
-    info = []
-    for name, members in sorted(_zones(rq).items()):
-        available = any(not s.disabled and hosts.is_up(s) for s, _ in members)
-        zone_hosts = {s.host: {s.binary: {"available": hosts.is_up(s), "active": not s.disabled,
-                                          "updated_at": views.naive(s.updated_at or s.created_at)}}
-                      for s, _ in members}
-        info.append({"zoneName": name, "zoneState": {"available": available},
-                     "hosts": zone_hosts})
+    zones = agg_logic.host_zones(rq.db)
+    by_zone: dict[str, dict[str, dict[str, Any]]] = {}
+    enabled: set[str] = set()
+    for s in hosts.list_services(rq.db):
+        zone = zones.get(s.host, hosts.DEFAULT_AZ) if s.binary == "nova-compute" else "internal"
+        by_zone.setdefault(zone, {}).setdefault(s.host, {})[s.binary] = {
+            "available": hosts.is_up(s), "active": not s.disabled,
+            "updated_at": views.naive(s.updated_at or s.created_at)}
+        if not s.disabled:
+            enabled.add(zone)
+    info = [{"zoneName": name, "zoneState": {"available": name in enabled},
+             "hosts": by_zone[name] if name in enabled else None}
+            for name in sorted(by_zone, key=lambda z: (z not in enabled, z))]
     return {"availabilityZoneInfo": info}
 
 
