@@ -70,7 +70,7 @@ def test_l3_extensions_advertised_exactly(api):
     assert {"router", "ext-gw-mode", "extraroute", "extraroute-atomic", "fip-port-details",
             "network-ip-availability", "quotas", "quota_details",
             "auto-allocated-topology", "router_availability_zone"} <= aliases
-    assert not aliases & {"dvr", "l3-ha", "l3_agent_scheduler", "router-interface-fip",
+    assert not aliases & {"l3_agent_scheduler", "router-interface-fip",
                           "l3-flavors", "qos-fip", "l3-port-ip-change-not-allowed"}
     assert api.get(f"{N}/extensions/router").json()["extension"]["alias"] == "router"
 
@@ -289,7 +289,7 @@ BAD_ROUTER_POSTS = [
         {"ip_address": "10.0.0.1"}]}}},
     {"router": {"external_gateway_info": {"network_id": PUB, "external_fixed_ips": [
         {"ip_address": "172.24.4.1"}]}}},
-    {"router": {"availability_zone_hints": "x"}}, {"router": {"distributed": True}},
+    {"router": {"availability_zone_hints": "x"}}, {"router": {"distributed": "maybe"}},
     {"router": {"project_id": 5}},
 ]
 BAD_ROUTER_PUTS = [

@@ -95,4 +95,14 @@ EXTENSIONS.extend([
     Extension("extraroute-atomic", "Atomically add/remove extra routes",
               "Edit extra routes of a router on server side by atomically adding/removing "
               "extra routes", "2019-07-10T10:00:00-00:00"),
+    # stored and shown to admins; no agents, so no HA network or DVR ports (README)
+    Extension("l3-ha", "HA Router extension", "Adds HA capability to routers.",
+              "2014-04-26T00:00:00-00:00"),
+    Extension("dvr", "Distributed Virtual Router",
+              "Enables configuration of Distributed Virtual Routers.",
+              "2014-06-1T10:00:00-00:00"),
+    Extension("router-admin-state-down-before-update",
+              "Enforce Router's Admin State Down Before Update Extension",
+              "Ensure that the admin state of a router is DOWN (admin_state_up=False) "
+              "before updating the distributed attribute", "2019-07-02T15:56:00"),
 ])

@@ -34,6 +34,9 @@ class Router(StandardAttrs, Base):
     gw_network_id: Mapped[str | None] = mapped_column(String(36), nullable=True, index=True)
     enable_snat: Mapped[bool] = mapped_column(Boolean, default=True)
     availability_zone_hints: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    # `l3-ha` and `dvr`: stored and shown to admins (no agents run either kind)
+    ha: Mapped[bool] = mapped_column(Boolean, default=False)
+    distributed: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class RouterPort(Base):

@@ -23,12 +23,10 @@ from sqlalchemy import (
     bindparam,
     cast,
     delete,
-    false,
     func,
     literal_column,
     null,
     select,
-    true,
     union_all,
 )
 from sqlalchemy.orm import Session
@@ -111,19 +109,14 @@ ATTRS: dict[str, Attr] = {
 }
 
 
-def _constant_false(values: list[Any]) -> Any:
-    # distributed/ha are always false here
-    return true() if any(v is False for v in values) else false()
-
-
 LISTING = Listing(
     attrs=ATTRS,
     columns={"id": Router.id, "name": Router.name, "description": Router.description,
              "admin_state_up": Router.admin_state_up, "status": Router.status,
              "project_id": Router.project_id, "tenant_id": Router.project_id,
-             "revision_number": Router.revision_number},
+             "revision_number": Router.revision_number, "ha": Router.ha,
+             "distributed": Router.distributed},
     id_column=Router.id,
-    special={"distributed": _constant_false, "ha": _constant_false},
     readable=("get_router", ("distributed", "ha")),
 )
 
@@ -218,8 +211,8 @@ def view(r: Router, gw_ips: list[dict[str, str]], routes: list[dict[str, str]],
     return {
         "id": r.id, "name": r.name, "tenant_id": r.project_id, "project_id": r.project_id,
         "admin_state_up": r.admin_state_up, "status": r.status,
-        "external_gateway_info": gateway, "routes": routes, "distributed": False,
-        "ha": False, "availability_zone_hints": list(r.availability_zone_hints or []),
+        "external_gateway_info": gateway, "routes": routes, "distributed": r.distributed,
+        "ha": r.ha, "availability_zone_hints": list(r.availability_zone_hints or []),
         "availability_zones": ["nova"], "flavor_id": None,
         **standard.standard_view(r, tags),
     }
@@ -230,10 +223,19 @@ def _admin(ctx: RequestContext) -> RequestContext:
     return ctx if ctx.is_service else ctx.elevated()
 
 
-def _check_not_dvr_ha(attrs: dict[str, Any]) -> None:
-    for key in ("distributed", "ha"):
-        if attrs.get(key):
-            raise errors.bad_router(f"'{key}' routers are not supported by this deployment")
+def _check_ha_dvr_change(router: Router, attrs: dict[str, Any]) -> None:
+    """Neutron's rules for changing `ha` / `distributed` (l3_hamode_db, l3_dvr_db): `ha`
+    only on a router that is down once this update applies; `distributed` only on one
+    that is down before it too (`router-admin-state-down-before-update`)."""
+    down_after = not attrs.get("admin_state_up", router.admin_state_up)
+    if attrs.get("ha") is not None and attrs["ha"] != router.ha and not down_after:
+        raise errors.bad_router("Cannot change HA attribute of active routers. Please set "
+                                "router admin_state_up to False prior to upgrade")
+    if (attrs.get("distributed") is not None and attrs["distributed"] != router.distributed
+            and (router.admin_state_up or not down_after)):
+        raise errors.bad_router("Cannot change the 'distributed' attribute of active "
+                                "routers. Please set router admin_state_up to False prior "
+                                "to upgrade")
 
 
 @dataclass
@@ -398,14 +400,14 @@ def create_router(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Ro
                         {"distributed": False, "ha": False})
     if "external_gateway_info" in attrs:
         _authorize_gateway(db, ctx, "create_router", attrs["external_gateway_info"], tgt)
-    _check_not_dvr_ha(attrs)
     quotas.check(db, attrs["project_id"], "router")
     now = utcnow()
     router = Router(project_id=attrs["project_id"], name=attrs.get("name", ""),
                     description=attrs.get("description", ""),
                     admin_state_up=attrs.get("admin_state_up", True), status="ACTIVE",
                     availability_zone_hints=attrs.get("availability_zone_hints") or [],
-                    enable_snat=True, created_at=now, updated_at=now, revision_number=0)
+                    enable_snat=True, created_at=now, updated_at=now, revision_number=0,
+                    ha=bool(attrs.get("ha")), distributed=bool(attrs.get("distributed")))
     db.add(router)
     db.flush()
     gw_port = None
@@ -430,12 +432,15 @@ def update_router(db: Session, ctx: RequestContext, router_id: str, attrs: dict[
     if "external_gateway_info" in attrs:
         _authorize_gateway(db, ctx, "update_router", attrs["external_gateway_info"], tgt)
     standard.check_revision(router, if_match)
-    _check_not_dvr_ha(attrs)
     router = get_visible(db, ctx, router_id, for_update=True)
+    _check_ha_dvr_change(router, attrs)
     if "external_gateway_info" in attrs:
         _set_gateway(db, ctx, router, attrs["external_gateway_info"])
     for key in ("name", "description", "admin_state_up"):
         if key in attrs:
+            setattr(router, key, attrs[key])
+    for key in ("ha", "distributed"):
+        if attrs.get(key) is not None:
             setattr(router, key, attrs[key])
     if "routes" in attrs:
         _replace_routes(db, router, attrs["routes"])
