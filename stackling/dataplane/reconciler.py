@@ -21,6 +21,7 @@ import netaddr
 from stackling.common.db import Database
 from stackling.dataplane import desired as desired_
 from stackling.dataplane import firewall, kernel, rootfs
+from stackling.dataplane.agents import AgentReporter
 from stackling.dataplane.dhcp import METADATA_IP, DhcpConfig, DhcpServers, DhcpSubnet
 from stackling.dataplane.guests import Guests, GuestSpec
 from stackling.dataplane.metadata import MetadataServers, documents
@@ -44,6 +45,7 @@ class Reconciler:
         self.failures: dict[str, str] = {}  # object key -> last error, retried next pass
         self._nft: dict[str, str] = {}
         self.handles = kernel.Handles()
+        self.agents = AgentReporter(database)
         # guest -> what was last applied in full; a pass skips a guest whose desired state,
         # namespace, fabric ports and process are unchanged, and every FULL_EVERY-th pass
         # checks everything again (a hand-made change inside a namespace is repaired then)
@@ -83,6 +85,7 @@ class Reconciler:
                 self._nft.pop(name, None)
                 self.handles.drop(name)
                 self._try(f"namespace {name}", kernel.remove_namespace, name)
+        self._try("agents heartbeat", self.agents.report, d)
         status = {"pass": self._passes, "at": time.time(), "converged": not self.failures,
                   "failures": len(self.failures), "pid": os.getpid()}
         (self.run_dir / "status.json").write_text(json.dumps(status))  # observed, for tools

@@ -671,3 +671,71 @@ def qos_rule(db: Session, ctx: RequestContext, rule_type: str, policy_id: str,
     else:
         rule = qos.get_rule(db, ctx, kind, policy_id, rule_id)
     return qos.rule_view(rule)
+
+
+# ------------------------------------------------------------------ for the dataplane
+# What the dataplane's agents read beyond the REST views, and their heartbeat (no policy:
+# the dataplane acts as the agents, which read everything).
+def report_agents(db: Session, host: str, agents: list[dict[str, Any]], *,
+                  start: bool = False) -> None:
+    """A heartbeat of the agents that run on `host` (dicts with `agent_type`, `binary`,
+    `topic`, `availability_zone`, `configurations`): `openstack network agent list` shows
+    them alive while their heartbeat is recent (network/agents.py)."""
+    from stackling.network import agents as agents_
+
+    agents_.report(db, host, agents, start=start)
+
+
+def qos_rules_by_port(db: Session, ports: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """port id -> the rules of the QoS policy that applies to it (its own, else its
+    network's for ports not owned by `network:*`, as upstream), each with its `type`."""
+    from sqlalchemy import select
+
+    from stackling.network.qos import bindings
+    from stackling.network.qos.models import QosRule
+
+    known = bindings.port_policies(db, [p["id"] for p in ports])
+    chosen = {}
+    for p in ports:
+        own, net = known.get(p["id"], (None, None))
+        policy = own or (net if not (p.get("device_owner") or "").startswith("network:") else None)
+        if policy:
+            chosen[p["id"]] = policy
+    rules: dict[str, list[dict[str, Any]]] = {}
+    if chosen:
+        for rule in db.scalars(select(QosRule).where(
+                QosRule.qos_policy_id.in_(sorted(set(chosen.values())))).order_by(QosRule.id)):
+            rules.setdefault(rule.qos_policy_id, []).append(
+                {"type": rule.type, "direction": rule.direction or "egress",
+                 "max_kbps": rule.max_kbps, "max_burst_kbps": rule.max_burst_kbps,
+                 "dscp_mark": rule.dscp_mark})
+    return {port: rules.get(policy, []) for port, policy in chosen.items()}
+
+
+def port_forwardings_all(db: Session) -> list[dict[str, Any]]:
+    """Every floating IP port forwarding with its floating IP's address and router."""
+    from sqlalchemy import select
+
+    from stackling.network.l3.models import FloatingIP
+    from stackling.network.port_forwarding import forwardings
+    from stackling.network.port_forwarding.models import PortForwarding
+
+    out = []
+    for pf, address, router_id in db.execute(
+            select(PortForwarding, FloatingIP.floating_ip_address, FloatingIP.router_id)
+            .join(FloatingIP, FloatingIP.id == PortForwarding.floatingip_id)
+            .order_by(PortForwarding.id)):
+        out.append({**forwardings.view(pf), "floatingip_id": pf.floatingip_id,
+                    "floating_ip_address": address, "router_id": router_id})
+    return out
+
+
+def trunks_all(db: Session) -> list[dict[str, Any]]:
+    """Every trunk as the API shows it (`port_id`, `sub_ports` with `port_id`,
+    `segmentation_type`, `segmentation_id`), for plugging sub-ports."""
+    from sqlalchemy import select
+
+    from stackling.network.trunks import trunks
+    from stackling.network.trunks.models import Trunk
+
+    return trunks.render(db, list(db.scalars(select(Trunk).order_by(Trunk.id))))

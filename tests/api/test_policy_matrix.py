@@ -277,6 +277,10 @@ network DELETE /v2.0/address_scopes/{address_scope_id}            member-write
 network GET    /v2.0/agents/{agent_id}                            admin-hidden
 network PUT    /v2.0/agents/{agent_id}                            admin-hidden   agent
 network DELETE /v2.0/agents/{agent_id}                            admin-hidden
+network GET    /v2.0/agents/{agent_id}/dhcp-networks              admin-only
+network GET    /v2.0/networks/{network_id}/dhcp-agents            admin-only
+network GET    /v2.0/agents/{agent_id}/l3-routers                 admin-only
+network GET    /v2.0/routers/{router_id}/l3-agents                admin-only
 network GET    /v2.0/trunks                                       any-read
 network POST   /v2.0/trunks                                       member-create  trunk other=404
 network GET    /v2.0/trunks/{trunk_id}                            reader-read
