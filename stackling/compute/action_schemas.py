@@ -120,8 +120,11 @@ _REMOTE_2_6 = {"type": "object",
 _REMOTE_2_8 = copy.deepcopy(_REMOTE_2_6)
 _REMOTE_2_8["properties"]["protocol"]["enum"].append("mks")
 _REMOTE_2_8["properties"]["type"]["enum"].append("webmks")
+_REMOTE_2_99 = copy.deepcopy(_REMOTE_2_8)
+_REMOTE_2_99["properties"]["type"]["enum"].append("spice-direct")
 REMOTE_CONSOLE = {"2.6": _action("remote_console", _REMOTE_2_6),
-                  "2.8": _action("remote_console", _REMOTE_2_8)}
+                  "2.8": _action("remote_console", _REMOTE_2_8),
+                  "2.99": _action("remote_console", _REMOTE_2_99)}
 
 RESET_STATE = _action("os-resetState", {
     "type": "object", "properties": {"state": {"type": "string", "enum": ["active", "error"]}},

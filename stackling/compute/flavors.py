@@ -80,6 +80,8 @@ def list_flavors(db: Session, ctx: RequestContext, filters: dict[str, str],
     elif wanted is False:
         stmt = stmt.where(Flavor.is_public.is_(False))
     visible = stmt  # the marker must be a flavor the caller can see (as nova's query)
+    if "name" in filters:  # 2.102: Nova's REGEXP over the names the caller can see
+        stmt = stmt.where(Flavor.id.in_(_named(db, visible, filters["name"])))
     for key, column in (("minRam", Flavor.memory_mb), ("minDisk", Flavor.root_gb)):
         if key in filters:
             try:
@@ -101,6 +103,21 @@ def list_flavors(db: Session, ctx: RequestContext, filters: dict[str, str],
     params.marker = params.marker and int(params.marker)  # type: ignore[assignment]
     return paginate(db, stmt, columns=columns, id_column=Flavor.id, params=params,
                     marker_scope=visible)
+
+
+def _named(db: Session, visible: Any, pattern: str) -> list[int]:
+    """The ids of the visible flavors whose name the pattern matches (searched, as
+    REGEXP does); a pattern that is no regular expression matches as plain text."""
+    from stackling.common.patterns import PatternError, PatternTooCostly, UserPattern
+
+    rows = db.execute(visible.with_only_columns(Flavor.id, Flavor.name)).all()
+    try:
+        rx = UserPattern(pattern)
+        return [i for i, name in rows if rx.search(name)]
+    except PatternTooCostly as err:
+        raise BadRequest(f"Invalid filter {pattern!r}: {err}") from None
+    except PatternError:
+        return [i for i, name in rows if pattern in name]
 
 
 def create_flavor(db: Session, ctx: RequestContext, values: dict[str, Any]) -> Flavor:

@@ -115,6 +115,16 @@ HISTORY = (
     ("2.95", "evacuate: the server is stopped at the destination"),
     ("2.96", "servers: pinned_availability_zone"),
     ("2.97", "/servers/{id}/shares (no Manila, no virtiofs hosts: none ever attached)"),
+    ("2.98", "servers: the image's properties (as at boot or rebuild) under image.properties"),
+    ("2.99", "remote consoles: spice-direct (501: no spice here); os-console-auth-tokens: "
+             "tls_port, unknown query parameters a 400"),
+    ("2.100", "servers: scheduler_hints (as given at boot) in show, detail, update, rebuild"),
+    ("2.101", "volume attach answers 202 (os-volume_attachments is not served)"),
+    ("2.102", "flavors: name filter, rxtx_factor and OS-FLV-DISABLED:disabled gone; unknown "
+              "query parameters a 400 on every API"),
+    ("2.103", "/os-volumes_boot removed (never served)"),
+    ("2.104", "PUT /servers/{id}: pinned_availability_zone (unpin with null, re-pin to the "
+              "current zone)"),
 )
 
 MIN = Version.parse(HISTORY[0][0])

@@ -166,6 +166,12 @@ class Instance(Base):
     # 2.63: the trusted image certificate ids (None: none asked for)
     trusted_certs: Mapped[list[str] | None] = mapped_column(JSONType, nullable=True)
     locked_reason: Mapped[str | None] = mapped_column(Text, nullable=True)  # 2.73
+    # 2.98: the image's properties Nova keeps (image_properties.py), as at boot or rebuild
+    image_properties: Mapped[dict[str, str] | None] = mapped_column(JSONType, nullable=True)
+    # 2.100: the scheduler hints given at boot, each value a list of strings (as Nova's
+    # request spec keeps them)
+    scheduler_hints: Mapped[dict[str, list[str]] | None] = mapped_column(JSONType,
+                                                                        nullable=True)
 
 
 class InstanceAction(Base):

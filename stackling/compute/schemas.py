@@ -157,8 +157,11 @@ _UPDATE_2_90 = copy.deepcopy(_UPDATE_2_19)
 _UPDATE_2_90["properties"]["server"]["properties"]["hostname"] = HOSTNAME
 _UPDATE_2_94 = copy.deepcopy(_UPDATE_2_19)
 _UPDATE_2_94["properties"]["server"]["properties"]["hostname"] = FQDN
+_UPDATE_2_104 = copy.deepcopy(_UPDATE_2_94)  # Nova's name_or_none
+_UPDATE_2_104["properties"]["server"]["properties"]["pinned_availability_zone"] = {
+    "oneOf": [NAME, {"type": "null"}]}
 SERVER_UPDATE = {"2.1": _UPDATE_2_1, "2.19": _UPDATE_2_19, "2.90": _UPDATE_2_90,
-                 "2.94": _UPDATE_2_94}
+                 "2.94": _UPDATE_2_94, "2.104": _UPDATE_2_104}
 
 LOCK_2_73 = {"type": "object",
              "properties": {"lock": {"type": ["object", "null"],
@@ -195,7 +198,10 @@ _FLAVOR_DESCRIPTION = {"type": ["string", "null"], "minLength": 0, "maxLength": 
                        "pattern": r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"}
 FLAVOR_CREATE_2_55 = copy.deepcopy(FLAVOR_CREATE)
 FLAVOR_CREATE_2_55["properties"]["flavor"]["properties"]["description"] = _FLAVOR_DESCRIPTION
-FLAVOR_CREATES = {"2.1": FLAVOR_CREATE, "2.55": FLAVOR_CREATE_2_55}
+FLAVOR_CREATE_2_102 = copy.deepcopy(FLAVOR_CREATE_2_55)  # rxtx_factor is gone
+del FLAVOR_CREATE_2_102["properties"]["flavor"]["properties"]["rxtx_factor"]
+FLAVOR_CREATES = {"2.1": FLAVOR_CREATE, "2.55": FLAVOR_CREATE_2_55,
+                  "2.102": FLAVOR_CREATE_2_102}
 FLAVOR_UPDATE = {"type": "object",
                  "properties": {"flavor": {"type": "object",
                                            "properties": {"description": _FLAVOR_DESCRIPTION},

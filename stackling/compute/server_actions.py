@@ -287,6 +287,9 @@ def rebuild(db: Session, ctx: RequestContext, inst: Instance, values: dict[str, 
         inst.image_ref = _check_image(db, ctx, values["imageRef"], flavor)
     else:
         inst.image_ref = _image(db, ctx, values["imageRef"]).id
+    from stackling.compute.servers import booted_image_properties
+
+    inst.image_properties = booted_image_properties(db, ctx, inst.image_ref)  # 2.98
     mapping = {"name": "display_name", "accessIPv4": "access_ip_v4",
                "accessIPv6": "access_ip_v6", "OS-DCF:diskConfig": "disk_config",
                "description": "description", "user_data": "user_data",
@@ -400,6 +403,23 @@ def console_for_token(db: Session, token: str) -> Instance | None:
     if row is None or row.expires < utcnow_precise():
         return None
     return db.scalars(select(Instance).where(Instance.uuid == row.instance_uuid)).first()
+
+
+# The port a console proxy would reach a simulated server's VNC display on (libvirt's
+# first display); there is no display behind it.
+VNC_PORT = 5900
+
+
+def console_connect_info(db: Session, token: str) -> dict[str, Any] | None:
+    """A live token's connection info (Nova's os-console-auth-tokens body), or None."""
+    row = db.get(ConsoleAuthToken, hashlib.sha256(token.encode()).hexdigest())
+    if row is None or row.expires < utcnow_precise():
+        return None
+    inst = db.scalars(select(Instance).where(Instance.uuid == row.instance_uuid)).first()
+    if inst is None:
+        return None
+    return {"instance_uuid": inst.uuid, "host": inst.host, "port": VNC_PORT,
+            "internal_access_path": None}
 
 
 # ------------------------------------------------------------------ diagnostics

@@ -83,6 +83,7 @@ class CreateRequest:
     requested_host: str | None = None  # 2.74: filters still run, on this host only
     requested_node: str | None = None  # 2.74 hypervisor_hostname
     hostname: str | None = None  # 2.90
+    scheduler_hints: dict[str, Any] = field(default_factory=dict)  # shown from 2.100
 
 
 def request_from_body(s: dict[str, Any]) -> CreateRequest:
@@ -196,6 +197,20 @@ def _requested_destination(db: Session, zone: str | None, host: str | None,
     return f"{zone or ''}:{found}"
 
 
+def booted_image_properties(db: Session, ctx: RequestContext, image_id: str) -> dict[str, str]:
+    """The image's properties the server keeps (2.98), read as the build reads the image."""
+    from stackling.compute import image_properties
+    from stackling.image import interface as images
+
+    return image_properties.snapshot(images.get_image(db, ctx, image_id).properties)
+
+
+def hints_as_kept(hints: dict[str, Any]) -> dict[str, list[str]]:
+    """Nova's request spec keeps each hint as a list of strings (2.100 shows them so)."""
+    return {key: [str(v) for v in value] if isinstance(value, list) else [str(value)]
+            for key, value in hints.items()}
+
+
 def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
                    forced_host_allowed: bool = False) -> list[Instance]:
     """Everything Nova checks before its 202, then one pending instance per count."""
@@ -207,6 +222,7 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
         raise BadRequest("Invalid flavorRef provided.")
     if req.image_ref:
         image_id = _check_image(db, ctx, req.image_ref, flavor)
+        image_props = booted_image_properties(db, ctx, image_id)
     elif req.has_bdm:
         raise BadRequest("Block Device Mapping is Invalid: booting from volume is not "
                          "supported by this cloud.")
@@ -260,6 +276,7 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
             security_groups=list(req.security_groups),
             requested_networks=requested, network_info=[], tags=list(req.tags),
             trusted_certs=req.trusted_certs, build_state="pending",
+            image_properties=image_props, scheduler_hints=hints_as_kept(req.scheduler_hints),
             created_at=now, updated_at=now)
         db.add(inst)
         actions.record(db, ctx, inst, "create", finished=False)
@@ -502,12 +519,36 @@ def update_instance(db: Session, ctx: RequestContext, server_id: str,
     mapping = {"name": "display_name", "description": "description",
                "accessIPv4": "access_ip_v4", "accessIPv6": "access_ip_v6",
                "OS-DCF:diskConfig": "disk_config", "hostname": "hostname"}  # hostname: 2.90
+    if "pinned_availability_zone" in values:  # 2.104
+        _set_pinned_az(inst, values["pinned_availability_zone"])
     for key, attr in mapping.items():
         if key in values:
             setattr(inst, attr, values[key])
     inst.updated_at = utcnow_precise()
     db.flush()
     return inst
+
+
+def _set_pinned_az(inst: Instance, requested: str | None) -> None:
+    """2.104: null unpins (the next move may go to any zone); a zone re-pins, but only to
+    the zone the server is in, and only from unpinned (Nova's 409s); the same value again
+    changes nothing. A 2.74 requested host kept beside the zone stays."""
+    from stackling.common.errors import Conflict
+
+    pinned, _, host = (inst.requested_az or "").partition(":")
+    if requested is None:
+        inst.requested_az = f":{host}" if host else None
+        return
+    if pinned:
+        if requested != pinned:
+            raise Conflict("Cannot change pinned availability zone directly. Unpin first by "
+                           "setting pinned_availability_zone to null.")
+        return
+    current = inst.availability_zone or ""
+    if requested != current:
+        raise Conflict(f"Server can only be pinned to its current availability zone "
+                       f"'{current}', but '{requested}' was requested.")
+    inst.requested_az = f"{requested}:{host}" if host else requested
 
 
 def delete_instance(db: Session, ctx: RequestContext, server_id: str) -> None:

@@ -74,6 +74,8 @@ def flavor_detail(links: Links, f: Flavor, version: Version,
         view["description"] = f.description
     if version.matches("2.61") and show_extra_specs:
         view["extra_specs"] = dict(f.extra_specs or {})
+    if version.matches("2.102"):
+        del view["OS-FLV-DISABLED:disabled"], view["rxtx_factor"]
     return view
 
 
@@ -143,6 +145,8 @@ def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: b
                if inst.host else "")
     image: Any = {"id": inst.image_ref, "links": links.bookmark_only("images", inst.image_ref)} \
         if inst.image_ref else ""
+    if image and version.matches("2.98"):  # the image's known properties, as at boot
+        image["properties"] = dict(inst.image_properties or {})
     server: dict[str, Any] = {
         "id": inst.uuid, "name": inst.display_name, "status": status,
         "tenant_id": inst.project_id, "user_id": inst.user_id,
@@ -208,6 +212,8 @@ def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: b
         server["server_groups"] = server_groups
     if version.matches("2.73"):
         server["locked_reason"] = inst.locked_reason
+    if version.matches("2.100"):
+        server["scheduler_hints"] = dict(inst.scheduler_hints or {})
     return server
 
 

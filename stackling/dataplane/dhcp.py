@@ -19,6 +19,7 @@ from pathlib import Path
 
 import netaddr
 
+from stackling.dataplane.dhcp_names import DhcpNames
 from stackling.dataplane.kernel import pid_alive
 
 METADATA_IP = "169.254.169.254"
@@ -42,6 +43,7 @@ class DhcpConfig:
     mtu: int
     subnets: list[DhcpSubnet]
     hosts: list[tuple[str, str, str, str]] = field(default_factory=list)  # port, mac, ip, name
+    names: DhcpNames | None = None  # extra options, DNS names (dhcp_names.py)
 
     def command(self, directory: Path) -> list[str]:
         args = ["dnsmasq", "--no-hosts", "--no-resolv", "--port=0", "--bind-interfaces",
@@ -55,13 +57,18 @@ class DhcpConfig:
             net = netaddr.IPNetwork(s.cidr)
             args.append(f"--dhcp-range=set:subnet-{s.id},{net.network},static,{net.netmask},"
                         f"{LEASE_SECONDS}s")
+        if self.names is not None:
+            args = self.names.command(args, directory)
         return args
+
+    def _hostname(self, port: str, ip: str) -> str:
+        return self.names.hostname(port, ip) if self.names else f"host-{ip.replace('.', '-')}"
 
     def host_files(self) -> dict[str, str]:
         """Port id -> its hosts line(s), one file per port."""
         out: dict[str, str] = {}
         for port, mac, ip, _name in sorted(self.hosts):
-            out[port] = out.get(port, "") + f"{mac},host-{ip.replace('.', '-')},{ip},set:port-{port}\n"
+            out[port] = out.get(port, "") + f"{mac},{self._hostname(port, ip)},{ip},set:port-{port}\n"
         return out
 
     def opts_text(self) -> str:
@@ -80,7 +87,7 @@ class DhcpConfig:
             lines.append(f"{tag},option:mtu,{self.mtu}")
             if s.dns_nameservers:
                 lines.append(f"{tag},option:dns-server,{','.join(s.dns_nameservers)}")
-        return "".join(line + "\n" for line in lines)
+        return "".join(line + "\n" for line in lines) + (self.names.opts() if self.names else "")
 
 
 class DhcpServers:
@@ -113,6 +120,7 @@ class DhcpServers:
         wanted = cfg.host_files()
         have = {p.name: p.read_text() for p in hosts.iterdir() if not p.name.startswith(".")}
         restart |= any(have[k] != wanted.get(k) for k in have)  # removed or changed
+        restart |= _sync_dns(directory / "dns", cfg.names.dns if cfg.names else {})
         added = [k for k in wanted if k not in have]
         if pid is not None and restart:
             self.stop(cfg.network_id, forget=False)
@@ -141,6 +149,19 @@ class DhcpServers:
                 time.sleep(0.002)
         if forget:
             shutil.rmtree(self.dir / network_id, ignore_errors=True)
+
+
+def _sync_dns(directory: Path, wanted: dict[str, str]) -> bool:
+    """The DNS hosts files (dnsmasq reads new ones by itself); True when one was removed
+    or changed (dnsmasq keeps what it read: a restart)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    os.chmod(directory, 0o755)
+    have = {p.name: p.read_text() for p in directory.iterdir() if not p.name.startswith(".")}
+    for name in set(have) - set(wanted):
+        (directory / name).unlink()
+    for name, text in wanted.items():
+        _write(directory / name, text)
+    return any(have[k] != wanted.get(k) for k in have)
 
 
 def _await_log(log: Path, size: int, names: list[str], timeout: float = 0.5) -> None:

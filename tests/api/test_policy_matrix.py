@@ -494,6 +494,7 @@ compute DELETE /v2.1/servers/{server_id}/shares/{share_id}        member-write  
 compute GET    /v2.1/servers/{server_id}/os-server-password       reader-read
 compute DELETE /v2.1/servers/{server_id}/os-server-password       member-write
 compute POST   /v2.1/servers/{server_id}/remote-consoles          member-write   console
+compute GET    /v2.1/os-console-auth-tokens/{console_token}       admin-only     mv=2.31
 compute GET    /v2.1/servers/{server_id}/os-security-groups       reader-read
 # the network proxies exist up to 2.35
 compute GET    /v2.1/os-security-groups                           any-read       mv=2.35

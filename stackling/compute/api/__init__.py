@@ -48,4 +48,22 @@ def build(runtime: Any) -> Service:
     admin_extras.add_routes(s)
     server_password.add_routes(s)
     server_shares.add_routes(s)
+    _strict_queries(s)
     return s
+
+
+# The proxy APIs are gone from 2.36: their 404 answers whatever the query.
+_REMOVED_BEFORE_2_102 = ("stackling.compute.api.images", "stackling.compute.api.proxies")
+
+
+def _strict_queries(s: Service) -> None:
+    """2.102: every GET but version discovery refuses a query parameter Nova's schema does
+    not name (common.takes_query declares them per handler)."""
+    from stackling.compute.api.common import strict_query
+
+    for route in s.routes:
+        handler = route.methods.get("GET")
+        if handler is None or route.is_public("GET") \
+                or handler.__module__ in _REMOVED_BEFORE_2_102:
+            continue
+        route.methods["GET"] = strict_query(handler)

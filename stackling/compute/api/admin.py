@@ -17,6 +17,7 @@ from stackling.compute.api.common import (
     links,
     page_limit,
     since,
+    takes_query,
     version,
 )
 from stackling.compute.models import Aggregate, ComputeNode, ComputeService
@@ -37,6 +38,7 @@ def _service_view(rq: ApiRequest, s: ComputeService, zones: dict[str, str]) -> d
     return view
 
 
+@takes_query("host", "binary")
 def services_index(rq: ApiRequest) -> Any:
     known_query(rq, {"host", "binary"})
     authorize(rq, "os-services:list")
@@ -181,10 +183,12 @@ def _hypervisor_list(rq: ApiRequest, detailed: bool) -> Any:
     return out
 
 
+@takes_query("limit", "marker", "hypervisor_hostname_pattern", "with_servers")
 def hypervisors_index(rq: ApiRequest) -> Any:
     return _hypervisor_list(rq, False)
 
 
+@takes_query("limit", "marker", "hypervisor_hostname_pattern", "with_servers")
 def hypervisors_detail(rq: ApiRequest) -> Any:
     return _hypervisor_list(rq, True)
 
@@ -197,6 +201,7 @@ def _node(rq: ApiRequest) -> tuple[ComputeNode, ComputeService]:
     return hosts.get_node(rq.db, ident)
 
 
+@takes_query("with_servers")
 def hypervisors_show(rq: ApiRequest) -> Any:
     authorize(rq, "os-hypervisors:show")
     node, svc = _node(rq)
@@ -206,6 +211,7 @@ def hypervisors_show(rq: ApiRequest) -> Any:
     return {"hypervisor": view}
 
 
+@takes_query("*")
 def hypervisors_uptime(rq: ApiRequest) -> Any:
     if version(rq).matches("2.88"):  # uptime is in the hypervisor's own body from 2.88
         raise NotFound("The resource could not be found.")
@@ -237,6 +243,7 @@ def _add_servers(rq: ApiRequest, items: list[dict[str, Any]], nodes: list[Comput
             item["servers"] = by_host.get(node.host) or []
 
 
+@takes_query("*")
 def hypervisors_statistics(rq: ApiRequest) -> Any:
     if version(rq).matches("2.88"):
         raise NotFound("The resource could not be found.")
@@ -386,6 +393,7 @@ def az_detail(rq: ApiRequest) -> Any:
 
 
 # ------------------------------------------------------------------ limits
+@takes_query("tenant_id")
 def limits(rq: ApiRequest) -> Any:
     known_query(rq, {"tenant_id"})
     authorize(rq, "limits")

@@ -16,7 +16,7 @@ from stackling.common.errors import ApiError, BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.compute import hosts, servers, validation
 from stackling.compute.api.admin import _hypervisor
-from stackling.compute.api.common import authorize, version
+from stackling.compute.api.common import authorize, takes_query, version
 from stackling.compute.errors import ComputeHostNotFound
 
 ADMIN = "rule:context_is_admin"
@@ -81,14 +81,17 @@ def _power_action(rq: ApiRequest, action: str) -> Any:
     raise NotImplementedFeature()
 
 
+@takes_query("*")
 def hosts_startup(rq: ApiRequest) -> Any:
     return _power_action(rq, "start")
 
 
+@takes_query("*")
 def hosts_shutdown(rq: ApiRequest) -> Any:
     return _power_action(rq, "shutdown")
 
 
+@takes_query("*")
 def hosts_reboot(rq: ApiRequest) -> Any:
     return _power_action(rq, "reboot")
 
@@ -105,10 +108,12 @@ def _matching(rq: ApiRequest, action: str) -> list[Any]:
     return rows
 
 
+@takes_query("*")
 def hypervisors_search(rq: ApiRequest) -> Any:
     return {"hypervisors": [_hypervisor(rq, n, s, None) for n, s in _matching(rq, "search")]}
 
 
+@takes_query("*")
 def hypervisors_servers(rq: ApiRequest) -> Any:
     rows = _matching(rq, "servers")
     by_host = servers.names_on_hosts(rq.db, [n.host for n, _ in rows])

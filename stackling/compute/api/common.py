@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from stackling.common.errors import ApiError, BadRequest
-from stackling.common.http import ApiRequest
+from stackling.common.http import ApiRequest, Handler
 from stackling.common.listing import parse_limit
 from stackling.common.microversion import Version
 from stackling.compute import microversions, validation
@@ -82,9 +84,10 @@ def query_timestamp(value: str, name: str) -> Any:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
-def known_query(rq: ApiRequest, names: frozenset[str] | set[str]) -> None:
-    """From 2.75 a query parameter Nova's schema does not name is a 400 (ignored before)."""
-    if not version(rq).matches("2.75"):
+def known_query(rq: ApiRequest, names: frozenset[str] | set[str], since: str = "2.75") -> None:
+    """From 2.75 (or `since`) a query parameter Nova's schema does not name is a 400
+    (ignored before)."""
+    if not version(rq).matches(since):
         return
     unknown = sorted(k for k in rq.query.keys() if k not in names)
     if unknown:
@@ -103,3 +106,30 @@ def changes_before(rq: ApiRequest, changes_since: Any) -> Any:
         raise BadRequest("The value of changes-since must be less than or equal to "
                          "changes-before.")
     return before
+
+
+# ------------------------------------------------------------------ 2.102: strict queries
+ANY_QUERY = frozenset({"*"})  # an API gone before 2.102: its own 404 answers first
+
+
+def takes_query(*names: str) -> Callable[[Handler], Handler]:
+    """Declare the query parameters a GET handler reads (Nova's query schema names them);
+    from 2.102 any other is a 400 on every GET (`strict_query`)."""
+    def mark(handler: Handler) -> Handler:
+        handler.query_params = ANY_QUERY if names == ("*",) else frozenset(names)  # type: ignore[attr-defined]
+        return handler
+    return mark
+
+
+def strict_query(handler: Handler) -> Handler:
+    """The handler with 2.102's rule in front: a query parameter it does not declare
+    (`takes_query`) is a 400; before 2.102 the handler's own rules (2.75) hold."""
+    names = getattr(handler, "query_params", frozenset())
+    if names is ANY_QUERY:
+        return handler
+
+    @functools.wraps(handler)
+    def checked(rq: ApiRequest) -> Any:
+        known_query(rq, names, since="2.102")
+        return handler(rq)
+    return checked

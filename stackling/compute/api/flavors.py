@@ -18,6 +18,7 @@ from stackling.compute.api.common import (
     known_query,
     links,
     since,
+    takes_query,
     version,
 )
 from stackling.compute.models import KeyPair
@@ -25,11 +26,14 @@ from stackling.compute.models import KeyPair
 
 # ------------------------------------------------------------------ flavors
 def _page(rq: ApiRequest, render: Any) -> Any:
-    params = parse_list_params(rq.query, filterable=None,
-                               sortable=("flavorid", "name", "memory_mb", "vcpus", "root_gb",
-                                         "id", "created_at", "swap", "ephemeral_gb",
-                                         "rxtx_factor"))
+    sortable = ("flavorid", "name", "memory_mb", "vcpus", "root_gb", "id", "created_at",
+                "swap", "ephemeral_gb", "rxtx_factor")
+    if version(rq).matches("2.102"):  # rxtx_factor is gone
+        sortable = sortable[:-1]
+    params = parse_list_params(rq.query, filterable=None, sortable=sortable)
     filters = {k: v[-1] for k, v in params.filters.items()}
+    if not version(rq).matches("2.102"):
+        filters.pop("name", None)  # a regular expression over names from 2.102
     page = flavors_logic.list_flavors(rq.db, rq.ctx, filters, params)
     items = [render(links(rq), f, version(rq)) for f in page.rows]
     out: dict[str, Any] = {"flavors": items}
@@ -45,8 +49,13 @@ FLAVOR_QUERY = frozenset({"limit", "marker", "is_public", "minRam", "minDisk", "
 KEYPAIR_QUERY = frozenset({"user_id", "limit", "marker"})
 
 
+def _flavor_query(rq: ApiRequest) -> frozenset[str]:
+    return FLAVOR_QUERY | {"name"} if version(rq).matches("2.102") else FLAVOR_QUERY
+
+
+@takes_query(*FLAVOR_QUERY, "name")
 def flavor_index(rq: ApiRequest) -> Any:
-    known_query(rq, FLAVOR_QUERY)
+    known_query(rq, _flavor_query(rq))
     return _page(rq, views.flavor_brief)
 
 
@@ -55,8 +64,9 @@ def _detail_view(rq: ApiRequest) -> Any:
     return lambda lk, f, v: views.flavor_detail(lk, f, v, show_extra_specs=specs)
 
 
+@takes_query(*FLAVOR_QUERY, "name")
 def flavor_detail_list(rq: ApiRequest) -> Any:
-    known_query(rq, FLAVOR_QUERY)
+    known_query(rq, _flavor_query(rq))
     return _page(rq, _detail_view(rq))
 
 
@@ -187,6 +197,7 @@ def _keypair_view(rq: ApiRequest, kp: KeyPair, *, full: bool) -> dict[str, Any]:
     return view
 
 
+@takes_query(*KEYPAIR_QUERY)
 def keypair_index(rq: ApiRequest) -> Any:
     known_query(rq, KEYPAIR_QUERY)
     user_id = _keypair_user(rq)
@@ -219,6 +230,7 @@ def keypair_create(rq: ApiRequest) -> Any:
     return {"keypair": view}
 
 
+@takes_query("user_id")
 def keypair_show(rq: ApiRequest) -> Any:
     known_query(rq, {"user_id"})
     user_id = _keypair_user(rq)

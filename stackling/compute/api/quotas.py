@@ -8,7 +8,7 @@ from typing import Any
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import quotas
-from stackling.compute.api.common import authorize, body, known_query, version
+from stackling.compute.api.common import authorize, body, known_query, takes_query, version
 
 ADMIN = "rule:context_is_admin"
 READER = "rule:context_is_admin or rule:project_reader_api"
@@ -74,6 +74,7 @@ def _user(rq: ApiRequest) -> str | None:
 
 
 # ------------------------------------------------------------------ os-quota-sets
+@takes_query("user_id")
 def show(rq: ApiRequest) -> Any:
     known_query(rq, {"user_id"})
     project_id = _project(rq, "show")
@@ -81,6 +82,7 @@ def show(rq: ApiRequest) -> Any:
     return {"quota_set": _render(_shown(rq), values, project_id)}
 
 
+@takes_query("user_id")
 def detail(rq: ApiRequest) -> Any:
     known_query(rq, {"user_id"})
     project_id = _project(rq, "detail")

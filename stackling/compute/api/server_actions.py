@@ -15,10 +15,12 @@ from stackling.compute import moves, server_actions, validation, views
 from stackling.compute.api.common import (
     authorize,
     changes_before,
+    known_query,
     links,
     page_limit,
     query_timestamp,
     since,
+    takes_query,
     version,
 )
 from stackling.compute.microversions import pick
@@ -55,6 +57,7 @@ POLICIES = {
     "os_compute_api:servers:trigger_crash_dump": MEMBER,
     "os_compute_api:os-console-output": MEMBER,
     "os_compute_api:os-remote-consoles": MEMBER,
+    "os_compute_api:os-console-auth-tokens": ADMIN,
     "os_compute_api:os-server-diagnostics": ADMIN,
     "os_compute_api:os-migrate-server:migrate": ADMIN,
     "os_compute_api:os-migrate-server:migrate:host": ADMIN,
@@ -360,6 +363,22 @@ def remote_consoles(rq: ApiRequest) -> Any:
     return {"remote_console": {"protocol": data["protocol"], "type": data["type"], "url": url}}
 
 
+def console_auth_token(rq: ApiRequest) -> Any:
+    """`GET /os-console-auth-tokens/{token}` (admin): what a console proxy would connect
+    to. Nova answers 400 below 2.31 (the rdp-html5 consoles it served are gone); from 2.99
+    a query parameter is a 400 and a spice-direct token would carry `tls_port` (there are
+    no spice consoles here)."""
+    if not version(rq).matches("2.31"):
+        raise BadRequest("The server could not comply with the request since it is either "
+                         "malformed or otherwise incorrect.")
+    known_query(rq, set(), since="2.99")
+    authorize(rq, "os-console-auth-tokens")
+    info = server_actions.console_connect_info(rq.db, rq.path_params["console_token"])
+    if info is None:
+        raise NotFound("Token not found")
+    return {"console": info}
+
+
 def console_page(rq: ApiRequest) -> Any:
     """What a console URL opens (public: the token is the credential)."""
     import html
@@ -406,6 +425,9 @@ def _migration_view(rq: ApiRequest, m: Any) -> dict[str, Any]:
     return view
 
 
+@takes_query("hidden", "host", "instance_uuid", "source_compute", "status",
+             "migration_type", "limit", "marker", "changes-since", "changes-before",
+             "user_id", "project_id")
 def migrations_index(rq: ApiRequest) -> Any:
     authorize(rq, "os-migrations:index")
     q = rq.query
@@ -508,5 +530,6 @@ def add_routes(s: Any) -> None:
           post=server_migration_action)
     s.add("/v2.1/servers/{server_id}/diagnostics", get=diagnostics)
     s.add("/v2.1/servers/{server_id}/remote-consoles", post=remote_consoles)
+    s.add("/v2.1/os-console-auth-tokens/{console_token}", get=console_auth_token)
     s.add("/vnc_lite.html", public=True, get=console_page)
     s.add("/console", public=True, get=console_page)

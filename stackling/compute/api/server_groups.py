@@ -9,7 +9,7 @@ from typing import Any
 from stackling.common.errors import BadRequest
 from stackling.common.http import ApiRequest
 from stackling.compute import server_groups as logic
-from stackling.compute.api.common import authorize, body, known_query, page_limit, version
+from stackling.compute.api.common import authorize, body, known_query, page_limit, takes_query, version
 from stackling.compute.group_models import ServerGroup
 from stackling.compute.schemas import NAME, POSITIVE_INT
 
@@ -84,6 +84,7 @@ def create(rq: ApiRequest) -> Any:
     return {"server_group": _view(rq, group, [])}
 
 
+@takes_query("all_projects", "limit", "offset")
 def index(rq: ApiRequest) -> Any:
     known_query(rq, {"all_projects", "limit", "offset"})
     authorize(rq, "os-server-groups:index", {"project_id": rq.ctx.project_id})

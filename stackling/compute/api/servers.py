@@ -31,6 +31,7 @@ from stackling.compute.api.common import (
     page_limit,
     query_timestamp,
     since,
+    takes_query,
     version,
 )
 from stackling.compute.api.server_views import detail as _detail
@@ -80,6 +81,7 @@ def create(rq: ApiRequest) -> Any:
                                    "performed."))
     hints = data.get("os:scheduler_hints") or data.get("OS-SCH-HNT:scheduler_hints") or {}
     req.group = hints.get("group")
+    req.scheduler_hints = dict(hints)
     if req.networks != network_api.NONE:
         authorize(rq, "servers:create:attach_network")
     instances = servers.create_servers(
@@ -203,6 +205,7 @@ def _collection(rq: ApiRequest, items: list[dict[str, Any]], query: servers.List
     return out
 
 
+@takes_query(*SERVER_LIST_QUERY)
 def index(rq: ApiRequest) -> Any:
     authorize(rq, "servers:index")
     query = _list_query(rq)
@@ -210,6 +213,7 @@ def index(rq: ApiRequest) -> Any:
     return _collection(rq, [views.server_brief(links(rq), i) for i in rows], query, "servers")
 
 
+@takes_query(*SERVER_LIST_QUERY)
 def detail(rq: ApiRequest) -> Any:
     authorize(rq, "servers:detail")
     query = _list_query(rq)
@@ -383,6 +387,7 @@ def _action_view(rq: ApiRequest, row: Any) -> dict[str, Any]:
     return view
 
 
+@takes_query("limit", "marker", "changes-since", "changes-before")
 def actions_index(rq: ApiRequest) -> Any:
     server_id = rq.path_params["server_id"]
     authorize(rq, "os-instance-actions:list")

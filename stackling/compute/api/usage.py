@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from stackling.common.errors import BadRequest, NotFound
 from stackling.common.http import ApiRequest
 from stackling.compute import aggregates, hosts, usage, views
-from stackling.compute.api.common import authorize, known_query, links, version
+from stackling.compute.api.common import authorize, known_query, links, takes_query, version
 from stackling.compute.errors import ComputeHostNotFound
 
 ADMIN = "rule:context_is_admin"
@@ -63,6 +63,7 @@ def _links(rq: ApiRequest, path: str, rows: list[Any], limit: int | None) -> lis
     return [{"rel": "next", "href": f"{links(rq).versioned}/{path}?{urlencode(params)}"}]
 
 
+@takes_query("start", "end", "detailed", "limit", "marker")
 def usage_index(rq: ApiRequest) -> Any:
     known_query(rq, {"start", "end", "detailed", "limit", "marker"})
     authorize(rq, "os-simple-tenant-usage:list")
@@ -80,6 +81,7 @@ def usage_index(rq: ApiRequest) -> Any:
     return body
 
 
+@takes_query("start", "end", "limit", "marker")
 def usage_show(rq: ApiRequest) -> Any:
     known_query(rq, {"start", "end", "limit", "marker"})
     tenant_id = rq.path_params["tenant_id"]
@@ -102,6 +104,7 @@ def _until_2_43(rq: ApiRequest) -> None:
         raise NotFound("The resource could not be found.")
 
 
+@takes_query("*")
 def hosts_index(rq: ApiRequest) -> Any:
     _until_2_43(rq)
     authorize(rq, "os-hosts:list")
@@ -117,6 +120,7 @@ def hosts_index(rq: ApiRequest) -> Any:
     return {"hosts": out}
 
 
+@takes_query("*")
 def hosts_show(rq: ApiRequest) -> Any:
     _until_2_43(rq)
     authorize(rq, "os-hosts:show")
