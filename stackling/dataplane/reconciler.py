@@ -23,6 +23,7 @@ from stackling.dataplane import desired as desired_
 from stackling.dataplane import firewall, kernel, rootfs
 from stackling.dataplane.agents import AgentReporter
 from stackling.dataplane.dhcp import METADATA_IP, DhcpConfig, DhcpServers, DhcpSubnet
+from stackling.dataplane.dhcp_names import build as dhcp_names_of
 from stackling.dataplane.guests import Guests, GuestSpec
 from stackling.dataplane.metadata import MetadataServers, documents
 from stackling.dataplane.names import Names
@@ -222,6 +223,9 @@ class Reconciler:
                              [DhcpSubnet(s["id"], s["cidr"], s.get("gateway_ip"),
                                          s.get("dns_nameservers") or [], s.get("host_routes") or [])
                               for s in subnets], hosts)
+            cfg.names = dhcp_names_of(net, [p for p in d.ports.values()
+                                            if p["network_id"] == net_id
+                                            and p["device_owner"] != desired_.DHCP_OWNER])
             self._try(f"dnsmasq {net_id}", self.dhcp.ensure, cfg, ns)
             self._try(f"metadata {net_id}", self.metadata.ensure, net_id,
                       lambda ns=ns: kernel.listen_tcp(ns, METADATA_IP, 80))

@@ -68,7 +68,7 @@ exec /usr/sbin/dropbear -F -E -R -s -p 22
 """
 
 # udhcpc's event script: the lease's address, routes (RFC 3442 routes replace `router`),
-# MTU and DNS servers.
+# MTU, DNS servers and search domain; the lease's options are kept in /run/udhcpc.<nic>.
 DHCP_EVENT = r"""#!/bin/sh
 case "$1" in
   deconfig) ip -4 addr flush dev "$interface"; ip link set "$interface" up ;;
@@ -88,6 +88,8 @@ case "$1" in
     fi
     : > /etc/resolv.conf
     for s in $dns; do echo "nameserver $s" >> /etc/resolv.conf; done
+    [ -n "$search$domain" ] && echo "search ${search:-$domain}" >> /etc/resolv.conf
+    env | grep -v '^PATH=\|^HOME=\|^PWD=\|^SHLVL=' | sort > "/run/udhcpc.$interface"  # the lease
     echo "udhcpc: lease of $ip obtained from $serverid on $interface" ;;
 esac
 exit 0

@@ -27,6 +27,8 @@ class DataplaneLoop:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.database = Database(settings.db_url)
+        # the settings the services' rules read where no runtime is (network.dns_domain)
+        self.database.sessions.kw.setdefault("info", {})["stackling.settings"] = settings
         self.prefix = cloud_prefix(settings.db_url)
         self.reconciler = Reconciler(self.database, self.prefix, settings.data_dir.resolve())
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"

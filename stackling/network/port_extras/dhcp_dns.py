@@ -153,8 +153,10 @@ floatingips.ATTRS.update({
 def dns_domain(db: Session) -> str:
     """The setting `network.dns_domain`, ending in a dot (upstream's _get_dns_domain)."""
     runtime = pol.runtime_of(db)
-    value = getattr(getattr(getattr(runtime, "settings", None), "network", None), "dns_domain",
-                    DEFAULT_DNS_DOMAIN) if runtime is not None else DEFAULT_DNS_DOMAIN
+    # the dataplane's sessions have no runtime but carry the settings
+    settings = getattr(runtime, "settings", None) if runtime is not None else \
+        db.info.get("stackling.settings")
+    value = getattr(getattr(settings, "network", None), "dns_domain", DEFAULT_DNS_DOMAIN)
     if not value:
         return ""
     return value if value.endswith(".") else f"{value}."
