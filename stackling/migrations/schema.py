@@ -35,6 +35,7 @@ MODEL_MODULES = [
     "stackling.network.port_forwarding.models",
     "stackling.network.conntrack.models",
     "stackling.network.metering.models",
+    "stackling.network.flavors.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

@@ -10,6 +10,7 @@ from stackling.network.address_groups import address_groups
 from stackling.network.conntrack import helpers as conntrack_helpers
 from stackling.network.core import subnetpools
 from stackling.network.default_rules import rules as default_sg_rules
+from stackling.network.flavors import flavors as network_flavors
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.metering import labels as metering_labels
 from stackling.network.policy import POLICIES
@@ -52,7 +53,7 @@ COMPONENT = Component(
               **trunks.POLICIES, **address_groups.POLICIES,
               **default_sg_rules.POLICIES, **qos_policies.POLICIES,
               **port_forwardings.POLICIES, **conntrack_helpers.POLICIES,
-              **metering_labels.POLICIES},
+              **metering_labels.POLICIES, **network_flavors.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     # the rule templates first: the base step's groups start with them
     bootstrap=[("default_sg_rules", default_sg_rules.seed),

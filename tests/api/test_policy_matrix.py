@@ -318,6 +318,20 @@ network GET    /v2.0/metering/metering-label-rules                admin-list
 network POST   /v2.0/metering/metering-label-rules                admin-only     metering_label_rule
 network GET    /v2.0/metering/metering-label-rules/{metering_label_rule_id}  admin-hidden
 network DELETE /v2.0/metering/metering-label-rules/{metering_label_rule_id}  admin-hidden
+network GET    /v2.0/service_providers                            any-read
+network GET    /v2.0/flavors                                      any-read
+network POST   /v2.0/flavors                                      admin-only     network_flavor
+network GET    /v2.0/flavors/{network_flavor_id}                  any-read
+network PUT    /v2.0/flavors/{network_flavor_id}                  admin-only     network_flavor_update
+network DELETE /v2.0/flavors/{network_flavor_id}                  admin-only
+network GET    /v2.0/flavors/{network_flavor_id}/next_providers   any-read
+network POST   /v2.0/flavors/{network_flavor_id}/service_profiles  admin-only    flavor_profile_assoc
+network DELETE /v2.0/flavors/{network_flavor_id}/service_profiles/{service_profile_id}  admin-only
+network GET    /v2.0/service_profiles                             admin-list
+network POST   /v2.0/service_profiles                             admin-only     service_profile
+network GET    /v2.0/service_profiles/{service_profile_id}        admin-hidden
+network PUT    /v2.0/service_profiles/{service_profile_id}        admin-hidden   service_profile_update
+network DELETE /v2.0/service_profiles/{service_profile_id}        admin-hidden
 network GET    /v2.0/qos/policies                                 any-read
 network POST   /v2.0/qos/policies                                 admin-only     qos_policy
 network GET    /v2.0/qos/policies/{qos_policy_id}                 reader-read
@@ -662,6 +676,11 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "metering_label": lambda w: {"metering_label": {"name": "m"}},
     "metering_label_rule": lambda w: {"metering_label_rule": {
         "metering_label_id": w["metering_label_id"], "source_ip_prefix": "10.0.0.0/8"}},
+    "network_flavor": lambda w: {"flavor": {"name": "f", "service_type": "L3_ROUTER_NAT"}},
+    "network_flavor_update": lambda w: {"flavor": {"name": "f2"}},
+    "flavor_profile_assoc": lambda w: {"service_profile": {"id": w["service_profile_id"]}},
+    "service_profile": lambda w: {"service_profile": {"metainfo": "{}"}},
+    "service_profile_update": lambda w: {"service_profile": {"description": "d"}},
     "qos_policy": lambda w: {"policy": {"name": "q"}},
     "qos_policy_update": lambda w: {"policy": {"name": "q2"}},
     "qos_bandwidth_limit": lambda w: {"bandwidth_limit_rule": {"max_kbps": 100,
@@ -855,6 +874,15 @@ class World:
         return r.json() if r.content else None
 
 
+def _service_profile(w: World) -> str:
+    sp = w.ok("POST", "/networking/v2.0/service_profiles", {"service_profile": {
+        "driver": "neutron.services.l3_router.service_providers.ha.HaDriver"}},
+        user="admin")["service_profile"]["id"]
+    w.ok("POST", f"/networking/v2.0/flavors/{w.ids['network_flavor_id']}/service_profiles",
+         {"service_profile": {"id": sp}}, user="admin")
+    return sp
+
+
 def _port_forwarding(w: World) -> Ids:
     n = w.count()
     net = w.ok("POST", "/networking/v2.0/networks", {"network": {"name": f"pf-{n}"}})["network"]
@@ -981,6 +1009,12 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
             "metering_label_id": w.ids["metering_label_id"],
             "remote_ip_prefix": f"10.{w.count() % 250}.{w.made // 250}.0/24"}},
         user="admin")["metering_label_rule"]["id"],
+    # network flavors and service profiles are the admin's; a fresh profile is associated
+    # with the flavor (its next provider, and a binding a DELETE can remove)
+    "network_flavor_id": lambda w: w.ok("POST", "/networking/v2.0/flavors", {"flavor": {
+        "name": f"nf-{w.count()}", "service_type": "L3_ROUTER_NAT"}}, user="admin")[
+            "flavor"]["id"],
+    "service_profile_id": lambda w: _service_profile(w),
     # project demo's QoS policy (admins make them) with one rule of each type
     "qos_policy_id": lambda w: _qos_policy(w),
     "bandwidth_limit_rule_id": lambda w: _qos_policy(w),

@@ -45,3 +45,58 @@ def test_cli_router_ha_and_distributed(cloud):
     shown = cloud.cli("router", "show", name, "-f", "json")
     assert shown["ha"] is False and shown["distributed"] is False
     cloud.cli("router", "delete", name, parse=False)
+
+
+# ------------------------------------------------------------------ service-type, flavors
+L3_HA_DRIVER = "neutron.services.l3_router.service_providers.ha.HaDriver"
+
+
+def test_sdk_service_providers_and_flavors(cloud):
+    member = cloud.new_project_member()["sdk"]
+    assert {(p.service_type, p.name) for p in member.network.service_providers()} >= {
+        ("L3_ROUTER_NAT", "ha"), ("L3_ROUTER_NAT", "single_node")}
+    admin = cloud.sdk()
+    flavor = admin.network.create_flavor(name=_name("nf"), service_type="L3_ROUTER_NAT")
+    profile = admin.network.create_service_profile(driver=L3_HA_DRIVER, description="ha")
+    admin.network.associate_flavor_with_service_profile(flavor, profile)
+    assert admin.network.get_flavor(flavor.id).service_profile_ids == [profile.id]
+    with pytest.raises(exceptions.ConflictException):  # in use
+        admin.network.delete_service_profile(profile)
+    seen = member.network.get_flavor(flavor.id)  # members read flavors...
+    assert seen.service_type == "L3_ROUTER_NAT"
+    assert list(member.network.service_profiles()) == []  # ...never profiles
+    with pytest.raises(exceptions.ForbiddenException):
+        member.network.update_flavor(flavor, name="x")
+    flavor = admin.network.update_flavor(flavor, is_enabled=False, description="off")
+    assert flavor.is_enabled is False and flavor.description == "off"
+    admin.network.disassociate_flavor_from_service_profile(flavor, profile)
+    admin.network.delete_service_profile(profile)
+    admin.network.delete_flavor(flavor)
+    assert admin.network.find_flavor(flavor.id) is None
+
+
+@sqlite_only
+def test_cli_network_flavors_and_profiles(cloud):
+    name = _name("cli-nf")
+    flavor = cloud.cli("network", "flavor", "create", "--service-type", "L3_ROUTER_NAT",
+                       "--description", "gold", name, "-f", "json")
+    assert flavor["service_type"] == "L3_ROUTER_NAT" and flavor["enabled"] is True
+    profile = cloud.cli("network", "flavor", "profile", "create", "--driver", L3_HA_DRIVER,
+                        "--description", "p", "-f", "json")
+    assert profile["driver"] == L3_HA_DRIVER
+    cloud.cli("network", "flavor", "add", "profile", name, profile["id"], parse=False)
+    shown = cloud.cli("network", "flavor", "show", name, "-f", "json")
+    assert profile["id"] in str(shown["service_profile_ids"])
+    cloud.cli("network", "flavor", "set", "--disable", "--name", name + "x", name, parse=False)
+    listed = cloud.cli("network", "flavor", "list", "-f", "json")
+    assert any(f["Name"] == name + "x" and f["Enabled"] is False for f in listed)
+    cloud.cli("network", "flavor", "remove", "profile", name + "x", profile["id"], parse=False)
+    profiles = cloud.cli("network", "flavor", "profile", "list", "-f", "json")
+    assert profile["id"] in {p["ID"] for p in profiles}
+    cloud.cli("network", "flavor", "profile", "set", "--disable", profile["id"], parse=False)
+    assert cloud.cli("network", "flavor", "profile", "show", profile["id"],
+                     "-f", "json")["enabled"] is False
+    cloud.cli("network", "flavor", "profile", "delete", profile["id"], parse=False)
+    cloud.cli("network", "flavor", "delete", name + "x", parse=False)
+    providers = cloud.cli("network", "service", "provider", "list", "-f", "json")
+    assert {p["Name"] for p in providers} >= {"ha", "dvr", "single_node", "dvrha"}

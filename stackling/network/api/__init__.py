@@ -39,6 +39,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.port_forwardings",
     "stackling.network.api.conntrack_helpers",
     "stackling.network.api.metering",
+    "stackling.network.api.flavors",
 ]
 
 

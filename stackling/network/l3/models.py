@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, String, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, ForeignKey, String, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from stackling.common.db import Base, JSONType, UTCDateTime, utcnow, uuid_str
@@ -34,9 +34,12 @@ class Router(StandardAttrs, Base):
     gw_network_id: Mapped[str | None] = mapped_column(String(36), nullable=True, index=True)
     enable_snat: Mapped[bool] = mapped_column(Boolean, default=True)
     availability_zone_hints: Mapped[list[str]] = mapped_column(JSONType, default=list)
-    # `l3-ha` and `dvr`: stored and shown to admins (no agents run either kind)
-    ha: Mapped[bool] = mapped_column(Boolean, default=False)
-    distributed: Mapped[bool] = mapped_column(Boolean, default=False)
+    # `l3-ha` and `dvr`: stored and shown to admins (no agents run either kind); last in
+    # the table, after the standard attributes, where the migration adds them
+    ha: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(),
+                                     sort_order=1)
+    distributed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(),
+                                              sort_order=1)
 
 
 class RouterPort(Base):

@@ -1,0 +1,1 @@
+"""Network flavors and service profiles (`flavors`) and service providers (`service-type`)."""
