@@ -21,7 +21,10 @@ import netaddr
 from stackling.common.db import Database
 from stackling.dataplane import desired as desired_
 from stackling.dataplane import firewall, kernel, rootfs
+from stackling.dataplane import port_forwarding as forwarding
 from stackling.dataplane.agents import AgentReporter
+from stackling.dataplane.desired_extras import Extras
+from stackling.dataplane.desired_extras import read as read_extras
 from stackling.dataplane.dhcp import METADATA_IP, DhcpConfig, DhcpServers, DhcpSubnet
 from stackling.dataplane.dhcp_names import build as dhcp_names_of
 from stackling.dataplane.guests import Guests, GuestSpec
@@ -47,6 +50,7 @@ class Reconciler:
         self._nft: dict[str, str] = {}
         self.handles = kernel.Handles()
         self.agents = AgentReporter(database)
+        self.extras = Extras()  # port forwardings, QoS rules, trunks (desired_extras.py)
         # guest -> what was last applied in full; a pass skips a guest whose desired state,
         # namespace, fabric ports and process are unchanged, and every FULL_EVERY-th pass
         # checks everything again (a hand-made change inside a namespace is repaired then)
@@ -67,6 +71,7 @@ class Reconciler:
         rootfs.build(self.run_dir / "rootfs")
         with self.database.transaction(write=False) as db:
             d = desired_.read(db)
+            self.extras = read_extras(db, list(d.ports.values()))
         self._ensure_dhcp_ports(d)
         self.handles.prune(set(kernel.list_namespaces(self.names.prefix)))
         self._ensure_namespace(self.names.fabric)
@@ -274,6 +279,7 @@ class Reconciler:
                 fips = [f["floating_ip_address"] for f in d.floating_ips
                         if f.get("router_id") == router["id"] and f.get("fixed_ip_address")]
                 addresses += [f"{ip}/32" for ip in fips]
+                addresses += forwarding.addresses(self.extras.port_forwardings, router["id"])
             else:
                 internal += [d.subnets[s]["cidr"] for s, _ in d.ipv4(port)]
             rns.ensure_addresses(inside, addresses)
@@ -290,7 +296,8 @@ class Reconciler:
         rns.sysctl("net.ipv4.ip_forward", "1" if router.get("admin_state_up", True) else "0")
         for name in set(rns.links()) - wanted_links:
             rns.delete_link(name)
-        self._nft_apply(ns, self._router_rules(d, router, internal, gateway))
+        self._nft_apply(ns, self._router_rules(d, router, internal, gateway) + forwarding.ruleset(
+            self.names.prefix, self.extras.port_forwardings if gateway else [], router["id"]))
 
     def _router_rules(self, d: desired_.Desired, router: dict[str, Any], internal: list[str],
                       gateway: tuple[str, dict[str, Any]] | None) -> str:
