@@ -125,6 +125,11 @@ class OrchestrationSettings:
     max_nested_stack_depth: int = 5
     max_events_per_stack: int = 1000
     stack_action_timeout: int = 3600  # seconds, for a stack without `timeout_mins`
+    max_snapshots_per_stack: int = 32  # upstream's; admins are not limited
+    # Upstream has these off by default; on here (a deviation): a user testing templates
+    # expects `openstack stack abandon`/`adopt` to work.
+    enable_stack_abandon: bool = True
+    enable_stack_adopt: bool = True
 
 
 @dataclass

@@ -249,7 +249,10 @@ def _poll(step: Step, row: Resource) -> str:
     plugin = step.r.plugin(row)
     action = poll.get("action", row.action)
     check = {"CREATE": plugin.check_create_complete, "UPDATE": plugin.check_update_complete,
-             "DELETE": plugin.check_delete_complete}.get(action, lambda t: True)
+             "DELETE": plugin.check_delete_complete, "ADOPT": plugin.check_create_complete,
+             "SUSPEND": plugin.check_suspend_complete,
+             "RESUME": plugin.check_resume_complete, "CHECK": plugin.check_check_complete,
+             "SNAPSHOT": plugin.check_snapshot_complete}.get(action, lambda t: True)
     try:
         done = check(poll.get("token"))
     except Exception as err:  # noqa: BLE001 - any error fails the resource, once
@@ -304,6 +307,9 @@ def _create_row(step: Step, name: str, row: Resource, new: bool) -> str:
         return "IN_PROGRESS"
     action, handler = ("ADOPT", lambda: external.adopt(plugin, adopted)) if adopted \
         else ("CREATE", plugin.handle_create)
+    if step.action.action == "ADOPT":  # the abandon data of this resource, as upstream
+        data = ((step.action.work or {}).get("adopt") or {}).get(name)
+        action, handler = "ADOPT", lambda: plugin.handle_adopt(data)
     r.event(row, action, "IN_PROGRESS", "state changed")
     result = _run_handler(step, row, handler, action, new=new)
     if result == "IN_PROGRESS":
@@ -544,7 +550,7 @@ def advance(db: Session, runtime: Any, stack_id: str, budget: float = 0.1) -> tu
     step = Step(runner, action, time.monotonic() + budget)
     work = dict(action.work or {})
     kind = action.action
-    if kind in ("CREATE", "UPDATE") and utcnow() > action.started_at + timeout_of(stack):
+    if kind in FORWARD and utcnow() > action.started_at + timeout_of(stack):
         for row in runner.rows:  # as upstream's aborted tasks: no resource left waiting
             if row.status == "IN_PROGRESS":
                 row.data = {k: v for k, v in (row.data or {}).items() if k != TOKEN}
@@ -552,7 +558,7 @@ def advance(db: Session, runtime: Any, stack_id: str, budget: float = 0.1) -> tu
         runner.flush_events()
         return _fail(db, runner, action, kind, "Timed out"), False
     try:
-        if kind in ("CREATE", "UPDATE") or (kind == "ROLLBACK" and work.get("target")):
+        if kind in FORWARD or (kind == "ROLLBACK" and work.get("target")):
             if kind == "ROLLBACK":
                 spec = Spec.from_dict(work["target"])
             else:
@@ -583,6 +589,11 @@ def advance(db: Session, runtime: Any, stack_id: str, budget: float = 0.1) -> tu
     return True, False
 
 
+# Actions that bring the resources to the stack's definition (RESTORE: a snapshot's;
+# ADOPT: creating each resource from its abandon data).
+FORWARD = ("CREATE", "UPDATE", "RESTORE", "ADOPT")
+
+
 def timeout_of(stack: Stack) -> dt.timedelta:
     """The stack's `timeout_mins`, else upstream's `stack_action_timeout` (a setting)."""
     if stack.timeout_mins:
@@ -592,16 +603,26 @@ def timeout_of(stack: Stack) -> dt.timedelta:
 
 def _complete(db: Session, runner: Runner, action: StackAction, kind: str) -> None:
     stack = runner.stack
+    from stackling.orchestration import snapshots
+
     if kind == "DELETE":
         stack.deleted_at = utcnow()
         stack.live_name = None
-    set_stack_state(db, stack, kind, "COMPLETE", f"Stack {kind} completed successfully")
+        snapshots.delete_all(db, stack)
+    reason = f"Stack {kind} completed successfully"
+    if kind == "SNAPSHOT":  # saved before the stack's state, as upstream
+        snapshots.finish(db, stack, action.work or {}, "COMPLETE", reason)
+    set_stack_state(db, stack, kind, "COMPLETE", reason)
     db.delete(action)
 
 
 def _fail(db: Session, runner: Runner, action: StackAction, kind: str, reason: str) -> bool:
     """Record the failure; start the rollback when the stack allows it."""
     stack = runner.stack
+    if kind == "SNAPSHOT":
+        from stackling.orchestration import snapshots
+
+        snapshots.finish(db, stack, action.work or {}, "FAILED", reason)
     set_stack_state(db, stack, kind, "FAILED", reason)
     if kind in ("CREATE", "UPDATE") and not stack.disable_rollback:
         work: dict[str, Any] = {}
@@ -641,7 +662,8 @@ def fail_action(db: Session, runtime: Any, stack_id: str, err: BaseException) ->
 
 
 def _simple(step: Step, kind: str) -> str:
-    """SUSPEND (reverse order), RESUME and CHECK (forward order) of every resource."""
+    """SUSPEND (reverse order), RESUME, CHECK and SNAPSHOT (forward order) of every
+    resource, one after another (a handler may return a token: it is polled)."""
     r = step.r
     gen = r.stack.generation
     rows = [row for row in r.rows if row.role == "current"]
@@ -650,16 +672,26 @@ def _simple(step: Step, kind: str) -> str:
         if row.generation == gen:
             if row.status == "FAILED":
                 return "FAILED"
+            if row.status == "IN_PROGRESS":
+                result = _poll(step, row)
+                if result == "COMPLETE":
+                    r.event(row, kind, "COMPLETE", "state changed")
+                    continue
+                return result
             continue
         if step.out_of_time():
             return "IN_PROGRESS"
         row.generation = gen
         plugin = r.plugin(row)
         fn = {"SUSPEND": plugin.handle_suspend, "RESUME": plugin.handle_resume,
-              "CHECK": plugin.handle_check}[kind]
+              "CHECK": plugin.handle_check, "SNAPSHOT": plugin.handle_snapshot}[kind]
         r.event(row, kind, "IN_PROGRESS", "state changed")
-        if _run_handler(step, row, fn, kind) == "FAILED":
+        result = _run_handler(step, row, fn, kind)
+        if result == "FAILED":
             return "FAILED"
+        if result == "IN_PROGRESS":
+            step.waiting = True
+            return "IN_PROGRESS"
     return "COMPLETE"
 
 
@@ -684,6 +716,46 @@ def begin(db: Session, stack: Stack, kind: str, work: dict[str, Any] | None = No
 
         running = db.scalar(select(StackAction.action).where(StackAction.stack_id == stack.id))
         raise ActionInProgress(stack_name=stack.name, action=running or kind) from None
+
+
+# `heat_stack_action.owner` of an action its owner resource drives (a nested stack's, or
+# a remote stack's the resource started): no worker claims it (the lease never ends);
+# the resource's own steps advance it (`drive`, `poll_driven`).
+DRIVEN = "driven-by:"
+_NEVER = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+
+
+def begin_driven(db: Session, stack: Stack, kind: str, driver: str,
+                 work: dict[str, Any] | None = None) -> None:
+    """Start an action on `stack` that the resource `driver` (its id) runs itself."""
+    begin(db, stack, kind, work)
+    action = db.get(StackAction, stack.id)
+    if action is not None:
+        action.owner, action.lease_until = DRIVEN + driver, _NEVER
+
+
+def drive(db: Session, runtime: Any, stack_id: str) -> bool:
+    """Run a driven action in this transaction until it ends (True) or must wait for
+    something outside it (a hook, a signal, a poll): False, the rest is `poll_driven`'s."""
+    while True:
+        finished, waiting = advance(db, runtime, stack_id, budget=3600)
+        if finished:
+            return True
+        if waiting:
+            return False
+
+
+def poll_driven(db: Session, runtime: Any, stack_id: str, driver: str,
+                budget: float = 0.1) -> bool:
+    """One step of a driven action, if `driver` still drives it (a delete of the stack
+    itself hands it to the workers); True when no action is left on the stack."""
+    action = db.get(StackAction, stack_id)
+    if action is None:
+        return True
+    if action.owner == DRIVEN + driver:
+        finished, _ = advance(db, runtime, stack_id, budget=budget)
+        return finished
+    return False
 
 
 def run_inline(db: Session, runtime: Any, stack_id: str) -> None:

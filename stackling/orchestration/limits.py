@@ -32,6 +32,9 @@ MAX_NESTED_STACK_DEPTH = 5
 MAX_STACKS_PER_TENANT = 512
 MAX_EVENTS_PER_STACK = 1000
 STACK_ACTION_TIMEOUT = 3600  # seconds: a create or update without `timeout_mins`
+MAX_SNAPSHOTS_PER_STACK = 32  # a non-admin's; -1: no limit
+ENABLE_STACK_ABANDON = True  # upstream's default is off (deviation: see the README)
+ENABLE_STACK_ADOPT = True
 
 # A parsed template or environment: nesting depth (as HttpSettings.max_json_depth for
 # bodies) and nodes counted with repetition, so YAML aliases cannot multiply the work
@@ -49,7 +52,11 @@ RESOURCES_EXCEEDED = "Maximum resources per stack exceeded."
 def configure(settings: Any) -> None:
     """The process's limits from its settings (`orchestration:` in the configuration)."""
     global MAX_STACKS_PER_TENANT, MAX_RESOURCES_PER_STACK, MAX_NESTED_STACK_DEPTH
-    global MAX_EVENTS_PER_STACK, STACK_ACTION_TIMEOUT
+    global MAX_EVENTS_PER_STACK, STACK_ACTION_TIMEOUT, MAX_SNAPSHOTS_PER_STACK
+    global ENABLE_STACK_ABANDON, ENABLE_STACK_ADOPT
+    MAX_SNAPSHOTS_PER_STACK = getattr(settings, "max_snapshots_per_stack", 32)
+    ENABLE_STACK_ABANDON = getattr(settings, "enable_stack_abandon", True)
+    ENABLE_STACK_ADOPT = getattr(settings, "enable_stack_adopt", True)
     MAX_STACKS_PER_TENANT = settings.max_stacks_per_tenant
     STACK_ACTION_TIMEOUT = settings.stack_action_timeout
     MAX_EVENTS_PER_STACK = settings.max_events_per_stack

@@ -109,6 +109,23 @@ class Event(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class Snapshot(Base):
+    """A stack snapshot: upstream's abandon data of the stack when it was taken."""
+
+    __tablename__ = "heat_snapshot"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    stack_id: Mapped[str] = mapped_column(ForeignKey("heat_stack.id"), index=True)
+    project_id: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    action: Mapped[str] = mapped_column(String(16), default="CREATE")
+    status: Mapped[str] = mapped_column(String(16), default="IN_PROGRESS")
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    data: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
 class QuotaLock(Base):
     """The per-project row that serialises the stack-count check (common/quota_lock.py)."""
 

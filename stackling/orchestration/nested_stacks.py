@@ -84,6 +84,14 @@ class StackResource(Resource):
             raise ResourceFailure(child.status_reason)
 
     def handle_create(self) -> Any:
+        return self._make("CREATE")
+
+    def handle_adopt(self, resource_data: dict[str, Any] | None) -> Any:
+        """The nested stack adopts its resources from the data's `resources`."""
+        data = resource_data if isinstance(resource_data, dict) else {}
+        return self._make("ADOPT", {"adopt": data.get("resources") or {}})
+
+    def _make(self, kind: str, work: dict[str, Any] | None = None) -> Any:
         from stackling.orchestration.models import Stack
 
         parent = self.scope.stack
@@ -102,7 +110,7 @@ class StackResource(Resource):
         self.db.add(child)
         self.db.flush()
         self.set_resource_id(child.id)
-        _engine().begin(self.db, child, "CREATE")
+        _engine().begin(self.db, child, kind, work)
         self._run(child)
 
     def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:

@@ -24,7 +24,6 @@ from stackling.orchestration.errors import (
     ActionInProgress,
     BadRequest,
     EntityNotFound,
-    NotSupported,
     StackExists,
     StackValidationFailed,
 )
@@ -208,8 +207,11 @@ def create_stack(db: Session, ctx: RequestContext, runtime: Any, body: dict[str,
     if name is None:
         raise BadRequest("No stack name specified")
     check_name(name)
-    if body.get("adopt_stack_data") is not None:  # upstream's enable_stack_adopt is off
-        raise NotSupported(feature="Stack Adopt")
+    adopt = None
+    if body.get("adopt_stack_data") is not None:
+        from stackling.orchestration.abandon import adopt_body
+
+        body, adopt = adopt_body(body)
     spec, _ = spec_from_body(body)
     stack_id = str(uuid.uuid4())
     validate_spec(db, ctx, runtime, spec, stack_name=name, stack_id=stack_id)
@@ -231,7 +233,10 @@ def create_stack(db: Session, ctx: RequestContext, runtime: Any, body: dict[str,
             db.flush()
     except IntegrityError:
         raise StackExists(stack_name=name) from None
-    engine.begin(db, stack, "CREATE")
+    if adopt is not None:  # each resource takes its object from the abandon data
+        engine.begin(db, stack, "ADOPT", {"adopt": adopt})
+    else:
+        engine.begin(db, stack, "CREATE")
     return stack
 
 
@@ -367,8 +372,11 @@ def delete_stack(db: Session, ctx: RequestContext, stack: Stack) -> None:
     if running is not None:
         if running.action == "DELETE":
             return
-        # Upstream cancels the running action and deletes: the delete takes it over.
+        # Upstream cancels the running action and deletes: the delete takes it over
+        # (the workers', also when a resource was driving it).
         running.action, running.work = "DELETE", {}
+        if (running.owner or "").startswith(engine.DRIVEN):
+            running.owner, running.lease_until = None, None
         stack.generation += 1
         engine.set_stack_state(db, stack, "DELETE", "IN_PROGRESS", "Stack DELETE started")
         return
@@ -506,6 +514,12 @@ def export_stack(db: Session, stack: Stack) -> dict[str, Any]:
     resource's id, state and data (a nested stack's resources inside its owner's)."""
     if stack.status == "IN_PROGRESS":
         raise ActionInProgress(stack_name=stack.name, action=stack.action)
+    return stack_data(db, stack)
+
+
+def stack_data(db: Session, stack: Stack) -> dict[str, Any]:
+    """The abandon data (export, abandon, snapshots): the environment as upstream's user
+    environment, the parameters given in the request inside it."""
     children = {c.owner_resource: c for c in nested_stacks(db, stack) if c.deleted_at is None}
     resources: dict[str, Any] = {}
     for row in resources_of(db, stack):
@@ -515,11 +529,14 @@ def export_stack(db: Session, stack: Stack) -> dict[str, Any]:
             "resource_data": {k: v if isinstance(v, str) else json.dumps(v)
                               for k, v in (row.data or {}).items()}}
         if row.name in children:
-            item["resources"] = export_stack(db, children[row.name])["resources"]
+            item["resources"] = stack_data(db, children[row.name])["resources"]
         resources[row.name] = item
+    env = dict(stack.environment or {})
+    if stack.parameters:
+        env["parameters"] = {**(env.get("parameters") or {}), **stack.parameters}
     return {"id": stack.id, "name": stack.name, "action": stack.action,
             "status": stack.status, "template": stack.template,
-            "environment": stack.environment or {}, "files": stack.files or {},
+            "environment": env, "files": stack.files or {},
             "resources": resources, "project_id": stack.project_id,
             "stack_user_project_id": stack.project_id, "tags": stack.tags or []}
 

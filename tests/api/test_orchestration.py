@@ -6,6 +6,7 @@ servers."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
@@ -733,7 +734,7 @@ def test_cancel_update_rolls_back(heat):
     assert a["attributes"]["output"] == "one"
 
 
-def test_export_abandon_adopt_snapshots_and_nested_links(heat, api):
+def test_export_abandon_adopt_snapshots_and_nested_links(heat, api, monkeypatch):
     name = unique("exp")
     group = {"type": "OS::Heat::ResourceGroup", "properties": {
         "count": 2, "resource_def": {"type": "OS::Heat::RandomString"}}}
@@ -750,15 +751,6 @@ def test_export_abandon_adopt_snapshots_and_nested_links(heat, api):
     r = heat.req("GET", f"/stacks/{name}/export", follow_redirects=False)
     assert r.status_code == 302 and r.headers["location"].endswith(url + "/export")
     heat_error(heat.req("GET", url + "/bogus"), 404, "NotFound")
-    # upstream's defaults: abandon and adopt are off; snapshots are not offered
-    assert heat_error(heat.req("DELETE", url + "/abandon"), 400, "NotSupported") == \
-        "Stack Abandon is not supported."
-    message = heat_error(heat.create(unique(), tmpl(), adopt_stack_data="{}"), 400,
-                         "NotSupported")
-    assert message == "Stack Adopt is not supported."
-    assert heat.req("GET", url + "/snapshots").json() == {"snapshots": []}
-    heat_error(heat.req("POST", url + "/snapshots", json={}), 400, "NotSupported")
-    heat_error(heat.req("GET", url + "/snapshots/nope"), 404, "EntityNotFound")
     # a nested stack's link carries its name and id (clients follow it)
     g = heat.resources(name)["g"]
     nested = next(link["href"] for link in g["links"] if link["rel"] == "nested")
@@ -766,6 +758,44 @@ def test_export_abandon_adopt_snapshots_and_nested_links(heat, api):
     assert heat.req("GET", path).json()["stack"]["parent"] == url.split("/")[-1]
     shown = heat.req("GET", url + "/resources/g").json()["resource"]
     assert [link["href"] for link in shown["links"] if link["rel"] == "nested"] == [nested]
+    # upstream's enable_stack_abandon / enable_stack_adopt switched off: its 400s
+    from stackling.orchestration import limits
+
+    monkeypatch.setattr(limits, "ENABLE_STACK_ABANDON", False)
+    monkeypatch.setattr(limits, "ENABLE_STACK_ADOPT", False)
+    assert heat_error(heat.req("DELETE", url + "/abandon"), 400, "NotSupported") == \
+        "Stack Abandon is not supported."
+    message = heat_error(heat.create(unique(), tmpl(), adopt_stack_data="{}"), 400,
+                         "NotSupported")
+    assert message == "Stack Adopt is not supported."
+    monkeypatch.undo()
+    heat_error(heat.req("GET", url + "/snapshots/nope"), 404, "EntityNotFound")
+    heat_error(heat.req("DELETE", url + "/snapshots/nope"), 404, "EntityNotFound")
+    # a snapshot of a stack with a nested one: the group's members inside its data
+    snap = heat.req("POST", url + "/snapshots", json={}).json()
+    assert snap["name"] is None
+    assert heat.wait(url)["stack_status"] == "SNAPSHOT_COMPLETE"
+    snap = heat.req("GET", url + f"/snapshots/{snap['id']}").json()["snapshot"]
+    assert set(snap["data"]["resources"]["g"]["resources"]) == {"0", "1"}
+    # abandon: the whole tree goes, the data has the members; adopt brings them back
+    values = heat.req("GET", path + "/resources").json()["resources"]
+    ids = {r["resource_name"]: r["physical_resource_id"] for r in values}
+    abandoned = heat.req("DELETE", url + "/abandon")
+    assert abandoned.status_code == 200, abandoned.text
+    data = abandoned.json()
+    assert heat.req("GET", f"/stacks/{name}").status_code == 404
+    assert heat.req("GET", path).json()["stack"]["stack_status"] == "DELETE_COMPLETE"
+    r = heat.create(name, None, adopt_stack_data=json.dumps(data))
+    assert r.status_code == 201, r.text
+    new_url = heat.url(name)
+    adopted = heat.wait(new_url)
+    assert adopted["stack_status"] == "ADOPT_COMPLETE", adopted["stack_status_reason"]
+    g = heat.resources(name)["g"]
+    assert g["resource_status"] == "ADOPT_COMPLETE"
+    child = heat.req("GET", new_url + "/resources", params={"nested_depth": 1}).json()
+    members = {r["resource_name"]: r for r in child["resources"] if r.get("parent_resource")}
+    assert {k: m["physical_resource_id"] for k, m in members.items()} == ids
+    assert {m["resource_status"] for m in members.values()} == {"ADOPT_COMPLETE"}
 
 
 def test_resource_type_template_and_services(heat, api):

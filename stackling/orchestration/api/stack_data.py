@@ -1,16 +1,17 @@
-"""A stack's data as a whole: export (served), and abandon, adopt and snapshots, which
-stackling does not offer. Upstream also refuses abandon and adopt unless enabled
-(`enable_stack_abandon`/`enable_stack_adopt`, off by default), with the same 400."""
+"""A stack's data as a whole: export, abandon and snapshots (create, list, show, delete,
+restore). Adopt is a stack create (`adopt_stack_data`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from stackling.common.http import ApiRequest
+from starlette.responses import Response
+
+from stackling.common.http import ApiRequest, json_response
+from stackling.orchestration import snapshots
 from stackling.orchestration import stacks as logic
 from stackling.orchestration.api.common import authorize
 from stackling.orchestration.api.common import path_stack as _stack
-from stackling.orchestration.errors import EntityNotFound, NotSupported
 
 
 def export(rq: ApiRequest) -> Any:
@@ -20,35 +21,44 @@ def export(rq: ApiRequest) -> Any:
 
 def abandon(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:abandon")
-    _stack(rq)
-    raise NotSupported(feature="Stack Abandon")
+    from stackling.orchestration import abandon as logic_abandon
+
+    return logic_abandon.abandon(rq.db, _stack(rq))
 
 
 def list_snapshots(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:list_snapshots")
-    _stack(rq)
-    return {"snapshots": []}
+    return {"snapshots": [snapshots.view(s) for s in snapshots.list_for(rq.db, _stack(rq))]}
 
 
 def snapshot(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:snapshot")
-    _stack(rq)
-    raise NotSupported(feature="Stack Snapshot")
+    from stackling.orchestration.api import _start, body
 
-
-def _no_snapshot(rq: ApiRequest, action: str) -> Any:
-    authorize(rq, action)
-    _stack(rq)
-    raise EntityNotFound(entity="Snapshot", name=rq.path_params["snapshot_id"])
+    stack = _stack(rq)
+    made = snapshots.create(rq.db, rq.ctx, stack, body(rq))
+    _start(rq, stack)
+    return snapshots.view(made)  # 200 with the snapshot itself, as upstream
 
 
 def show_snapshot(rq: ApiRequest) -> Any:
-    return _no_snapshot(rq, "stacks:show_snapshot")
+    authorize(rq, "stacks:show_snapshot")
+    return {"snapshot": snapshots.view(snapshots.get(rq.db, _stack(rq),
+                                                     rq.path_params["snapshot_id"]))}
 
 
 def delete_snapshot(rq: ApiRequest) -> Any:
-    return _no_snapshot(rq, "stacks:delete_snapshot")
+    authorize(rq, "stacks:delete_snapshot")
+    snapshots.remove(rq.db, _stack(rq), rq.path_params["snapshot_id"])
+    return Response(status_code=204)
 
 
 def restore_snapshot(rq: ApiRequest) -> Any:
-    return _no_snapshot(rq, "stacks:restore_snapshot")
+    authorize(rq, "stacks:restore_snapshot")
+    from stackling.orchestration.api import _start
+
+    stack = _stack(rq)
+    snapshots.restore(rq.db, stack, rq.path_params["snapshot_id"])
+    _start(rq, stack)
+    return json_response({"code": "202 Accepted", "title": "Accepted", "message":
+                          "The request is accepted for processing."}, 202)
