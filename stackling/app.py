@@ -35,6 +35,7 @@ COMPONENTS = [
     ("stackling.compute.component", "/compute"),
     ("stackling.image.component", "/image"),
     ("stackling.orchestration.component", "/orchestration"),
+    ("stackling.dataplane.component", "/dataplane"),  # the wire's admin API (no catalog entry)
 ]
 # Loaded before the server listens: every service checks tokens through identity.
 EAGER = ("stackling.identity.component",)

@@ -184,7 +184,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     """Recompute derived state (routed-network placement, bindings, ...) and print every
     difference as a JSON line; exit status 1 when there is any."""
     from stackling.app import COMPONENTS
-    from stackling.audit import run_audit
+    from stackling.audit import run_audit, wire
     from stackling.common.db import Database
     from stackling.config import load_settings
     from stackling.runtime import load_components
@@ -197,8 +197,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     try:
         with database.transaction(write=False) as db:
             findings = run_audit(db)
+            findings += [f.as_dict() for f in wire.check_wire(db, settings)]
     finally:
         database.dispose()
+    if wire.skipped(settings):
+        print(f"the wire was not audited: {wire.skipped(settings)}", file=sys.stderr)
     for finding in findings:
         print(json.dumps(finding, sort_keys=True))
     print(f"{len(findings)} finding(s)", file=sys.stderr)

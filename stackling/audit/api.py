@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from stackling.audit import run_audit
+from stackling.audit.wire import check_wire
 
 
 def _error(status: int, title: str, message: str) -> JSONResponse:
@@ -34,7 +35,8 @@ def _audit(runtime: Any, request: Request) -> Response:
     if not ctx.is_admin:
         return _error(403, "Forbidden", "/audit needs an admin token.")
     with runtime.db.transaction(write=False) as db:
-        return JSONResponse({"findings": run_audit(db)})
+        findings = run_audit(db) + [f.as_dict() for f in check_wire(db, runtime.settings)]
+        return JSONResponse({"findings": findings})
 
 
 def audit_route(runtime: Any) -> Route:

@@ -83,3 +83,32 @@ def outside_namespace(settings: Any) -> str:
     from stackling.dataplane.names import Names, cloud_prefix
 
     return Names(cloud_prefix(settings.db_url)).outside
+
+
+def wire_applies(settings: Any) -> bool:
+    """Whether the audit reads this cloud's kernel: it runs the netns driver, or objects
+    with its prefix are on the machine (they should not be, with the driver off)."""
+    if settings.dataplane.driver == "netns":
+        return True
+    from stackling.dataplane.names import cloud_prefix
+
+    prefix = cloud_prefix(settings.db_url) + "-"
+    return Path("/run/netns").is_dir() and any(n.startswith(prefix)
+                                               for n in os.listdir("/run/netns"))
+
+
+def audit_wire(db: Any, settings: Any) -> list[tuple[str, str, str, str, str]]:
+    """Every difference between the kernel objects the desired state asks for and those
+    with the cloud's prefix on the machine: (check, resource, expected, actual, message).
+    With the driver off, nothing is desired."""
+    from stackling.dataplane import desired, inventory
+    from stackling.dataplane.names import Names, cloud_prefix
+
+    names = Names(cloud_prefix(settings.db_url))
+    if settings.dataplane.driver == "netns":
+        want = inventory.expected(desired.read(db), names)
+    else:
+        want = inventory.Inventory()
+    have = inventory.observed(names, Path("/run/stackling") / names.prefix)
+    return [("dataplane.wire", f"{d.kind} {d.name}", d.expected, d.actual, d.message)
+            for d in inventory.compare(want, have)]

@@ -610,6 +610,10 @@ image DELETE /v2/images/{image_id}/members/{member_id}            member-write
 image GET    /v2/schemas/member                                   any-read
 image GET    /v2/tasks                                            admin-only
 image GET    /v2/tasks/{task_id}                                  admin-only
+# ---------------------------------------------------------------- dataplane (the wire, admin)
+dataplane GET    /v1                                              admin-only
+dataplane GET    /v1/wire                                         admin-only
+dataplane GET    /v1/path                                         admin-only
 """
 
 Ids = dict[str, str]

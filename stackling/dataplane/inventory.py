@@ -1,0 +1,286 @@
+"""The cloud's kernel objects as the desired state says they must be, and as they are.
+
+`expected(desired, names)` lists every object a converged reconciler leaves behind (the
+same rules as `reconciler.py`, in one place the audit can read); `observed(names, run_dir)`
+reads the live kernel (pyroute2 for namespaces and links, `nft` for tables, pid files
+and /proc for processes, the DHCP namespaces' sockets for metadata). `compare` says where
+they differ: what is missing and what carries the cloud's prefix but nothing wants.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from stackling.dataplane import desired as desired_
+from stackling.dataplane import kernel
+from stackling.dataplane.dhcp import METADATA_IP
+from stackling.dataplane.names import Names
+
+GATEWAY_OWNER = desired_.GATEWAY_OWNER
+T = TypeVar("T")
+# 169.254.169.254:80 as /proc/net/tcp writes it (the address in host byte order)
+METADATA_LISTEN = (f"{struct.unpack('=I', socket.inet_aton(METADATA_IP))[0]:08X}", "0050")
+
+
+@dataclass
+class Inventory:
+    """Kernel objects by kind; links and tables per namespace of ours."""
+
+    namespaces: set[str] = field(default_factory=set)
+    links: dict[str, set[str]] = field(default_factory=dict)  # namespace -> link names
+    tables: dict[str, set[str]] = field(default_factory=dict)  # namespace -> "family name"
+    guests: set[str] = field(default_factory=set)  # server ids with a running guest
+    dnsmasq: set[str] = field(default_factory=set)  # network ids
+    metadata: set[str] = field(default_factory=set)  # network ids with a listening socket
+    host_links: set[str] = field(default_factory=set)  # prefixed links in the machine's namespace
+    strays: set[str] = field(default_factory=set)  # "pid: cmdline" of processes under run_dir
+
+    def link(self, namespace: str, *names: str) -> None:
+        self.links.setdefault(namespace, set()).update(names)
+
+
+def _bridge(names: Names, net: dict) -> str:
+    kind = net.get("provider:network_type") or "local"
+    if kind == "flat":
+        return names.bridge("flat", None, net["id"])
+    return names.bridge(kind, net.get("provider:segmentation_id"), net["id"])
+
+
+def expected(d: desired_.Desired, names: Names) -> Inventory:
+    """What a converged pass of the reconciler leaves in the kernel for `d`."""
+    inv = Inventory()
+    table = names.prefix
+    fabric, outside = names.fabric, names.outside
+    inv.namespaces |= {fabric, outside}
+    inv.link(fabric, "lo")
+    inv.link(outside, "lo")
+    inv.tables[fabric] = {f"bridge {table}"}
+    bridges = {net_id: _bridge(names, net) for net_id, net in d.networks.items()}
+    inv.link(fabric, *bridges.values())
+
+    def plug(port: dict, namespace: str, inside: str) -> bool:
+        if port["network_id"] not in bridges:
+            return False
+        inv.link(fabric, names.tap(port["id"]))
+        inv.link(namespace, inside)
+        return True
+
+    for net in d.networks.values():
+        if net.get("router:external"):
+            inv.link(fabric, names._name("o", net["id"]))
+            inv.link(outside, "ex-" + net["id"][:8])
+    for net_id in d.networks:
+        port = d.dhcp_port(net_id)
+        if port is None or not d.dhcp_subnets(net_id):
+            continue
+        ns = names.dhcp(net_id)
+        inv.namespaces.add(ns)
+        inv.link(ns, "lo")
+        plug(port, ns, "tap0")
+        inv.dnsmasq.add(net_id)
+        inv.metadata.add(net_id)
+    for router_id in d.routers:
+        ns = names.router(router_id)
+        inv.namespaces.add(ns)
+        inv.link(ns, "lo")
+        inv.tables[ns] = {f"ip {table}"}
+        for port in d.by_device.get(router_id, []):
+            role = "qg-" if port["device_owner"] == GATEWAY_OWNER else "qr-"
+            plug(port, ns, role + port["id"][:11])
+    for server in d.servers.values():
+        if server["state"] == "off":
+            continue
+        ns = names.guest(server["id"])
+        inv.namespaces.add(ns)
+        inv.link(ns, "lo")
+        inv.tables[ns] = {f"inet {table}"}
+        inv.guests.add(server["id"])
+        ports = [p for p in d.by_device.get(server["id"], [])
+                 if p["device_owner"].startswith("compute:") and p["network_id"] in bridges]
+        for i, port in enumerate(ports):
+            plug(port, ns, f"eth{i}")
+    return inv
+
+
+# ------------------------------------------------------------------ the live kernel
+def observed(names: Names, run_dir: Path) -> Inventory:
+    """The cloud's objects in the kernel now (root: it enters every namespace of ours)."""
+    inv = Inventory()
+    inv.namespaces = set(kernel.list_namespaces(names.prefix))
+    from pyroute2 import IPRoute, NetNS
+
+    for ns in inv.namespaces:
+        try:  # flags=0: a namespace removed meanwhile is not made again
+            with NetNS(ns, flags=0) as handle:
+                inv.links[ns] = {link.get("ifname") for link in handle.get_links()}
+        except OSError:
+            continue
+        inv.tables[ns] = _tables(ns)
+
+    with IPRoute() as ip:
+        inv.host_links = {link.get("ifname") for link in ip.get_links()
+                          if names.owns(link.get("ifname") or "")}
+    inv.guests = {sid for sid, pid in _pid_files(run_dir / "guests")
+                  if str(run_dir / "guests" / sid).encode() in _cmdline(pid)}
+    inv.dnsmasq = {net for net, pid in _pid_files(run_dir / "dhcp")
+                   if _exe(pid).endswith("dnsmasq") and not _zombie(pid)}
+    for ns in inv.namespaces:
+        if ns.startswith(names.dhcp("")) and _listens(ns, *METADATA_LISTEN):
+            inv.metadata.add(ns[len(names.dhcp("")):])
+    inv.strays = _strays(run_dir, inv)
+    return inv
+
+
+def _tables(ns: str) -> set[str]:
+    out = subprocess.run(["nsenter", f"--net=/run/netns/{ns}", "--", "nft", "list", "tables"],
+                         capture_output=True, text=True, timeout=30)
+    return {line.split(None, 1)[1].strip() for line in out.stdout.splitlines()
+            if line.startswith("table ")}
+
+
+def _pid_files(directory: Path) -> Iterator[tuple[str, int]]:
+    if not directory.is_dir():
+        return
+    for entry in directory.iterdir():
+        try:
+            yield entry.name, int((entry / "pid").read_text())
+        except (OSError, ValueError):
+            continue
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _exe(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return ""
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return ") Z" in Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+
+
+def _listens(ns: str, address: str, port: str) -> bool:
+    """A TCP socket listening on address:port in the namespace (its /proc/net/tcp)."""
+    try:
+        table = read_in(ns, lambda: Path("/proc/thread-self/net/tcp").read_text())
+    except OSError:
+        return False
+    for line in table.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) > 3 and fields[1] == f"{address}:{port}" and fields[3] == "0A":
+            return True
+    return False
+
+
+def read_in(ns: str, fn: Callable[[], T]) -> T:
+    """fn() in a thread that entered the namespace, never creating it (pyroute2's setns
+    creates a missing one by default)."""
+    from pyroute2 import netns
+
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            netns.setns(ns, flags=0)
+            result["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            result["error"] = exc
+
+    thread = threading.Thread(target=run, name=f"read-{ns}")
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def _descendants(roots: set[int]) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    out = set(roots)
+    changed = True
+    while changed:
+        changed = False
+        for pid, ppid in parents.items():
+            if ppid in out and pid not in out:
+                out.add(pid)
+                changed = True
+    return out
+
+
+def _strays(run_dir: Path, inv: Inventory) -> set[str]:
+    """Processes whose command line names the run directory but that no pid file owns
+    (a guest or dnsmasq whose pid file is gone, or anything else started there)."""
+    owned = {pid for _, pid in _pid_files(run_dir / "guests")} | \
+        {pid for _, pid in _pid_files(run_dir / "dhcp")}
+    owned = _descendants(owned)
+    marker = str(run_dir).encode()
+    out = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in owned or int(entry) == os.getpid():
+            continue
+        cmdline = _cmdline(int(entry))
+        if marker + b"/" in cmdline and not _zombie(int(entry)):
+            text = cmdline.replace(b"\0", b" ").decode(errors="replace")
+            out.add(f"{entry}: {text[:120]}")
+    return out
+
+
+# ------------------------------------------------------------------ the difference
+@dataclass(frozen=True)
+class Difference:
+    kind: str  # namespace, link, nftables table, guest, dnsmasq, metadata, process
+    name: str  # what it is, e.g. "sl1a2b-fabric/sl1a2b-t0f3c..."
+    expected: str  # "present" or "absent"
+    actual: str
+
+    @property
+    def message(self) -> str:
+        if self.expected == "present":
+            return f"{self.kind} {self.name} is missing"
+        return f"{self.kind} {self.name} carries the cloud's prefix but nothing wants it"
+
+
+def compare(want: Inventory, have: Inventory) -> list[Difference]:
+    out: list[Difference] = []
+
+    def diff(kind: str, wanted: set[str], present: set[str]) -> None:
+        out.extend(Difference(kind, n, "present", "missing") for n in sorted(wanted - present))
+        out.extend(Difference(kind, n, "absent", "present") for n in sorted(present - wanted))
+
+    diff("namespace", want.namespaces, have.namespaces)
+    for ns in sorted(want.namespaces & have.namespaces):
+        diff("link", {f"{ns}/{n}" for n in want.links.get(ns, set())},
+             {f"{ns}/{n}" for n in have.links.get(ns, set())})
+        diff("nftables table", {f"{ns}/{t}" for t in want.tables.get(ns, set())},
+             {f"{ns}/{t}" for t in have.tables.get(ns, set())})
+    diff("link", set(), {f"(machine)/{n}" for n in have.host_links})
+    diff("guest", want.guests, have.guests)
+    diff("dnsmasq", want.dnsmasq, have.dnsmasq)
+    diff("metadata", want.metadata, have.metadata)
+    diff("process", set(), have.strays)
+    return out
