@@ -22,6 +22,7 @@ from stackling.common.db import Database
 from stackling.dataplane import desired as desired_
 from stackling.dataplane import firewall, kernel, rootfs
 from stackling.dataplane import port_forwarding as forwarding
+from stackling.dataplane import qos as qos_
 from stackling.dataplane.agents import AgentReporter
 from stackling.dataplane.desired_extras import Extras
 from stackling.dataplane.desired_extras import read as read_extras
@@ -51,6 +52,7 @@ class Reconciler:
         self.handles = kernel.Handles()
         self.agents = AgentReporter(database)
         self.extras = Extras()  # port forwardings, QoS rules, trunks (desired_extras.py)
+        self.qos = qos_.Limits()
         # guest -> what was last applied in full; a pass skips a guest whose desired state,
         # namespace, fabric ports and process are unchanged, and every FULL_EVERY-th pass
         # checks everything again (a hand-made change inside a namespace is repaired then)
@@ -83,6 +85,10 @@ class Reconciler:
         keep_ns |= self._dhcp_servers(d, fabric, bridges, keep_links)
         keep_ns |= self._routers(d, fabric, bridges, keep_links)
         keep_ns |= self._guests(d, fabric, bridges, keep_links)
+        self._try("qos", qos_.apply, self.qos, self.handles, d, self.extras.qos, self.names.guest,
+                  lambda port_id: (self.wire.place(port_id) or ("",))[0]
+                  if getattr(self, "wire", None) else self.names.fabric,
+                  self.names.tap, set(kernel.list_namespaces(self.names.prefix)))
         for name, _link in fabric.links().items():
             if self.names.owns(name) and name not in keep_links:
                 self._try(f"link {name}", fabric.delete_link, name)
@@ -374,6 +380,8 @@ class Reconciler:
         rules = firewall.guest_rules(self.names.prefix, [(f"eth{i}", p) for i, p in
                                                          enumerate(ports)],
                                      d.security_groups, members)
+        rules += qos_.dscp_ruleset(self.names.prefix, [(f"eth{i}", self.extras.qos.get(p["id"], []))
+                                                       for i, p in enumerate(ports)])
         taps = [self.names.tap(p["id"]) for p in ports]
         fingerprint = (spec.token(), tuple(taps), tuple(bridges[p["network_id"]] for p in ports),
                        rules, server["state"])
