@@ -36,6 +36,7 @@ MODEL_MODULES = [
     "stackling.network.conntrack.models",
     "stackling.network.metering.models",
     "stackling.network.flavors.models",
+    "stackling.network.logapi.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

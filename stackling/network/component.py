@@ -12,6 +12,7 @@ from stackling.network.core import subnetpools
 from stackling.network.default_rules import rules as default_sg_rules
 from stackling.network.flavors import flavors as network_flavors
 from stackling.network.l3 import policy as l3_policy
+from stackling.network.logapi import logs as network_logs
 from stackling.network.metering import labels as metering_labels
 from stackling.network.policy import POLICIES
 from stackling.network.port_extras import dhcp_dns  # noqa: F401  (its hooks on ports, networks)
@@ -53,7 +54,8 @@ COMPONENT = Component(
               **trunks.POLICIES, **address_groups.POLICIES,
               **default_sg_rules.POLICIES, **qos_policies.POLICIES,
               **port_forwardings.POLICIES, **conntrack_helpers.POLICIES,
-              **metering_labels.POLICIES, **network_flavors.POLICIES},
+              **metering_labels.POLICIES, **network_flavors.POLICIES,
+              **network_logs.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     # the rule templates first: the base step's groups start with them
     bootstrap=[("default_sg_rules", default_sg_rules.seed),

@@ -332,6 +332,13 @@ network POST   /v2.0/service_profiles                             admin-only    
 network GET    /v2.0/service_profiles/{service_profile_id}        admin-hidden
 network PUT    /v2.0/service_profiles/{service_profile_id}        admin-hidden   service_profile_update
 network DELETE /v2.0/service_profiles/{service_profile_id}        admin-hidden
+# logs: admins and the project's managers (the member persona is no manager)
+network GET    /v2.0/log/loggable-resources                       admin-list
+network GET    /v2.0/log/logs                                     admin-list
+network POST   /v2.0/log/logs                                     admin-only     network_log
+network GET    /v2.0/log/logs/{log_id}                            admin-hidden
+network PUT    /v2.0/log/logs/{log_id}                            admin-hidden   network_log_update
+network DELETE /v2.0/log/logs/{log_id}                            admin-hidden
 network GET    /v2.0/qos/policies                                 any-read
 network POST   /v2.0/qos/policies                                 admin-only     qos_policy
 network GET    /v2.0/qos/policies/{qos_policy_id}                 reader-read
@@ -685,6 +692,8 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "flavor_profile_assoc": lambda w: {"service_profile": {"id": w["service_profile_id"]}},
     "service_profile": lambda w: {"service_profile": {"metainfo": "{}"}},
     "service_profile_update": lambda w: {"service_profile": {"description": "d"}},
+    "network_log": lambda w: {"log": {"resource_type": "security_group"}},
+    "network_log_update": lambda w: {"log": {"name": "l2"}},
     "qos_policy": lambda w: {"policy": {"name": "q"}},
     "qos_policy_update": lambda w: {"policy": {"name": "q2"}},
     "qos_bandwidth_limit": lambda w: {"bandwidth_limit_rule": {"max_kbps": 100,
@@ -1019,6 +1028,10 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
         "name": f"nf-{w.count()}", "service_type": "L3_ROUTER_NAT"}}, user="admin")[
             "flavor"]["id"],
     "service_profile_id": lambda w: _service_profile(w),
+    # a log of project demo, made by the admin (demo's member is no manager)
+    "log_id": lambda w: w.ok("POST", "/networking/v2.0/log/logs", {"log": {
+        "resource_type": "security_group", "project_id": w.demo}}, user="admin")[
+            "log"]["id"],
     # project demo's QoS policy (admins make them) with one rule of each type
     "qos_policy_id": lambda w: _qos_policy(w),
     "bandwidth_limit_rule_id": lambda w: _qos_policy(w),

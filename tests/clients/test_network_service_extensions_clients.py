@@ -100,3 +100,50 @@ def test_cli_network_flavors_and_profiles(cloud):
     cloud.cli("network", "flavor", "delete", name + "x", parse=False)
     providers = cloud.cli("network", "service", "provider", "list", "-f", "json")
     assert {p["Name"] for p in providers} >= {"ha", "dvr", "single_node", "dvrha"}
+
+
+# ------------------------------------------------------------------ logging
+def test_sdk_session_network_logs(cloud):
+    """openstacksdk has no log resource: its network proxy session, as a script would."""
+    manager = cloud.new_project_member(role="manager")["sdk"]
+    sg = manager.network.create_security_group(name=_name("logged"))
+    r = manager.network.get("/log/loggable-resources")
+    assert r.json() == {"loggable_resources": [{"type": "security_group"}]}
+    r = manager.network.post("/log/logs", json={"log": {
+        "name": "drops", "resource_type": "security_group", "resource_id": sg.id,
+        "event": "DROP"}})
+    assert r.status_code == 201, r.text
+    log = r.json()["log"]
+    assert (log["event"], log["resource_id"], log["enabled"]) == ("DROP", sg.id, True)
+    r = manager.network.post("/log/logs", json={"log": {"resource_type": "port"}},
+                             raise_exc=False)
+    assert r.status_code == 400 and r.json()["NeutronError"]["type"] == \
+        "InvalidLogResourceType"
+    member = cloud.new_project_member()["sdk"]
+    r = member.network.post("/log/logs", json={"log": {"resource_type": "security_group"}},
+                            raise_exc=False)
+    assert r.status_code == 403
+    r = manager.network.put(f"/log/logs/{log['id']}", json={"log": {"enabled": False}})
+    assert r.json()["log"]["enabled"] is False
+    manager.network.delete_security_group(sg)  # its logs go with it
+    r = manager.network.get(f"/log/logs/{log['id']}", raise_exc=False)
+    assert r.status_code == 404
+
+
+@sqlite_only
+def test_cli_network_log(cloud):
+    sg = cloud.cli("security", "group", "create", _name("cli-log"), "-f", "json")
+    types = cloud.cli("network", "loggable", "resources", "list", "-f", "json")
+    assert [t["Supported types"] for t in types] == ["security_group"]
+    name = _name("cli-log")
+    made = cloud.cli("network", "log", "create", "--resource-type", "security_group",
+                     "--resource", sg["id"], "--event", "ACCEPT", "--description", "d",
+                     name, "-f", "json")
+    assert made["Event"] == "ACCEPT" and made["Resource"] == sg["id"]
+    listed = cloud.cli("network", "log", "list", "-f", "json")
+    assert name in {x["Name"] for x in listed}
+    cloud.cli("network", "log", "set", "--disable", "--name", name + "x", name, parse=False)
+    shown = cloud.cli("network", "log", "show", name + "x", "-f", "json")
+    assert shown["Enabled"] is False
+    cloud.cli("network", "log", "delete", name + "x", parse=False)
+    cloud.cli("security", "group", "delete", sg["id"], parse=False)

@@ -40,6 +40,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.conntrack_helpers",
     "stackling.network.api.metering",
     "stackling.network.api.flavors",
+    "stackling.network.api.logs",
 ]
 
 

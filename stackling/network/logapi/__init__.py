@@ -1,0 +1,1 @@
+"""Network logs (`logging`): security group logging objects, stored and shown."""
