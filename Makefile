@@ -67,12 +67,14 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # The dataplane's tools (dataplane.driver netns): Debian's busybox, dnsmasq, nftables, dropbear
-# (and the ssh client its tests use).
+# (and the ssh client its tests use); IPv6: radvd (routers' advertisements) and ISC dhclient
+# (the guests' DHCPv6 client).
 dataplane-deps:
-	@for t in busybox dnsmasq nft dropbear ssh; do command -v $$t >/dev/null 2>&1 || \
-	  [ -x /usr/sbin/$$t ] || missing=1; done; [ -z "$$missing" ] || [ "$$(id -u)" != 0 ] || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	    busybox-static dnsmasq-base nftables dropbear-bin openssh-client >/dev/null; }
+	@for t in busybox dnsmasq nft dropbear ssh radvd dhclient; do command -v $$t >/dev/null 2>&1 || \
+	  [ -x /usr/sbin/$$t ] || [ -x /sbin/$$t ] || missing=1; done; [ -z "$$missing" ] || \
+	  [ "$$(id -u)" != 0 ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq busybox-static dnsmasq-base nftables dropbear-bin openssh-client \
+	    radvd isc-dhcp-client >/dev/null; }
 
 # Regenerates the console screenshots in docs/ from a fresh demo cloud.
 screenshots: $(STAMP) browser

@@ -20,6 +20,7 @@ from pathlib import Path
 import netaddr
 
 from stackling.dataplane.dhcp_names import DhcpNames
+from stackling.dataplane.ipv6 import Dhcp6
 from stackling.dataplane.kernel import pid_alive
 
 METADATA_IP = "169.254.169.254"
@@ -43,6 +44,7 @@ class DhcpConfig:
     mtu: int
     subnets: list[DhcpSubnet]
     hosts: list[tuple[str, str, str, str]] = field(default_factory=list)  # port, mac, ip, name
+    ipv6: Dhcp6 | None = None  # the IPv6 subnets' part (ipv6.py)
     names: DhcpNames | None = None  # extra options, DNS names (dhcp_names.py)
 
     def command(self, directory: Path) -> list[str]:
@@ -59,6 +61,8 @@ class DhcpConfig:
                         f"{LEASE_SECONDS}s")
         if self.names is not None:
             args = self.names.command(args, directory)
+        if self.ipv6 is not None:
+            args += self.ipv6.args()
         return args
 
     def _hostname(self, port: str, ip: str) -> str:
@@ -69,7 +73,7 @@ class DhcpConfig:
         out: dict[str, str] = {}
         for port, mac, ip, _name in sorted(self.hosts):
             out[port] = out.get(port, "") + f"{mac},{self._hostname(port, ip)},{ip},set:port-{port}\n"
-        return out
+        return self.ipv6.merge_hosts(out) if self.ipv6 is not None else out
 
     def opts_text(self) -> str:
         lines = []
@@ -87,7 +91,8 @@ class DhcpConfig:
             lines.append(f"{tag},option:mtu,{self.mtu}")
             if s.dns_nameservers:
                 lines.append(f"{tag},option:dns-server,{','.join(s.dns_nameservers)}")
-        return "".join(line + "\n" for line in lines) + (self.names.opts() if self.names else "")
+        return "".join(line + "\n" for line in lines) + (self.ipv6.opts() if self.ipv6 else "") \
+            + (self.names.opts() if self.names else "")
 
 
 class DhcpServers:

@@ -32,6 +32,16 @@ def _allowed(port: dict[str, Any]) -> tuple[set[str], set[str], set[str], set[st
     return macs, v4, v6, set()
 
 
+def _targets(networks: set[str]) -> str:
+    """IPv6 addresses/networks as 128-bit integers or ranges (this nft has no `icmpv6
+    taddr`: the neighbour advertisement's target is matched as raw payload)."""
+    out = []
+    for net in sorted(networks):
+        n = netaddr.IPNetwork(net)
+        out.append(f"0x{n.first:032x}" if n.size == 1 else f"0x{n.first:032x}-0x{n.last:032x}")
+    return ", ".join(out)
+
+
 def secured(port: dict[str, Any]) -> bool:
     return bool(port.get("port_security_enabled", True)) and \
         port["device_owner"].startswith("compute:")
@@ -49,7 +59,15 @@ def anti_spoofing(table: str, taps: dict[str, dict[str, Any]]) -> str:
         rules.append(f"ether type arp arp saddr ip != {{ {v4s}, 0.0.0.0 }} drop")
         rules.append("ether type ip ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept")
         rules.append(f"ether type ip ip saddr != {{ {v4s} }} drop")
-        v6s = ", ".join(sorted(v6 | {"fe80::/64", "::"}))
+        # IPv6: the link-local addresses of its MACs (EUI-64, the kernel's default), no
+        # router advertisements and no DHCPv6 server replies (as Neutron's drivers drop
+        # them), neighbour advertisements only for its own addresses
+        v6 |= {str(netaddr.EUI(mac).ipv6_link_local()) for mac in macs}
+        rules.append("ether type ip6 meta l4proto ipv6-icmp icmpv6 type nd-router-advert drop")
+        rules.append("ether type ip6 meta l4proto udp udp sport 547 drop")
+        rules.append("ether type ip6 meta l4proto ipv6-icmp icmpv6 type nd-neighbor-advert "
+                     f"@th,64,128 != {{ {_targets(v6)} }} drop")  # the target address
+        v6s = ", ".join(sorted(v6 | {"::"}))
         rules.append(f"ether type ip6 ip6 saddr != {{ {v6s} }} drop")
         chains.append(f"  chain {chain} {{\n" + "".join(f"    {r}\n" for r in rules) + "  }\n")
     return (f"table bridge {table} {{}}\ndelete table bridge {table}\n"
@@ -119,11 +137,15 @@ def guest_rules(table: str, nics: list[tuple[str, dict[str, Any]]],
             if stateful else []
         egress = list(ingress)
         ingress += ["udp sport 67 udp dport 68 accept",
+                    "udp sport 547 udp dport 546 accept",  # DHCPv6 replies (to a multicast ask)
                     "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert, "
                     "mld-listener-query } accept"]
+        # a guest is no router and no DHCP server, whatever its rules say (as upstream)
+        egress[:0] = ["icmpv6 type nd-router-advert drop", "udp sport 547 drop"]
         egress += ["udp sport 68 udp dport 67 accept",
+                   "udp sport 546 udp dport 547 accept",
                    "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit, "
-                   "mld2-listener-report } accept"]
+                   "mld2-listener-report, 131, 132 } accept"]
         for group in port_groups:
             for rule in group.get("security_group_rules") or []:
                 (ingress if rule["direction"] == "ingress" else egress).extend(

@@ -20,7 +20,7 @@ import netaddr
 
 from stackling.common.db import Database
 from stackling.dataplane import desired as desired_
-from stackling.dataplane import firewall, kernel, rootfs
+from stackling.dataplane import firewall, ipv6, kernel, rootfs
 from stackling.dataplane import port_forwarding as forwarding
 from stackling.dataplane import qos as qos_
 from stackling.dataplane.agents import AgentReporter
@@ -45,6 +45,7 @@ class Reconciler:
         self.console_dir = data_dir / "dataplane" / "console"
         self.guests = Guests(self.run_dir, self.run_dir / "rootfs", self.console_dir)
         self.dhcp = DhcpServers(self.run_dir)
+        self.radvd = ipv6.Radvd(self.run_dir)
         self.metadata = MetadataServers(self._metadata_for)
         self._docs: dict[tuple[str, str], dict[str, Any]] = {}
         self.failures: dict[str, str] = {}  # object key -> last error, retried next pass
@@ -178,7 +179,7 @@ class Reconciler:
     # ------------------------------------------------------------------ DHCP + metadata
     def _ensure_dhcp_ports(self, d: desired_.Desired) -> None:
         for net_id, net in d.networks.items():
-            subnets = d.dhcp_subnets(net_id)
+            subnets = d.dhcp_subnets(net_id) + ipv6.dhcp_subnets(d, net_id)
             if subnets and d.dhcp_port(net_id) is None and not net.get("router:external"):
                 def create(net_id: str = net_id, net: dict[str, Any] = net,
                            subnets: list[dict[str, Any]] = subnets) -> None:
@@ -187,8 +188,10 @@ class Reconciler:
                                                   [s["id"] for s in subnets], net["project_id"])
 
                 self._try(f"dhcp port {net_id}", create)
-        if any(k.startswith("dhcp port") for k in self.failures) or any(
-                d.dhcp_subnets(n) and d.dhcp_port(n) is None and not net.get("router:external")
+        grown = self._try("dhcp ports ipv6", ipv6.extend_dhcp_ports, self.database, d)
+        if grown or any(k.startswith("dhcp port") for k in self.failures) or any(
+                (d.dhcp_subnets(n) or ipv6.dhcp_subnets(d, n)) and d.dhcp_port(n) is None
+                and not net.get("router:external")
                 for n, net in d.networks.items()):
             with self.database.transaction(write=False) as db:
                 fresh = desired_.read(db)
@@ -201,7 +204,8 @@ class Reconciler:
         for net_id, net in d.networks.items():
             port = d.dhcp_port(net_id)
             subnets = d.dhcp_subnets(net_id)
-            if port is None or not subnets:
+            dhcp6 = ipv6.dhcp6_config(d, net_id, "tap0")
+            if port is None or not (subnets or dhcp6):
                 continue
             ns = self.names.dhcp(net_id)
             keep.add(ns)
@@ -216,6 +220,8 @@ class Reconciler:
                 self.handles.get(ns).ensure_addresses("tap0", [*addresses, f"{METADATA_IP}/32"])
 
             self._try(f"dhcp {net_id} addresses", configure)
+            self._try(f"dhcp {net_id} ipv6", ipv6.dhcp_namespace, self.handles.get(ns), "tap0",
+                      d, port)
             server_ip = addresses[0].split("/")[0] if addresses else METADATA_IP
             hosts = []
             for p in d.ports.values():
@@ -234,6 +240,7 @@ class Reconciler:
                              [DhcpSubnet(s["id"], s["cidr"], s.get("gateway_ip"),
                                          s.get("dns_nameservers") or [], s.get("host_routes") or [])
                               for s in subnets], hosts)
+            cfg.ipv6 = dhcp6
             cfg.names = dhcp_names_of(net, [p for p in d.ports.values()
                                             if p["network_id"] == net_id
                                             and p["device_owner"] != desired_.DHCP_OWNER])
@@ -265,6 +272,8 @@ class Reconciler:
                 continue
             self._try(f"router {router_id}", self._router, d, fabric, bridges, keep_links,
                       router, ns)
+        for router_id in set(self.radvd.known()) - set(d.routers):
+            self._try(f"radvd {router_id}", self.radvd.stop, router_id)
         return keep
 
     def _router(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
@@ -289,6 +298,7 @@ class Reconciler:
             else:
                 internal += [d.subnets[s]["cidr"] for s, _ in d.ipv4(port)]
             rns.ensure_addresses(inside, addresses)
+            ipv6.router_port(rns, inside, d, port)
         routes = {}
         if gateway is not None:
             for subnet_id, _ in d.ipv4(gateway[1]):
@@ -300,6 +310,9 @@ class Reconciler:
                 routes[str(netaddr.IPNetwork(route["destination"]).cidr)] = route["nexthop"]
         rns.ensure_routes(routes)
         rns.sysctl("net.ipv4.ip_forward", "1" if router.get("admin_state_up", True) else "0")
+        ipv6.router_routes(rns, d, router, gateway[1] if gateway else None)
+        self.radvd.ensure(router["id"], ns, ipv6.radvd_config(
+            d, [(n, p) for p in ports if (n := "qr-" + p["id"][:11]) in wanted_links]))
         for name in set(rns.links()) - wanted_links:
             rns.delete_link(name)
         self._nft_apply(ns, self._router_rules(d, router, internal, gateway) + forwarding.ruleset(
@@ -437,6 +450,8 @@ class Reconciler:
             self.guests.stop(server_id)
         for net_id in self.dhcp.known():
             self.dhcp.stop(net_id)
+        for router_id in self.radvd.known():
+            self.radvd.stop(router_id)
         for name in kernel.list_namespaces(self.names.prefix):
             kernel.remove_namespace(name)
         shutil.rmtree(self.run_dir, ignore_errors=True)

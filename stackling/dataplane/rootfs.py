@@ -16,6 +16,10 @@ from pathlib import Path
 BUSYBOX = "/bin/busybox"
 # Host binaries copied in with their shared libraries.
 BINARIES = {"/usr/sbin/dropbear": "usr/sbin/dropbear", "/usr/bin/setpriv": "usr/bin/setpriv"}
+# Copied when the host has them: ISC dhclient is the guests' DHCPv6 client (Debian's
+# busybox is built without udhcpc6); without it IPv6 guests have SLAAC only.
+OPTIONAL_BINARIES = {"/usr/sbin/dhclient": "usr/sbin/dhclient",
+                     "/sbin/dhclient": "usr/sbin/dhclient"}
 WRITABLE = ("etc", "tmp", "run", "root", "home", "var", "dev", "proc")
 
 # The guest's PID 1 (busybox sh): network by DHCP, then what the metadata service says,
@@ -26,7 +30,9 @@ echo "[    0.000000] stackling guest: busybox $(busybox | head -1 | cut -d' ' -f
 echo "Run /sbin/init as init process"
 ip link set lo up
 for nic in $(ip -o link | sed -n 's/^[0-9]*: \(eth[0-9]*\)[:@].*/\1/p'); do
+  /sbin/ipv6-up "$nic" pre
   ip link set "$nic" up
+  /sbin/ipv6-up "$nic" &
   udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S -s /sbin/dhcp-event \
     -x hostname:"$(cat /etc/stackling/name)" 2>&1 || echo "udhcpc: no lease on $nic"
 done
@@ -96,9 +102,82 @@ exit 0
 """
 
 
+# IPv6 on one NIC. "pre" (before the link is up): SLAAC is the kernel's, as on any Linux
+# guest (accept_ra, autoconf, EUI-64 link-local and global addresses, no temporary ones).
+# Then, in the background of the boot: DHCPv6 asked whatever the RA's M/O flags say
+# (busybox reads no RA): a solicit for an address (stateful), else an information request
+# (stateless: DNS servers). Each attempt is bounded; nothing answers on a SLAAC-only link.
+IPV6_UP = r"""#!/bin/sh
+nic=$1 conf=/proc/sys/net/ipv6/conf/$1
+if [ "$2" = pre ]; then
+  [ -d "$conf" ] || exit 0
+  echo 0 > "$conf/addr_gen_mode"; echo 0 > "$conf/use_tempaddr"
+  echo 1 > "$conf/accept_ra"; echo 1 > "$conf/autoconf"; echo 0 > "$conf/disable_ipv6"
+  exit 0
+fi
+[ -d "$conf" ] && command -v dhclient >/dev/null || exit 0
+i=0  # until the link-local address has passed duplicate address detection
+while [ $i -lt 50 ]; do
+  ip -6 addr show dev "$nic" | grep -q 'inet6 fe80' && \
+    ! ip -6 addr show dev "$nic" | grep -q tentative && break
+  sleep 0.1; i=$((i + 1))
+done
+: > /run/dhclient6.conf
+run() {
+  timeout "$1" dhclient -6 $2 -d -D LL -cf /run/dhclient6.conf -sf /sbin/dhcp6-event \
+    -lf "/run/dhclient6.$nic.leases" -pf "/run/dhclient6.$nic.pid" "$nic" >/dev/null 2>&1
+  [ -e "/run/dhcp6.$nic" ] && cat "/run/dhcp6.$nic"  # what the event script said
+}
+run 8 "" || run 10 -S || echo "dhclient: no DHCPv6 server on $nic"
+"""
+
+# dhclient's event script: the leased address (/128: the prefix is on-link by the RA), the
+# DNS servers; then dhclient is stopped (a day's lease outlives these guests' tests).
+DHCP6_EVENT = r"""#!/bin/sh
+case "$reason" in
+  BOUND6|RENEW6|REBIND6|REBOOT6|INFORM6)
+    if [ -n "$new_ip6_address" ]; then
+      ip -6 addr add "$new_ip6_address/${new_ip6_prefixlen:-128}" dev "$interface" 2>/dev/null
+      echo "dhclient: lease of $new_ip6_address obtained on $interface" >> "/run/dhcp6.$interface"
+    fi
+    for s in $new_dhcp6_name_servers; do
+      grep -q "^nameserver $s\$" /etc/resolv.conf 2>/dev/null || echo "nameserver $s" >> /etc/resolv.conf
+    done
+    echo "dhclient: DNS servers ${new_dhcp6_name_servers:-none} on $interface" >> "/run/dhcp6.$interface"
+    kill "$PPID" ;;
+esac
+exit 0
+"""
+
+
 def _libraries(binary: str) -> list[str]:
     out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
     return re.findall(r"(/\S+\.so[.\d]*)", out)
+
+
+# ping and traceroute as any distribution ships them: with CAP_NET_RAW as a file
+# capability (within the guest's bounding set), so the image's user can run them
+NET_RAW_TOOLS = ("ping", "ping6", "traceroute", "traceroute6")
+CAP_NET_RAW = 13
+
+
+def _net_raw_tools(bin_dir: Path, applets: list[str]) -> None:
+    """A copy of busybox carrying cap_net_raw+ep (a v2 `security.capability`), linked as
+    the tools that need a raw socket; without file capabilities they stay plain links."""
+    import struct
+
+    copy = bin_dir / "busybox-net"
+    shutil.copy2(bin_dir / "busybox", copy)
+    try:
+        os.setxattr(copy, "security.capability",
+                    struct.pack("<IIIII", 0x02000001, 1 << CAP_NET_RAW, 0, 0, 0))
+    except OSError:
+        copy.unlink()
+        return
+    for tool in NET_RAW_TOOLS:
+        if tool in applets:
+            (bin_dir / tool).unlink(missing_ok=True)
+            (bin_dir / tool).symlink_to("busybox-net")
 
 
 def build(root: Path) -> Path:
@@ -117,6 +196,7 @@ def build(root: Path) -> Path:
         link = tmp / "bin" / applet
         if applet not in ("busybox", "setpriv") and not link.exists():
             link.symlink_to("busybox")
+    _net_raw_tools(tmp / "bin", applets)
     for src, dst in BINARIES.items():
         shutil.copy2(src, tmp / dst)
         for lib in _libraries(src):
@@ -124,8 +204,17 @@ def build(root: Path) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             if not target.exists():
                 shutil.copy2(os.path.realpath(lib), target)
+    for src, dst in OPTIONAL_BINARIES.items():
+        if os.path.exists(src) and not (tmp / dst).exists():
+            shutil.copy2(src, tmp / dst)
+            for lib in _libraries(src):
+                target = tmp / lib.lstrip("/")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not target.exists():
+                    shutil.copy2(os.path.realpath(lib), target)
     for name, text in (("sbin/guest-init", INIT), ("sbin/guest-run", RUN),
-                       ("sbin/dhcp-event", DHCP_EVENT)):
+                       ("sbin/dhcp-event", DHCP_EVENT), ("sbin/ipv6-up", IPV6_UP),
+                       ("sbin/dhcp6-event", DHCP6_EVENT)):
         (tmp / name).write_text(text)
         (tmp / name).chmod(0o755)
     (tmp / ".complete").touch()
