@@ -52,6 +52,24 @@ async function optional(promise, empty) {
   }
 }
 
+// stackling's own admin APIs (/audit, /dataplane): not in the catalog, same token.
+async function stackling(path) {
+  const resp = await fetch(path, {headers: {"X-Auth-Token": session.token, "Accept": "application/json"}});
+  if (resp.status === 401) { signOut("Your session has expired: sign in again."); throw new ApiError(401, "unauthorized"); }
+  const body = await resp.json().catch(() => null);
+  if (!resp.ok) throw new ApiError(resp.status, errorMessage(body, `${path} answered ${resp.status}.`));
+  return body;
+}
+
+// The wire as the kernel has it (admin, dataplane.driver netns): null when there is none.
+async function loadWire() {
+  if (!session.isAdmin) return null;
+  const status = await optional(stackling("/dataplane/v1"), null);
+  if (!status || !status.dataplane.readable) return null;
+  const wire = await optional(stackling("/dataplane/v1/wire"), null);
+  return wire && wire.wire;
+}
+
 // ------------------------------------------------------------------ sign in / out
 function endpointsFrom(catalog) {
   const out = {};
@@ -116,10 +134,11 @@ async function refresh() {
     if (current === "topology") await refreshTopology();
     else if (current === "capacity") await refreshCapacity();
     else if (current === "failures") await refreshFailures();
+    else if (current === "path") await refreshPathChoices();
   } catch (err) {
     if (err.status !== 401) setStatus(`Could not refresh: ${err.message}`);
   }
-  if (session && current !== "audit") pollTimer = setTimeout(refresh, POLL_MS);
+  if (session && current !== "audit" && current !== "path") pollTimer = setTimeout(refresh, POLL_MS);
 }
 
 function setStatus(text) { const el = $("#status"); if (el) el.textContent = text; }
@@ -137,8 +156,8 @@ async function loadCloud() {
   ]);
   const cloud = {networks: networks.networks, subnets: subnets.subnets, routers: routers.routers,
                  ports: ports.ports, servers: servers.servers, segments: segments.segments,
-                 segmentHosts: {}};
-  cloud.segmentHosts = await segmentHosts(cloud.segments);
+                 segmentHosts: {}, wire: null};
+  [cloud.segmentHosts, cloud.wire] = await Promise.all([segmentHosts(cloud.segments), loadWire()]);
   return cloud;
 }
 
@@ -240,6 +259,7 @@ function elementsOf(cloud) {
     }
   }
   serverNodes(cloud.servers, attachments, node, edge);
+  hostNodes(cloud, node, edge, ids);
   return nodes.concat(edges);
 }
 
@@ -275,6 +295,34 @@ function serverNodes(servers, attachments, node, edge) {
   }
 }
 
+// Where each server runs: its host (compute's OS-EXT-SRV-ATTR:host, or on the wire the
+// host whose namespace its guest's taps hang off), and the physical networks each host
+// reaches (its cables into their switches, read from the kernel).
+function hostNodes(cloud, node, edge, ids) {
+  const wireHosts = (cloud.wire ? cloud.wire.hosts : []).filter((h) => h.role === "host");
+  const onWire = {};
+  for (const h of wireHosts) for (const id of h.servers) onWire[id] = h.name;
+  const hostData = (name) => {
+    const w = wireHosts.find((h) => h.name === name);
+    return w ? {name, kind: "compute host", physical_networks: w.physical_networks.join(", ") || "none",
+                tunnel_address: w.tunnel_address || "none", guests: w.servers.length, namespace: w.namespace}
+             : {name, kind: "compute host"};
+  };
+  for (const h of wireHosts) {
+    node(`host:${h.name}`, "host", h.name, hostData(h.name));
+    for (const pn of h.physical_networks) {
+      node(`pn:${pn}`, "physnet", pn, {name: pn, kind: "physical network"});
+      edge(`host:${h.name}`, `pn:${pn}`, "reaches");
+    }
+  }
+  for (const srv of cloud.servers) {
+    const host = onWire[srv.id] || srv["OS-EXT-SRV-ATTR:host"];
+    if (!host || !ids.has(`srv:${srv.id}`) || !(srv.status === "ACTIVE" || onWire[srv.id])) continue;
+    node(`host:${host}`, "host", host, hostData(host));
+    edge(`host:${host}`, `srv:${srv.id}`, "runs");
+  }
+}
+
 const STYLE = [
   {selector: "node", style: {"label": "data(label)", "font-size": 9, "text-wrap": "wrap",
     "text-valign": "bottom", "text-margin-y": 3, "width": 18, "height": 18, "background-color": "#8a94a6"}},
@@ -285,6 +333,7 @@ const STYLE = [
   {selector: "node.subnet", style: {"shape": "round-rectangle", "width": 26, "height": 12, "background-color": "#9ecbff"}},
   {selector: "node.router", style: {"shape": "diamond", "width": 24, "height": 24, "background-color": "#f5a524"}},
   {selector: "node.host", style: {"shape": "rectangle", "width": 14, "height": 22, "background-color": "#5f6b7a"}},
+  {selector: "node.physnet", style: {"shape": "barrel", "width": 30, "height": 14, "background-color": "#c9a227"}},
   {selector: "node.server", style: {"shape": "ellipse", "background-color": "#30a46c"}},
   {selector: "node.group", style: {"width": 34, "height": 34, "border-width": 3, "border-color": "#fff", "border-style": "double"}},
   {selector: "node.status-ERROR", style: {"background-color": "#e5484d"}},
@@ -347,7 +396,8 @@ function showDetails(data) {
     segment: ["id", "name", "network_type", "physical_network", "segmentation_id", "network_id"],
     router: ["id", "name", "status", "project_id"],
     server: ["id", "name", "status", "OS-EXT-SRV-ATTR:host", "OS-EXT-AZ:availability_zone", "tenant_id"],
-    host: ["name"],
+    host: ["name", "physical_networks", "tunnel_address", "guests", "namespace"],
+    physnet: ["name"],
     servers: ["count"],
   }[data.kind] || Object.keys(obj);
   for (const k of keys) if (obj[k] !== undefined && obj[k] !== null) rows.push([k, String(obj[k])]);
@@ -498,6 +548,50 @@ async function runAudit() {
   } catch (err) { out.textContent = `The audit failed: ${err.message}`; }
 }
 
+// ------------------------------------------------------------------ path
+// The hops a packet takes between two servers, read from the live kernel by the
+// dataplane's admin API, and where and why it is cut.
+async function refreshPathChoices() {
+  const allProjects = session.isAdmin ? "?all_tenants=1" : "";
+  const servers = (await api("compute", `/servers/detail${allProjects}`)).servers
+    .slice().sort((a, b) => (a.name || "").localeCompare(b.name || ""));
+  for (const sel of ["#path-source", "#path-destination"]) {
+    const el = $(sel);
+    const keep = el.value;
+    el.innerHTML = servers.map((s) => `<option value="${esc(s.id)}">${esc(s.name)} (${esc(s.status)})</option>`).join("");
+    if (keep && servers.some((s) => s.id === keep)) el.value = keep;
+  }
+  if (!$("#path-destination").dataset.touched && servers.length > 1 && $("#path-destination").value === $("#path-source").value) {
+    $("#path-destination").selectedIndex = 1;
+  }
+}
+
+const HOP_KINDS = {guest: "server", host: "host", switch: "physical network switch", tor: "top-of-rack router",
+                   router: "router", "network node": "network node", edge: "edge", dhcp: "DHCP", underlay: "underlay"};
+
+async function tracePath() {
+  const out = $("#path-result");
+  const protocol = $("#path-protocol").value;
+  const params = new URLSearchParams({source: $("#path-source").value, destination: $("#path-destination").value, protocol});
+  if (protocol !== "icmp") params.set("port", $("#path-port").value);
+  out.textContent = "Tracing…";
+  try {
+    const found = (await stackling(`/dataplane/v1/path?${params}`)).path;
+    const hops = found.hops.map((h) => {
+      const segs = h.segments ? ` — ${h.segments.map(esc).join(", ")}` : "";
+      return `<li data-kind="${esc(h.kind)}" data-namespace="${esc(h.namespace)}"><strong>${esc(HOP_KINDS[h.kind] || h.kind)}</strong> ` +
+        `${esc(h.name)}${segs} <small>${esc(h.namespace)}</small></li>`;
+    }).join("");
+    const verdict = found.reached
+      ? `<p id="path-verdict" class="chosen" data-reached="true">Reached ${esc(found.destination || "")}.</p>`
+      : `<p id="path-verdict" class="excluded" data-reached="false" data-reason="${esc(found.cut.reason)}">` +
+        `Cut at ${esc(found.cut.at)}: ${esc(found.cut.reason)} — ${esc(found.cut.detail)}</p>`;
+    out.innerHTML = `<ol id="path-hops">${hops}</ol>${verdict}`;
+  } catch (err) {
+    out.innerHTML = `<p id="path-verdict" class="excluded" data-error="${err.status || ""}">${esc(err.message)}</p>`;
+  }
+}
+
 // ------------------------------------------------------------------ wiring
 document.addEventListener("DOMContentLoaded", () => {
   $("#login").addEventListener("submit", async (evt) => {
@@ -517,5 +611,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#logout").addEventListener("click", () => signOut(""));
   document.querySelectorAll("#tabs button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
   $("#audit-run").addEventListener("click", runAudit);
+  $("#path-trace").addEventListener("click", tracePath);
+  $("#path-form").addEventListener("submit", (evt) => { evt.preventDefault(); tracePath(); });
+  $("#path-destination").addEventListener("change", () => { $("#path-destination").dataset.touched = "1"; });
+  $("#path-protocol").addEventListener("change", () => { $("#path-port").disabled = $("#path-protocol").value === "icmp"; });
   if (session) showLoggedIn(); else showLoggedOut("");
 });
