@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import netaddr
 
 from stackling.common.db import Database
 from stackling.dataplane import desired as desired_
-from stackling.dataplane import firewall, ipv6, kernel, rootfs
+from stackling.dataplane import firewall, guest_jobs, ipv6, kernel, nft, rootfs
 from stackling.dataplane import port_forwarding as forwarding
 from stackling.dataplane import qos as qos_
 from stackling.dataplane.agents import AgentReporter
@@ -50,6 +49,7 @@ class Reconciler:
         self._docs: dict[tuple[str, str], dict[str, Any]] = {}
         self.failures: dict[str, str] = {}  # object key -> last error, retried next pass
         self._nft: dict[str, str] = {}
+        self._jobs = guest_jobs.Jobs(self._try)  # per-guest work of a pass, run by threads
         self.handles = kernel.Handles()
         self.agents = AgentReporter(database)
         self.extras = Extras()  # port forwardings, QoS rules, trunks (desired_extras.py)
@@ -346,12 +346,11 @@ class Reconciler:
                 "}\n")
 
     def _nft_apply(self, ns: str, ruleset: str) -> None:
-        """The whole table in one `nft -f` transaction (the kernel never sees half of it)."""
+        """The whole table in one nftables transaction (the kernel never sees half of it)."""
         digest = hashlib.sha256(ruleset.encode()).hexdigest()
         if self._nft.get(ns) == digest:
             return
-        subprocess.run(["nsenter", f"--net=/run/netns/{ns}", "--", "nft", "-f", "-"],
-                       input=ruleset, text=True, check=True, capture_output=True, timeout=30)
+        nft.apply(ns, ruleset)
         self._nft[ns] = digest
 
     # ------------------------------------------------------------------ guests
@@ -373,6 +372,7 @@ class Reconciler:
                       server, ns, running, members)
             secured.update({self.names.tap(p["id"]): p for p in d.by_device.get(server["id"], [])
                             if firewall.secured(p)})
+        self._jobs.wait()
         self._try("anti-spoofing", self._nft_apply, self.names.fabric,
                   firewall.anti_spoofing(self.names.prefix, secured))
         wanted = {s for s in d.servers if self.names.guest(s) in keep}
@@ -411,9 +411,13 @@ class Reconciler:
                 keep_links.add(taps[i])
                 fabric.add_veth_into(taps[i], ns, f"eth{i}", bridge=bridges[port["network_id"]],
                                      mac=port["mac_address"], mtu=nics[i][2])
-            self._nft_apply(ns, rules)
-            self.guests.start(spec, ns)
-            self._applied[server["id"]] = fingerprint
+
+            def first_boot() -> None:  # filtered before it boots
+                self._nft_apply(ns, rules)
+                self.guests.start(spec, ns)
+                self._applied[server["id"]] = fingerprint
+
+            self._jobs.add(f"guest {server['id']}", first_boot)
             return
         gns = self.handles.get(ns)
         if boot:
@@ -430,14 +434,18 @@ class Reconciler:
                 wanted.add(f"eth{i}")
         for name in set(gns.links()) - wanted:
             gns.delete_link(name)
-        self._nft_apply(ns, rules)
-        if boot:
-            self.guests.start(spec, ns)
-        paused = server["state"] == "paused"
-        if self.guests.frozen(server["id"]) != paused:
-            self.guests.pause(server["id"], paused)
-        if len(wanted) == len(ports) + 1:
-            self._applied[server["id"]] = fingerprint
+
+        def finish() -> None:  # waits on the kernel (an nftables commit), not the CPU
+            self._nft_apply(ns, rules)
+            if boot:
+                self.guests.start(spec, ns)
+            paused = server["state"] == "paused"
+            if self.guests.frozen(server["id"]) != paused:
+                self.guests.pause(server["id"], paused)
+            if len(wanted) == len(ports) + 1:
+                self._applied[server["id"]] = fingerprint
+
+        self._jobs.add(f"guest {server['id']}", finish)
 
     # ------------------------------------------------------------------ teardown
     def teardown(self) -> None:
