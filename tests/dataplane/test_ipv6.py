@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import netaddr
+import pytest
 
 from tests.dataplane.conftest import DataplaneCloud, eventually
 
@@ -185,3 +186,54 @@ def test_a_router_routes_ipv6_between_its_subnets(dataplane_cloud: DataplaneClou
     # the router down: nothing is forwarded
     dp.sdk.network.update_router(router, is_admin_state_up=False)
     assert eventually(lambda: dp.unreachable(ns_left, right_v6))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_an_ipv6_subnet_added_later_is_served(dataplane_clouds: Any, backend: str) -> None:
+    """The DHCP port gains an address on a DHCPv6 subnet added after it (as Neutron's DHCP
+    agent asks for one); with no router, dnsmasq advertises the prefix (M flag) itself."""
+    dp = dataplane_clouds(backend)
+    net, _ = dp.network("v6-later", "10.86.0.0/24")
+
+    def dhcp_port() -> Any:
+        return next(iter(dp.sdk.network.ports(network_id=net.id,
+                                              device_owner="network:dhcp")), None)
+
+    assert eventually(lambda: dhcp_port() is not None)
+    sub6 = dp.sdk.network.create_subnet(network_id=net.id, cidr="2001:db8:86::/64",
+                                        ip_version=6, ipv6_ra_mode="dhcpv6-stateful",
+                                        ipv6_address_mode="dhcpv6-stateful")
+    assert eventually(lambda: any(ip["subnet_id"] == sub6.id
+                                  for ip in dhcp_port().fixed_ips))
+    server = dp.server("vm-later", net.id)
+    _, v6, seen = _wait_v6(dp, server)
+    assert seen == {v6}, (seen, _console(dp, server))
+
+
+def test_an_ipv6_address_of_its_own_is_cut_off_unless_a_pair_allows_it(
+        dataplane_cloud: DataplaneCloud) -> None:
+    dp = dataplane_cloud
+    net, _, sub6 = _dual_stack(dp, "v6-spoof", "10.87.0.0/24", "2001:db8:87::/64",
+                               ra_mode="slaac", address_mode="slaac")
+    group = dp.sdk.network.create_security_group(name="v6-ssh")
+    dp.sdk.network.create_security_group_rule(
+        security_group_id=group.id, direction="ingress", ethertype="IPv6", protocol="tcp",
+        port_range_min=22, port_range_max=22, remote_ip_prefix="::/0")
+    target = dp.server("vm-peer6", net.id, security_groups=["v6-ssh"])
+    rogue = dp.server("vm-rogue6", net.id)
+    _, target6, _ = _wait_v6(dp, target)
+    _, rogue6, _ = _wait_v6(dp, rogue)
+    ns = dp.names.guest(rogue.id)
+    assert dp.wait_ssh(ns, target6).strip() == "vm-peer6"
+
+    # the guest's root takes another address of the prefix instead of its own
+    spoofed = "2001:db8:87::99"
+    assert dp.in_ns(ns, "sh", "-c", "echo 0 > /proc/sys/net/ipv6/conf/eth0/autoconf"
+                    ).returncode == 0
+    assert dp.in_ns(ns, "ip", "addr", "del", f"{rogue6}/64", "dev", "eth0").returncode == 0
+    assert dp.in_ns(ns, "ip", "addr", "add", f"{spoofed}/64", "dev", "eth0",
+                    "nodad").returncode == 0
+    assert dp.unreachable(ns, target6)
+    port = next(iter(dp.sdk.network.ports(device_id=rogue.id)))
+    dp.sdk.network.update_port(port, allowed_address_pairs=[{"ip_address": spoofed}])
+    assert eventually(lambda: not dp.unreachable(ns, target6))
