@@ -179,9 +179,10 @@ def set_server_tags(db: Session, ctx: RequestContext, server_id: str, tags: list
 # Power states a hypervisor holds a guest in, by vm_state (the rest has no guest).
 _GUEST_STATES = {"active": "running", "rescued": "running", "paused": "paused",
                  "resized": "running"}
-# Actions after which the guest boots again (its boot count changes).
+# Actions after which the guest boots again (its boot count changes). A live migration is
+# not one: the guest keeps running while its NICs move to the new host (dataplane).
 _BOOTING_ACTIONS = ("reboot", "rebuild", "start", "resize", "confirmResize", "revertResize",
-                    "unshelve", "resume", "migrate", "live-migration", "evacuate")
+                    "unshelve", "resume", "migrate", "evacuate")
 
 
 def dataplane_servers(db: Session) -> list[dict[str, Any]]:

@@ -30,6 +30,9 @@ class Desired:
     security_groups: dict[str, dict[str, Any]]
     # ports by device id, in creation order (a server's eth0 is its first port)
     by_device: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # the wire (topology.py): every segment by id, and each compute host's physnets
+    segments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hosts: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for port in sorted(self.ports.values(), key=lambda p: (p.get("created_at") or "", p["id"])):
@@ -79,7 +82,10 @@ def read(db: Session) -> Desired:
             continue
     fips = [f for f in network.list_floating_ips(db, ctx) if f.get("port_id")]
     groups = {g["id"]: g for g in network.list_security_groups(db, ctx)}
-    return Desired(networks, subnets, ports, servers, routers, fips, groups)
+    out = Desired(networks, subnets, ports, servers, routers, fips, groups)
+    out.segments = {s["id"]: s for s in network.segments_all(db)}
+    out.hosts = network.hosts_physical_networks(db)
+    return out
 
 
 def ensure_dhcp_port(db: Session, network_id: str, device_id: str, subnet_ids: list[str],
@@ -88,6 +94,18 @@ def ensure_dhcp_port(db: Session, network_id: str, device_id: str, subnet_ids: l
     DHCP server's and the metadata route's next hop."""
     ctx = admin_context()
     if network.list_ports(db, ctx, network_id=network_id, device_owner=DHCP_OWNER):
+        return
+    network.create_port(db, ctx, {"network_id": network_id, "device_owner": DHCP_OWNER,
+                                  "device_id": device_id, "project_id": project_id,
+                                  "fixed_ips": [{"subnet_id": s} for s in subnet_ids]})
+
+
+def create_segment_dhcp_port(db: Session, network_id: str, device_id: str,
+                             subnet_ids: list[str], project_id: str) -> None:
+    """A routed network's DHCP port on one more segment (Neutron's DHCP agents, one per
+    segment, each ask for their own): addresses on that segment's subnets only."""
+    ctx = admin_context()
+    if network.list_ports(db, ctx, network_id=network_id, device_id=device_id):
         return
     network.create_port(db, ctx, {"network_id": network_id, "device_owner": DHCP_OWNER,
                                   "device_id": device_id, "project_id": project_id,

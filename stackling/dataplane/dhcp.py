@@ -34,6 +34,9 @@ class DhcpSubnet:
     gateway_ip: str | None
     dns_nameservers: list[str]
     host_routes: list[dict[str, str]]
+    # the DHCP port's address on this subnet when it differs from the config's (a routed
+    # network: one per segment, the metadata route's on-link next hop)
+    server_ip: str | None = None
 
 
 @dataclass
@@ -79,7 +82,7 @@ class DhcpConfig:
         lines = []
         for s in self.subnets:
             tag = f"tag:subnet-{s.id}"
-            routes = [f"{METADATA_IP}/32,{self.server_ip}"]
+            routes = [f"{METADATA_IP}/32,{s.server_ip or self.server_ip}"]
             routes += [f"{r['destination']},{r['nexthop']}" for r in s.host_routes]
             if s.gateway_ip:
                 routes.append(f"0.0.0.0/0,{s.gateway_ip}")

@@ -242,6 +242,94 @@ class Ns:
         # /proc/sys/net shows the namespace of the thread that opens it
         in_namespace(self.name, write)
 
+    # ------------------------------------------------------------------ the wire
+    def ensure_pair(self, local: str, other: Ns, remote: str, *, mtu: int,
+                    master: str | None = None, remote_master: str | None = None,
+                    have: dict[str, dict[str, Any]] | None = None,
+                    other_have: dict[str, dict[str, Any]] | None = None) -> bool:
+        """A veth between two namespaces of ours (a cable): `local` here on `master`,
+        `remote` there on `remote_master`, both up at `mtu`. True when it was made now.
+        `have`/`other_have` are the namespaces' links read this pass (saves two dumps)."""
+        have = self.links() if have is None else have
+        other_have = other.links() if other_have is None else other_have
+        made = local not in have or remote not in other_have
+        if made:
+            self.delete_link(local)
+            other.delete_link(remote)
+            self.ip.link("add", ifname=local, kind="veth", mtu=mtu,
+                         peer={"ifname": remote, "net_ns_fd": other.name, "mtu": mtu})
+        for ns, name, bridge, seen in ((self, local, master, have),
+                                       (other, remote, remote_master, other_have)):
+            cur = {} if made else seen.get(name, {})
+            want_master = ns.index(bridge) if bridge else None
+            values: dict[str, Any] = {}
+            if cur.get("mtu") != mtu:
+                values["mtu"] = mtu
+            if not cur.get("up"):
+                values["state"] = "up"
+            if bridge and cur.get("master") != want_master:
+                values["master"] = want_master
+            if values:
+                ns.ip.link("set", index=ns.index(name), **values)
+        return made
+
+    def ensure_vxlan(self, name: str, vni: int, local_ip: str, port: int, *, bridge: str,
+                     mtu: int, have: dict[str, dict[str, Any]] | None = None) -> bool:
+        """A VXLAN device (learning, no multicast: head-end replication by `ensure_flood`)
+        on `bridge`. True when it was made now (its flood list is empty then)."""
+        have = self.links() if have is None else have
+        made = name not in have
+        if made:
+            self.ip.link("add", ifname=name, kind="vxlan", vxlan_id=vni, vxlan_local=local_ip,
+                         vxlan_port=port, vxlan_learning=1, mtu=mtu)
+        cur = {} if made else have[name]
+        idx = self.index(name)
+        if cur.get("master") != self.index(bridge) or not cur.get("up") or cur.get("mtu") != mtu:
+            self.ip.link("set", index=idx, master=self.index(bridge), mtu=mtu, state="up")
+        return made
+
+    def ensure_flood(self, name: str, remotes: set[str], known: set[str]) -> set[str]:
+        """Head-end replication: an all-zero FDB entry per remote VTEP (the kernel floods
+        BUM traffic to each). `known` is what was written before; returns the new set."""
+        idx = self.index(name)
+        for dst in sorted(remotes - known):
+            try:
+                self.ip.fdb("append", ifindex=idx, lladdr="00:00:00:00:00:00", dst=dst)
+            except NetlinkError as exc:
+                if exc.code != EEXIST:
+                    raise
+        for dst in sorted(known - remotes):
+            try:
+                self.ip.fdb("del", ifindex=idx, lladdr="00:00:00:00:00:00", dst=dst)
+            except NetlinkError:
+                pass
+        return set(remotes)
+
+    def move_link(self, name: str, target: str) -> None:
+        """Move a link (a guest's tap) into another namespace of ours; its peer stays
+        where it is (the guest keeps its NIC, its addresses and its connections)."""
+        self.ip.link("set", index=self.index(name), net_ns_fd=target)
+
+
+def announce(namespace: str, ifname: str, addresses: list[str]) -> None:
+    """Gratuitous ARP from a NIC (what a hypervisor sends for a guest after a live
+    migration), so the switches learn where its MAC is now."""
+
+    def send() -> None:
+        with IPRoute() as ip:
+            found = ip.link_lookup(ifname=ifname)
+            if not found:
+                return
+            mac = bytes.fromhex(ip.get_links(found[0])[0].get("address").replace(":", ""))
+        with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as sock:
+            sock.bind((ifname, 0))
+            for address in addresses:
+                ip4 = socket.inet_aton(address)
+                arp = (b"\x00\x01\x08\x00\x06\x04\x00\x02" + mac + ip4 + b"\xff" * 6 + ip4)
+                sock.send(b"\xff" * 6 + mac + b"\x08\x06" + arp)
+
+    in_namespace(namespace, send)
+
 
 def pid_alive(pid: int) -> bool:
     try:

@@ -19,7 +19,7 @@ import netaddr
 
 from stackling.common.db import Database
 from stackling.dataplane import desired as desired_
-from stackling.dataplane import firewall, guest_jobs, ipv6, kernel, nft, rootfs
+from stackling.dataplane import firewall, guest_jobs, ipv6, kernel, nft, rootfs, topology
 from stackling.dataplane import port_forwarding as forwarding
 from stackling.dataplane import qos as qos_
 from stackling.dataplane.agents import AgentReporter
@@ -51,6 +51,7 @@ class Reconciler:
         self._nft: dict[str, str] = {}
         self._jobs = guest_jobs.Jobs(self._try)  # per-guest work of a pass, run by threads
         self.handles = kernel.Handles()
+        self.wire = topology.Wire(self.names, self.handles, self._ensure_namespace, self._try)
         self.agents = AgentReporter(database)
         self.extras = Extras()  # port forwardings, QoS rules, trunks (desired_extras.py)
         self.qos = qos_.Limits()
@@ -69,6 +70,7 @@ class Reconciler:
         self._passes += 1
         if self._passes % FULL_EVERY == 0:
             self._applied.clear()
+            self.wire.forget()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.run_dir.chmod(0o755)
         rootfs.build(self.run_dir / "rootfs")
@@ -76,12 +78,14 @@ class Reconciler:
             d = desired_.read(db)
             self.extras = read_extras(db, list(d.ports.values()))
         self._ensure_dhcp_ports(d)
+        self._ensure_segment_dhcp_ports(d)
         self.handles.prune(set(kernel.list_namespaces(self.names.prefix)))
         self._ensure_namespace(self.names.fabric)
         keep_ns = {self.names.fabric}
         fabric = self.handles.get(self.names.fabric)
         bridges = self._networks(d, fabric)
-        keep_links = set(bridges.values())
+        keep_links = set(bridges.values()) | self.wire.keep.get(self.names.fabric, set())
+        keep_ns |= self.wire.plan.namespaces(self.names) if self.wire.plan else set()
         keep_ns |= self._outside(d, fabric, bridges, keep_links)
         keep_ns |= self._dhcp_servers(d, fabric, bridges, keep_links)
         keep_ns |= self._routers(d, fabric, bridges, keep_links)
@@ -90,6 +94,7 @@ class Reconciler:
                   lambda port_id: (self.wire.place(port_id) or ("",))[0]
                   if getattr(self, "wire", None) else self.names.fabric,
                   self.names.tap, set(kernel.list_namespaces(self.names.prefix)))
+        self.wire.finish()
         for name, _link in fabric.links().items():
             if self.names.owns(name) and name not in keep_links:
                 self._try(f"link {name}", fabric.delete_link, name)
@@ -125,30 +130,43 @@ class Reconciler:
 
     # ------------------------------------------------------------------ L2
     def _networks(self, d: desired_.Desired, fabric: kernel.Ns) -> dict[str, str]:
-        """A bridge per network in the fabric namespace, named by its segment, at its MTU."""
-        bridges = {}
-        for net in d.networks.values():
-            name = self.names.bridge(net.get("provider:network_type") or "local",
-                                     net.get("provider:segmentation_id"), net["id"])
-            if net.get("provider:network_type") == "flat":
-                name = self.names.bridge("flat", None, net["id"])
-            if self._try(f"bridge {name}", fabric.ensure_bridge, name, net.get("mtu") or 1500):
-                bridges[net["id"]] = name
-        return bridges
+        """The wire (topology.py: hosts, physnet switches, tunnels, ToRs); returns each
+        network's bridge on the network node (its first segment's)."""
+        self.wire.apply(d)
+        return {net_id: self.wire.bridge(topology.network_segments(d, net_id)[0]["id"])
+                for net_id in d.networks}
 
     def _plug(self, fabric: kernel.Ns, bridges: dict[str, str], keep_links: set[str],
               d: desired_.Desired, port: dict[str, Any], namespace: str, inside: str) -> bool:
-        bridge = bridges.get(port["network_id"])
-        if bridge is None:
+        """A port's veth: a guest's from its host's namespace, on its segment's bridge there
+        (a live migration moves the tap over from the old host, never the guest's side);
+        any other port's from the network node, on its segment's bridge."""
+        if port["network_id"] not in bridges:
             return False
         tap = self.names.tap(port["id"])
-        keep_links.add(tap)
+        node, keep = fabric, keep_links
+        if port["device_owner"].startswith("compute:"):
+            placed = self.wire.place(port["id"])
+            if placed is None:
+                return False  # its host reaches no segment it can be on (plan.cuts says why)
+            node, keep = self.handles.get(placed[0]), self.wire.keep.setdefault(placed[0], set())
+            bridge = placed[1]
+            moved = self._try(f"port {port['id']} move", self.wire.adopt, tap, placed[0])
+        else:
+            seg = topology.port_segment(d, port)
+            bridge = self.wire.bridge(seg["id"]) if seg else bridges[port["network_id"]]
+            moved = False
+        keep.add(tap)
         mtu = d.networks[port["network_id"]].get("mtu") or 1500
-        return self._try(f"port {port['id']}", fabric.ensure_veth_into, tap,
-                         self.names.peer(port["id"]), self.handles.get(namespace), inside,
-                         bridge=bridge,
-                         mac=port["mac_address"], mtu=mtu) is not False and \
+        ok = self._try(f"port {port['id']}", node.ensure_veth_into, tap,
+                       self.names.peer(port["id"]), self.handles.get(namespace), inside,
+                       bridge=bridge,
+                       mac=port["mac_address"], mtu=mtu) is not False and \
             f"port {port['id']}" not in self.failures
+        if ok and moved:
+            self._try(f"port {port['id']} announce", kernel.announce, namespace, inside,
+                      [ip for _, ip in d.ipv4(port)])
+        return ok
 
     # ------------------------------------------------------------------ outside
     def _outside(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
@@ -214,7 +232,7 @@ class Reconciler:
                 continue
             if not self._plug(fabric, bridges, keep_links, d, port, ns, "tap0"):
                 continue
-            addresses = [f"{ip}/{d.prefixlen(s)}" for s, ip in d.ipv4(port)]
+            addresses, per_subnet = self._dhcp_segments(fabric, keep_links, d, port, ns)
 
             def configure(ns: str = ns, addresses: list[str] = addresses) -> None:
                 self.handles.get(ns).ensure_addresses("tap0", [*addresses, f"{METADATA_IP}/32"])
@@ -236,9 +254,11 @@ class Reconciler:
                     body = documents(server, mine, d.subnets, d.networks)
                     for _, ip in d.ipv4(p):
                         docs[(net_id, ip)] = body
-            cfg = DhcpConfig(net_id, "tap0", server_ip, net.get("mtu") or 1500,
+            cfg = DhcpConfig(net_id, "tap*" if per_subnet else "tap0", server_ip,
+                             net.get("mtu") or 1500,
                              [DhcpSubnet(s["id"], s["cidr"], s.get("gateway_ip"),
-                                         s.get("dns_nameservers") or [], s.get("host_routes") or [])
+                                         s.get("dns_nameservers") or [], s.get("host_routes") or [],
+                                         per_subnet.get(s["id"]))
                               for s in subnets], hosts)
             cfg.ipv6 = dhcp6
             cfg.names = dhcp_names_of(net, [p for p in d.ports.values()
@@ -254,6 +274,61 @@ class Reconciler:
         for net_id in set(self.metadata.servers) - wanted:
             self.metadata.stop(net_id)
         return keep
+
+    def _ensure_segment_dhcp_ports(self, d: desired_.Desired) -> None:
+        """A routed network's DHCP ports: one per segment with DHCP subnets, so each
+        segment's guests have an on-link DHCP server and metadata next hop."""
+        made = False
+        for net_id, net in d.networks.items():
+            if net.get("router:external") or not topology.routed(d, net_id):
+                continue
+            ports = [p for p in d.ports.values()
+                     if p["network_id"] == net_id and p["device_owner"] == desired_.DHCP_OWNER]
+            if not ports:
+                continue  # the network's first DHCP port is _ensure_dhcp_ports'
+            have = {(topology.port_segment(d, p) or {}).get("id") for p in ports}
+            wanted: dict[str, list[str]] = {}
+            for subnet in d.dhcp_subnets(net_id):
+                if subnet.get("segment_id") and subnet["segment_id"] not in have:
+                    wanted.setdefault(subnet["segment_id"], []).append(subnet["id"])
+            for seg_id, subnet_ids in sorted(wanted.items()):
+                def create(net_id: str = net_id, seg_id: str = seg_id,
+                           subnet_ids: list[str] = subnet_ids, project: str = net["project_id"]
+                           ) -> None:
+                    with self.database.transaction() as db:
+                        desired_.create_segment_dhcp_port(
+                            db, net_id, f"dhcp{self.names.prefix}-{net_id}-{seg_id}",
+                            subnet_ids, project)
+
+                made |= self._try(f"dhcp port {net_id} segment {seg_id}", create) is None
+        if made:
+            with self.database.transaction(write=False) as db:
+                fresh = desired_.read(db)
+            d.ports, d.by_device = fresh.ports, fresh.by_device
+
+    def _dhcp_segments(self, fabric: kernel.Ns, keep_links: set[str], d: desired_.Desired,
+                       port: dict[str, Any], ns: str) -> tuple[list[str], dict[str, str]]:
+        """tap0's IPv4 addresses (the network's first DHCP port's); on a routed network
+        also `tap1`... for its DHCP ports on the other segments (each on its segment's
+        bridge on the network node, with its own MAC and addresses), and subnet -> the
+        DHCP address on it (the metadata route's on-link next hop there)."""
+        own = [f"{ip}/{d.prefixlen(s)}" for s, ip in d.ipv4(port)]
+        if not topology.routed(d, port["network_id"]):
+            return own, {}
+        others = sorted((p for p in d.ports.values() if p["network_id"] == port["network_id"]
+                         and p["device_owner"] == desired_.DHCP_OWNER and p["id"] != port["id"]),
+                        key=lambda p: (p.get("created_at") or "", p["id"]))
+        per_subnet = {s: ip for p in (port, *others) for s, ip in d.ipv4(p)}
+        dns = self.handles.get(ns)
+        for i, other in enumerate(others, start=1):
+            inside = f"tap{i}"
+            if self._plug(fabric, {other["network_id"]: ""}, keep_links, d, other, ns, inside):
+                self._try(f"dhcp {port['network_id']} {inside}", dns.ensure_addresses, inside,
+                          [f"{ip}/{d.prefixlen(s)}" for s, ip in d.ipv4(other)])
+        for name in dns.links():
+            if name.startswith("tap") and name[3:].isdigit() and int(name[3:]) > len(others):
+                dns.delete_link(name)
+        return own, per_subnet
 
     def _metadata_for(self, network_id: str, address: str) -> dict[str, Any] | None:
         return self._docs.get((network_id, address))
@@ -359,7 +434,6 @@ class Reconciler:
         keep = set()
         running = self.guests.running()
         self._present = set(kernel.list_namespaces(self.names.prefix))
-        self._fabric_links = set(fabric.links())
         compute_ports = [p for p in d.ports.values() if p["device_owner"].startswith("compute:")]
         members = firewall.group_members(compute_ports)
         secured: dict[str, dict[str, Any]] = {}
@@ -373,8 +447,12 @@ class Reconciler:
             secured.update({self.names.tap(p["id"]): p for p in d.by_device.get(server["id"], [])
                             if firewall.secured(p)})
         self._jobs.wait()
-        self._try("anti-spoofing", self._nft_apply, self.names.fabric,
-                  firewall.anti_spoofing(self.names.prefix, secured))
+        # anti-spoofing where the taps are: in each host's namespace, for its guests' ports
+        for host_ns in sorted(self.wire.plan._host_by_ns if self.wire.plan else ()):
+            mine = {tap: p for tap, p in secured.items()
+                    if (self.wire.place(p["id"]) or ("",))[0] == host_ns}
+            self._try(f"anti-spoofing {host_ns}", self._nft_apply, host_ns,
+                      firewall.anti_spoofing(self.names.prefix, mine))
         wanted = {s for s in d.servers if self.names.guest(s) in keep}
         for server_id in set(self.guests.known()) - wanted:
             self._try(f"guest {server_id}", self.guests.stop, server_id)
@@ -384,7 +462,10 @@ class Reconciler:
                keep_links: set[str], server: dict[str, Any], ns: str,
                running: dict[str, str], members: dict[str, dict[str, set[str]]]) -> None:
         ports = [p for p in d.by_device.get(server["id"], [])
-                 if p["device_owner"].startswith("compute:") and p["network_id"] in bridges]
+                 if p["device_owner"].startswith("compute:") and p["network_id"] in bridges
+                 and self.wire.place(p["id"]) is not None]  # cut ports: topology.plan says why
+        places = [self.wire.place(p["id"]) or ("", "") for p in ports]
+        host_ns = self.names.host(server["host"])
         nics = tuple((p["id"], p["mac_address"], d.networks[p["network_id"]].get("mtu") or 1500)
                      for p in ports)
         spec = GuestSpec(server["id"], server["hostname"] or server["name"],
@@ -396,11 +477,12 @@ class Reconciler:
         rules += qos_.dscp_ruleset(self.names.prefix, [(f"eth{i}", self.extras.qos.get(p["id"], []))
                                                        for i, p in enumerate(ports)])
         taps = [self.names.tap(p["id"]) for p in ports]
-        fingerprint = (spec.token(), tuple(taps), tuple(bridges[p["network_id"]] for p in ports),
-                       rules, server["state"])
-        if not boot and ns in self._present and set(taps) <= self._fabric_links \
+        fingerprint = (spec.token(), tuple(taps), tuple(places), rules, server["state"])
+        if not boot and ns in self._present and host_ns in self._present \
+                and set(taps) <= set(self.wire._links(host_ns)) \
                 and self._applied.get(server["id"]) == fingerprint:
-            keep_links.update(taps)  # unchanged since the last pass that checked it all
+            # unchanged since the last pass that checked it all
+            self.wire.keep.setdefault(host_ns, set()).update(taps)
             return
         self._applied.pop(server["id"], None)
         if self._ensure_namespace(ns) and boot:
@@ -408,9 +490,10 @@ class Reconciler:
             if server["id"] in running:
                 self.guests.stop(server["id"], forget=False)
             for i, port in enumerate(ports):
-                keep_links.add(taps[i])
-                fabric.add_veth_into(taps[i], ns, f"eth{i}", bridge=bridges[port["network_id"]],
-                                     mac=port["mac_address"], mtu=nics[i][2])
+                self.wire.keep.setdefault(places[i][0], set()).add(taps[i])
+                self.handles.get(places[i][0]).add_veth_into(
+                    taps[i], ns, f"eth{i}", bridge=places[i][1], mac=port["mac_address"],
+                    mtu=nics[i][2])
 
             def first_boot() -> None:  # filtered before it boots
                 self._nft_apply(ns, rules)

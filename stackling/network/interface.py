@@ -238,6 +238,31 @@ def hosts_for_segment(db: Session, segment_id: str) -> list[str]:
     return host_mapping.hosts_for_segment(db, segment_id)
 
 
+def segments_all(db: Session) -> list[dict[str, Any]]:
+    """Every network segment (id, network_id, network_type, physical_network,
+    segmentation_id, segment_index), for the dataplane's wiring."""
+    from sqlalchemy import select
+
+    from stackling.network.core.models import Segment
+
+    return [{"id": s.id, "network_id": s.network_id, "network_type": s.network_type,
+             "physical_network": s.physical_network, "segmentation_id": s.segmentation_id,
+             "segment_index": s.segment_index, "name": s.name}
+            for s in db.scalars(select(Segment).order_by(Segment.network_id,
+                                                         Segment.segment_index, Segment.id))]
+
+
+def hosts_physical_networks(db: Session) -> dict[str, list[str]]:
+    """Each recorded compute host and the physical networks it reaches (its bridge
+    mappings), for the dataplane's hosts."""
+    from sqlalchemy import select
+
+    from stackling.network.segments.models import NetworkHost
+
+    return {h.host: sorted(h.physical_networks or [])
+            for h in db.scalars(select(NetworkHost).order_by(NetworkHost.host))}
+
+
 def segment_of_port(db: Session, port_id: str) -> str | None:
     """The segment of the port's first fixed IP; None without IPs or off routed networks."""
     from stackling.network.segments import routed
