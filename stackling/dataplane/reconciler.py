@@ -22,6 +22,7 @@ from stackling.dataplane import desired as desired_
 from stackling.dataplane import firewall, guest_jobs, ipv6, kernel, nft, rootfs, topology
 from stackling.dataplane import port_forwarding as forwarding
 from stackling.dataplane import qos as qos_
+from stackling.dataplane import trunks as trunk_ports
 from stackling.dataplane.agents import AgentReporter
 from stackling.dataplane.desired_extras import Extras
 from stackling.dataplane.desired_extras import read as read_extras
@@ -55,6 +56,7 @@ class Reconciler:
         self.agents = AgentReporter(database)
         self.extras = Extras()  # port forwardings, QoS rules, trunks (desired_extras.py)
         self.qos = qos_.Limits()
+        self._trunk_nics: dict[str, set[str]] = {}  # guest namespace -> sub-port NICs
         # guest -> what was last applied in full; a pass skips a guest whose desired state,
         # namespace, fabric ports and process are unchanged, and every FULL_EVERY-th pass
         # checks everything again (a hand-made change inside a namespace is repaired then)
@@ -94,6 +96,12 @@ class Reconciler:
                   lambda port_id: (self.wire.place(port_id) or ("",))[0]
                   if getattr(self, "wire", None) else self.names.fabric,
                   self.names.tap, set(kernel.list_namespaces(self.names.prefix)))
+        nics = self._try(
+            "trunks", trunk_ports.plug, self.handles, d, self.extras.trunks, self.names.guest,
+            set(kernel.list_namespaces(self.names.prefix)),
+            lambda d_, port, ns, inside: self._plug(fabric, bridges, keep_links, d_, port, ns,
+                                                    inside), self._try)
+        self._trunk_nics = self._trunk_nics if nics is None else nics
         self.wire.finish()
         for name, _link in fabric.links().items():
             if self.names.owns(name) and name not in keep_links:
@@ -252,6 +260,8 @@ class Reconciler:
                 if server is not None:
                     mine = d.by_device.get(p["device_id"], [])
                     body = documents(server, mine, d.subnets, d.networks)
+                    body = trunk_ports.with_vlans(body, mine, self.extras.trunks, d.ports,
+                                                  d.networks)
                     for _, ip in d.ipv4(p):
                         docs[(net_id, ip)] = body
             cfg = DhcpConfig(net_id, "tap*" if per_subnet else "tap0", server_ip,
@@ -515,7 +525,7 @@ class Reconciler:
         for i, port in enumerate(ports):
             if self._plug(fabric, bridges, keep_links, d, port, ns, f"eth{i}"):
                 wanted.add(f"eth{i}")
-        for name in set(gns.links()) - wanted:
+        for name in set(gns.links()) - wanted - self._trunk_nics.get(ns, set()):
             gns.delete_link(name)
 
         def finish() -> None:  # waits on the kernel (an nftables commit), not the CPU

@@ -53,6 +53,22 @@ if fetch latest/meta-data/public-keys/0/openssh-key "/home/$user/.ssh/authorized
 fi
 chown -R "$user:$user" "/home/$user"; chmod 700 "/home/$user/.ssh"
 fetch openstack/latest/user_data /run/user-data || rm -f /run/user-data
+# trunk sub-ports: network_data.json's VLAN links (as cloud-init reads them), each an
+# interface eth<n>.<vid> with the sub-port's MAC, waited for and given its address by DHCP
+if fetch openstack/latest/network_data.json /run/network_data.json; then
+  for vlan in $(tr '{' '\n' < /run/network_data.json | grep '"type": "vlan"' \
+      | sed -n 's/.*"vlan_id": \([0-9]*\).*"vlan_mac_address": "\([^"]*\)".*/\1,\2/p'); do
+    mac=${vlan#*,} nic="" i=0
+    while [ -z "$nic" ] && [ $i -lt 100 ]; do
+      nic=$(ip -o link | grep -i "ether $mac" | sed -n 's/^[0-9]*: \(eth[0-9]*\.[0-9]*\)[:@].*/\1/p')
+      [ -n "$nic" ] || { sleep 0.1; i=$((i + 1)); }
+    done
+    [ -n "$nic" ] || { echo "vlan ${vlan%%,*}: no interface"; continue; }
+    ip link set "$nic" up
+    SUBPORT=1 udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O mtu -S -s /sbin/dhcp-event 2>&1 \
+      || echo "udhcpc: no lease on $nic"
+  done
+fi
 for nic in $(ip -o link | sed -n 's/^[0-9]*: \(eth[0-9]*\)[:@].*/\1/p'); do
   addr=$(ip -o -4 addr show dev "$nic" | awk '{print $4}')
   mac=$(ip -o link show "$nic" | sed 's/.*ether \([^ ]*\).*/\1/')
@@ -82,6 +98,9 @@ case "$1" in
     ip -4 addr flush dev "$interface"
     ip addr add "$ip/$mask" dev "$interface"
     [ -n "$mtu" ] && ip link set "$interface" mtu "$mtu"
+    if [ -n "$SUBPORT" ]; then  # a trunk sub-port: its address only, routes stay the parent's
+      echo "udhcpc: lease of $ip obtained from $serverid on $interface"; exit 0
+    fi
     if [ -n "$staticroutes" ]; then
       set -- $staticroutes
       while [ $# -ge 2 ]; do

@@ -1,0 +1,50 @@
+"""Trunk sub-ports appear in the guest as its VLAN interfaces (`eth0.<vid>`, the sub-port's
+MAC, an address by DHCP), and the sub-port's address answers on its network (issue 23)."""
+
+from __future__ import annotations
+
+from tests.dataplane.conftest import DataplaneCloud, eventually
+
+
+def test_a_trunk_sub_port_is_a_vlan_interface_with_its_address(dataplane_cloud: DataplaneCloud
+                                                               ) -> None:
+    dp = dataplane_cloud
+    parent_net, _ = dp.network("dp-trunk-parent", "10.75.0.0/24")
+    child_net, _ = dp.network("dp-trunk-child", "10.76.0.0/24")
+    parent = dp.sdk.network.create_port(network_id=parent_net.id, name="trunk-parent")
+    child = dp.sdk.network.create_port(network_id=child_net.id, name="trunk-child")
+    trunk = dp.sdk.network.create_trunk(name="dp-trunk", port_id=parent.id, sub_ports=[
+        {"port_id": child.id, "segmentation_type": "vlan", "segmentation_id": 101}])
+    image = dp.sdk.image.find_image("cirros")
+    flavor = next(f for f in dp.sdk.compute.flavors() if f.name == "m1.tiny")
+    server = dp.sdk.compute.create_server(name="vm-trunk", image_id=image.id,
+                                          flavor_id=flavor.id, key_name=dp.keypair().name,
+                                          networks=[{"port": parent.id}])
+    server = dp.sdk.compute.wait_for_server(server, wait=120, interval=0.2)
+    other = dp.server("vm-child-net", child_net.id)
+    guest = dp.names.guest(server.id)
+    parent_ip = parent.fixed_ips[0]["ip_address"]
+    child_ip = child.fixed_ips[0]["ip_address"]
+
+    # in the guest: eth0.101 with the sub-port's MAC and address (by DHCP, at boot)
+    assert dp.wait_ssh(guest, parent_ip).strip() == "vm-trunk"
+
+    def configured() -> str:
+        return dp.ssh(guest, parent_ip, "ip -o addr show dev eth0.101; ip -o link show "
+                      "dev eth0.101").stdout
+
+    assert eventually(lambda: child_ip in configured(), timeout=60), configured()
+    assert child.mac_address in configured().lower()
+    # the guest's metadata lists it as Nova does (a vlan link on the parent's link)
+    data = dp.ssh(guest, parent_ip, "cat /run/network_data.json").stdout
+    assert '"type": "vlan"' in data and '"vlan_id": 101' in data
+
+    # the sub-port's address answers on the sub-port's network
+    assert dp.wait_ssh(dp.names.guest(other.id), child_ip).strip() == "vm-trunk"
+    # and the parent's network does not carry it
+    assert dp.unreachable(dp.names.guest(other.id), parent_ip)
+
+    # a removed sub-port leaves the guest
+    dp.sdk.network.delete_trunk_subports(trunk, [{"port_id": child.id}])
+    assert eventually(lambda: "eth0.101" not in dp.ssh(guest, parent_ip, "ip -o link").stdout,
+                      timeout=30)
