@@ -51,9 +51,11 @@ def documents(server: dict[str, Any], ports: list[dict[str, Any]],
             v6 = subnet["ip_version"] == 6
             routes = [{"network": "::" if v6 else "0.0.0.0", "netmask": "::" if v6 else "0.0.0.0",
                        "gateway": subnet["gateway_ip"]}] if subnet.get("gateway_ip") else []
+            kind = "ipv6_dhcp" if v6 else "ipv4_dhcp"
+            if v6 and subnet.get("ipv6_address_mode"):  # as Nova names them: how cloud-init
+                kind = f"ipv6_{subnet['ipv6_address_mode']}"  # configures the interface
             nets.append({"id": f"network{i}-{j}", "link": tap, "network_id": port["network_id"],
-                         "type": ("ipv6_dhcp" if v6 else "ipv4_dhcp"),
-                         "ip_address": ip["ip_address"], "routes": routes,
+                         "type": kind, "ip_address": ip["ip_address"], "routes": routes,
                          "services": [{"type": "dns", "address": d}
                                       for d in subnet.get("dns_nameservers") or []]})
     network_data = {"links": links, "networks": nets, "services": []}

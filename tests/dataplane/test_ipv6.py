@@ -4,6 +4,7 @@ group rules are enforced; a router routes IPv6 between its subnets (no NAT)."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -106,6 +107,12 @@ def test_dhcpv6_stateless_slaac_address_and_dns(dataplane_cloud: DataplaneCloud)
     assert eventually(lambda: "nameserver 2001:db8:53::53" in
                       dp.ssh(ns, v4, "cat /etc/resolv.conf").stdout, timeout=60), \
         _console(dp, server)
+    # the metadata service's network_data.json names the mode as Nova does (for cloud-init)
+    fetch = ("printf 'GET /openstack/latest/network_data.json HTTP/1.0\\r\\n\\r\\n' "
+             "| nc -w 3 169.254.169.254 80 | tail -1")
+    networks = json.loads(dp.ssh(ns, v4, fetch).stdout)["networks"]
+    assert {(n["type"], n["ip_address"]) for n in networks} == {
+        ("ipv4_dhcp", v4), ("ipv6_dhcpv6-stateless", v6)}
 
 
 def _ping6(dp: DataplaneCloud, namespace: str, address: str) -> bool:
