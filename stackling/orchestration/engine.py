@@ -729,7 +729,13 @@ def begin_driven(db: Session, stack: Stack, kind: str, driver: str,
                  work: dict[str, Any] | None = None) -> None:
     """Start an action on `stack` that the resource `driver` (its id) runs itself."""
     begin(db, stack, kind, work)
-    action = db.get(StackAction, stack.id)
+    take_over(db, stack.id, driver)
+
+
+def take_over(db: Session, stack_id: str, driver: str) -> None:
+    """The stack's pending action becomes driven by `driver` (a worker that held it
+    stops at its next lease renewal)."""
+    action = db.get(StackAction, stack_id)
     if action is not None:
         action.owner, action.lease_until = DRIVEN + driver, _NEVER
 

@@ -24,6 +24,11 @@ class InvalidTemplateVersion(HeatError):
     message = "The template version is invalid: %(explanation)s"
 
 
+class InvalidTemplateSection(HeatError):
+    status = 400
+    message = "The template section is invalid: %(section)s"
+
+
 class InvalidTemplateReference(HeatError):
     status = 400
     message = ('The specified reference "%(resource)s" (in %(key)s) is incorrect.')

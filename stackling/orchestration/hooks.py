@@ -56,9 +56,10 @@ def gate(stack: Stack, row: Resource, generation: int, hook: str) -> str | None:
             _set(row, hook, generation, "passed")
             return "resume"
         return None
-    # Only a top-level stack's resources: a nested stack runs inline inside its parent's
-    # step (one transaction), where nothing could clear a hook before the stack times out.
-    if stack.parent_id is None and matches(stack.environment, row.name, hook):
+    # A nested stack's environment holds its own part of the registry (the parent's
+    # `resources: {<its resource>: {...}}`); a nested action that pauses here is left
+    # waiting and its parent resource polls it (nested_stacks.drive_stack).
+    if matches(stack.environment, row.name, hook):
         _set(row, hook, generation, "waiting")
         return "pause"
     return None

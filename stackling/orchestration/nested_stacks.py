@@ -10,6 +10,7 @@ action back, a crash loses none of it half-done.
 from __future__ import annotations
 
 import copy
+import fnmatch
 import hashlib
 import uuid
 from typing import Any, ClassVar
@@ -45,8 +46,19 @@ class StackResource(Resource):
         return dict(self.scope.stack.files or {})
 
     def child_environment(self) -> dict[str, Any]:
+        """The registry, its per-resource section narrowed as upstream's child
+        environments: `resources: {<this resource>: {<nested name>: {hooks: ...}}}`
+        becomes the nested stack's `resources: {<nested name>: {hooks: ...}}`."""
         env = self.scope.stack.environment or {}
-        return {k: v for k, v in env.items() if k == "resource_registry"}
+        registry = dict(env.get("resource_registry") or {})
+        per_resource = registry.pop("resources", None) or {}
+        mine: dict[str, Any] = {}
+        for pattern, entry in per_resource.items():
+            if isinstance(entry, dict) and fnmatch.fnmatchcase(self.name, str(pattern)):
+                mine.update({k: v for k, v in entry.items() if isinstance(v, dict)})
+        if mine:
+            registry["resources"] = mine
+        return {"resource_registry": registry} if "resource_registry" in env else {}
 
     # --- the child stack
     def child(self) -> Any:
@@ -76,12 +88,8 @@ class StackResource(Resource):
                 limits.MAX_RESOURCES_PER_STACK:
             raise ResourceFailure(f"Request limit exceeded: {limits.RESOURCES_EXCEEDED}")
 
-    def _run(self, child: Any) -> None:
-        engine = _engine()
-        engine.run_inline(self.db, self.runtime, child.id)
-        self.db.flush()
-        if child.status != "COMPLETE":
-            raise ResourceFailure(child.status_reason)
+    def _run(self, child: Any, kind: str, work: dict[str, Any] | None = None) -> Any:
+        return drive_stack(self, child, kind, work)
 
     def handle_create(self) -> Any:
         return self._make("CREATE")
@@ -110,8 +118,7 @@ class StackResource(Resource):
         self.db.add(child)
         self.db.flush()
         self.set_resource_id(child.id)
-        _engine().begin(self.db, child, kind, work)
-        self._run(child)
+        return self._run(child, kind, work)
 
     def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:
         child = self.child()
@@ -125,33 +132,38 @@ class StackResource(Resource):
         child.template = template
         child.parameters = self.child_parameters()
         child.files = self.child_files()
-        engine.begin(self.db, child, "UPDATE", {"previous": previous})
-        self._run(child)
+        child.environment = self.child_environment()  # e.g. new hooks on its resources
+        engine.purge_actions(self.db, child.id)  # one its driver gave up on
+        return self._run(child, "UPDATE", {"previous": previous})
 
     def handle_delete(self) -> Any:
         child = self.child()
         if child is None or child.deleted_at is not None:
             return None
-        engine = _engine()
-        engine.purge_actions(self.db, child.id)
-        engine.begin(self.db, child, "DELETE")
-        self._run(child)
+        _engine().purge_actions(self.db, child.id)
+        return self._run(child, "DELETE")
 
-    def _simple(self, kind: str) -> None:
+    def _simple(self, kind: str) -> Any:
         child = self.child()
         if child is None:
-            return
-        _engine().begin(self.db, child, kind)
-        self._run(child)
+            return None
+        return self._run(child, kind)
 
-    def handle_suspend(self) -> None:
-        self._simple("SUSPEND")
+    def handle_suspend(self) -> Any:
+        return self._simple("SUSPEND")
 
-    def handle_resume(self) -> None:
-        self._simple("RESUME")
+    def handle_resume(self) -> Any:
+        return self._simple("RESUME")
 
-    def handle_check(self) -> None:
-        self._simple("CHECK")
+    def handle_check(self) -> Any:
+        return self._simple("CHECK")
+
+    def check_create_complete(self, token: Any) -> bool:
+        return check_driven(self, token)
+
+    check_update_complete = check_delete_complete = check_create_complete
+    check_suspend_complete = check_resume_complete = check_create_complete
+    check_check_complete = check_create_complete
 
     def member(self, name: str) -> Any:
         runner = self.child_runner()
@@ -340,6 +352,53 @@ class TemplateResource(StackResource):
 
 
 register_template_resource(TemplateResource)
+
+
+def drive_stack(resource: Resource, stack: Any, kind: str,
+                work: dict[str, Any] | None = None) -> Any:
+    """Start `kind` on `stack` (a nested one, or a remote stack the resource made) and
+    run it in this step, as far as it goes: done (None; a failure raises, undoing it all
+    with the handler's savepoint), or waiting for something outside (a hook, a signal):
+    the token the engine polls with `check_driven` (the resource stays IN_PROGRESS)."""
+    _engine().begin_driven(resource.db, stack, kind, resource.row.uuid, work)
+    return continue_driven(resource, stack, kind)
+
+
+def continue_driven(resource: Resource, stack: Any, kind: str) -> Any:
+    """`drive_stack` for an action already begun on `stack` (e.g. through the API's
+    own logic for a remote stack): the resource takes it over and runs it."""
+    engine = _engine()
+    engine.take_over(resource.db, stack.id, resource.row.uuid)
+    finished = engine.drive(resource.db, resource.runtime, stack.id)
+    resource.db.flush()
+    if finished:
+        _outcome(stack, kind)
+        return None
+    return {"stack": stack.id, "action": kind}
+
+
+def check_driven(resource: Resource, token: Any) -> bool:
+    """A step of the driven action; True once it completed, raises when it failed."""
+    if not isinstance(token, dict) or "stack" not in token:
+        return True
+    from stackling.orchestration.models import Stack
+
+    stack = resource.db.get(Stack, token["stack"])
+    if stack is None:
+        return True
+    if not _engine().poll_driven(resource.db, resource.runtime, stack.id, resource.row.uuid):
+        return False
+    resource.db.flush()
+    return _outcome(stack, token["action"])
+
+
+def _outcome(stack: Any, kind: str) -> bool:
+    if stack.action == kind and stack.status == "COMPLETE":
+        return True
+    if stack.action != kind:  # e.g. the stack itself was deleted meanwhile
+        raise ResourceFailure(f"Stack {kind} interrupted: the stack is "
+                              f"{stack.action}_{stack.status}")
+    raise ResourceFailure(stack.status_reason)
 
 
 def nested_stacks_of(db: Any, stack_id: str) -> list[Any]:

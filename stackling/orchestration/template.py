@@ -21,6 +21,7 @@ import yaml
 from stackling.orchestration.errors import (
     BadRequest,
     InvalidTemplateReference,
+    InvalidTemplateSection,
     InvalidTemplateVersion,
     StackValidationFailed,
     UserParameterMissing,
@@ -173,9 +174,8 @@ class Template:
         """Every section and member has the type the engine reads it as (upstream's
         messages), before anything uses them: a wrong type is a 400, never a 500."""
         for key in self.t:
-            if key not in TOP_KEYS:
-                raise StackValidationFailed(f'"{key}" is not a valid keyword inside a HOT '
-                                            f"template")
+            if key not in TOP_KEYS:  # upstream's message (heat/engine/template.py)
+                raise InvalidTemplateSection(section=key)
         for section in ("parameters", "resources", "outputs", "conditions"):
             value = self.t.get(section)
             if value is not None and not isinstance(value, dict):

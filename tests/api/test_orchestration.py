@@ -222,7 +222,7 @@ def test_list_paging_and_sorting(heat):
     ({"heat_template_version": "2015-04-30", "resources": {"a": {
         "type": "OS::Heat::Value", "properties": {"value": {"str_split": [",", "a,b"]}}}}},
      "InvalidTemplateVersion", "str_split"),
-    (tmpl(foo=1), "StackValidationFailed", '"foo" is not a valid keyword'),
+    (tmpl(foo=1), "InvalidTemplateSection", "The template section is invalid: foo"),
     (tmpl({"r": {"type": "OS::Heat::Value", "properties": {"value": 1}, "bogus": 1}}),
      "StackValidationFailed", '"bogus" is not a valid keyword inside a resource definition'),
 ])

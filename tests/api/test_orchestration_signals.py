@@ -5,6 +5,7 @@ TestResource signals, and hooks (pre-create/pre-update/pre-delete) cleared by a 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -223,23 +224,89 @@ def test_test_resource_signal_ends_its_wait(api, heat):
     assert ("SIGNAL_COMPLETE", "No signal details provided") in _events_of(heat, url, "t")
 
 
-def test_waits_inside_nested_stacks_fail_at_once(api, heat):
-    """A nested stack runs inside its parent's step: a wait there could never be
-    signalled, so it fails with a clear reason instead of holding the step."""
+def _until(fn, what):
+    for _ in range(3000):
+        value = fn()
+        if value:
+            return value
+        time.sleep(0.02)  # polling a condition, not timing anything
+    raise AssertionError(what)
+
+
+def _nested_url(heat, url, res):
+    child = heat.req("GET", f"{url}/resources/{res}").json()["resource"]
+    shown = heat.req("GET", f"/stacks/{child['physical_resource_id']}").json()["stack"]
+    return f"/stacks/{shown['stack_name']}/{shown['id']}"
+
+
+def _res(heat, url, res):
+    r = heat.req("GET", f"{url}/resources/{res}")
+    return r.json()["resource"] if r.status_code == 200 else {}
+
+
+def _paused(heat, url, res, reason):
+    r = heat.req("GET", f"{url}/resources/{res}")
+    return r.status_code == 200 and r.json()["resource"]["resource_status_reason"] == reason
+
+
+def test_waits_and_hooks_inside_nested_stacks(api, heat):
+    """A nested stack's wait condition waits for its signal and its resources meet the
+    hooks the registry sets for them (`resources: {<nested>: {<name>: {hooks}}}`)."""
     inner = {"heat_template_version": "2018-08-31", "resources": {
         "h": {"type": "OS::Heat::WaitConditionHandle"},
         "w": {"type": "OS::Heat::WaitCondition", "properties": {
-            "handle": {"get_resource": "h"}, "timeout": 600}}}}
+            "handle": {"get_resource": "h"}, "timeout": 600}}},
+        "outputs": {"data": {"value": {"get_attr": ["w", "data"]}}}}
     name = unique("nestwc")
-    stack = heat.make(name, tmpl({"n": {"type": "inner.yaml"}}),
-                      files={"inner.yaml": json.dumps(inner)}, disable_rollback=True)
-    assert stack["stack_status"] == "CREATE_FAILED"
-    assert "OS::Heat::WaitCondition waiting for a signal is not supported inside a " \
-           "nested stack" in stack["stack_status_reason"]
-    # a hook named in the parent's registry does not pause the nested resource
-    name = unique("nesthk")
-    stack = heat.make(name, tmpl({"n": {"type": "inner.yaml"}}), files={
-        "inner.yaml": json.dumps({"heat_template_version": "2018-08-31", "resources": {
-            "a": {"type": "OS::Heat::Value", "properties": {"value": 1}}}})},
-        environment={"resource_registry": {"resources": {"a": {"hooks": "pre-create"}}}})
+    r = heat.create(name, tmpl({"n": {"type": "inner.yaml"}},
+                               outputs={"d": {"value": {"get_attr": ["n", "data"]}}}),
+                    files={"inner.yaml": json.dumps(inner)}, disable_rollback=True)
+    assert r.status_code == 201, r.text
+    url = heat.url(name)
+    _until(lambda: _res(heat, url, "n").get("physical_resource_id"), "no nested stack")
+    nested = _nested_url(heat, url, "n")
+    _until(lambda: _res(heat, nested, "w").get("resource_status") == "CREATE_IN_PROGRESS",
+           "no wait")
+    assert _status(heat, url) == "CREATE_IN_PROGRESS"
+    assert _status(heat, nested) == "CREATE_IN_PROGRESS"
+    assert _sig(heat, nested, "h", {"id": "1", "data": "inside"}).status_code == 200
+    stack = heat.wait(url)
     assert stack["stack_status"] == "CREATE_COMPLETE", stack
+    assert json.loads(heat.outputs(stack)["d"]) == {"1": "inside"}
+    assert _status(heat, nested) == "CREATE_COMPLETE"
+
+    # hooks: the parent's own `a` entry is not the nested `a`'s; `n: {a: ...}` is
+    name = unique("nesthk")
+    value = {"heat_template_version": "2018-08-31", "resources": {
+        "a": {"type": "OS::Heat::TestResource", "properties": {"value": 1}}}}
+    env = {"resource_registry": {"resources": {
+        "a": {"hooks": "pre-create"},
+        "n": {"a": {"hooks": ["pre-create", "pre-delete"]}},
+        "g": {"1": {"hooks": "pre-create"}}}}}
+    r = heat.create(name, tmpl({"n": {"type": "value.yaml"}, "g": {
+        "type": "OS::Heat::ResourceGroup", "properties": {
+            "count": 2, "resource_def": {"type": "OS::Heat::TestResource"}}}}),
+        files={"value.yaml": json.dumps(value)}, environment=env)
+    assert r.status_code == 201, r.text
+    url = heat.url(name)
+    reason = "CREATE paused until Hook pre-create is cleared"
+    _until(lambda: _res(heat, url, "n").get("physical_resource_id") and _res(
+        heat, url, "g").get("physical_resource_id"), "no nested stacks")
+    n_url, g_url = _nested_url(heat, url, "n"), _nested_url(heat, url, "g")
+    _until(lambda: _paused(heat, n_url, "a", reason), "nested a not paused")
+    _until(lambda: _paused(heat, g_url, "1", reason), "member 1 not paused")
+    assert heat.req("GET", f"{g_url}/resources/0").json()["resource"][
+        "resource_status"] == "CREATE_COMPLETE"
+    assert heat.resources(name)["n"]["resource_status"] == "CREATE_IN_PROGRESS"
+    assert _sig(heat, n_url, "a", {"unset_hook": "pre-create"}).status_code == 200
+    assert _sig(heat, g_url, "1", {"unset_hook": "pre-create"}).status_code == 200
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack
+    assert ("CREATE_IN_PROGRESS", "Hook pre-create is cleared") in _events_of(heat, n_url, "a")
+    # the nested resource's pre-delete hook holds the parent's delete until cleared
+    assert heat.req("DELETE", url).status_code == 204
+    _until(lambda: _paused(heat, n_url, "a", "DELETE paused until Hook pre-delete is cleared"),
+           "nested a not paused on delete")
+    assert _status(heat, url) == "DELETE_IN_PROGRESS"
+    assert _sig(heat, n_url, "a", {"unset_hook": "pre-delete"}).status_code == 200
+    assert heat.wait(url)["stack_status"] == "DELETE_COMPLETE"

@@ -21,6 +21,7 @@ MODULES = [
     "stackling.orchestration.resources.wait_condition",
     "stackling.orchestration.resources.software",
     "stackling.orchestration.nested_stacks",  # beside the types: it drives the engine
+    "stackling.orchestration.remote_stack",  # likewise, and the stack logic
 ]
 
 _loaded = False

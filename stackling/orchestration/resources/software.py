@@ -20,7 +20,6 @@ from stackling.orchestration import software
 from stackling.orchestration.errors import ResourceFailure
 from stackling.orchestration.properties import Constraint, Property
 from stackling.orchestration.resources.base import Resource, register
-from stackling.orchestration.resources.wait_condition import refuse_nested
 from stackling.orchestration.software_models import SoftwareConfig as ConfigRow
 
 IO_SCHEMA = {"name": Property("string", "Name of the input or output.", required=True),
@@ -199,8 +198,6 @@ class DeploymentBase(Resource):
 
     def _deploy(self, server_id: str, action: str) -> str:
         signalled = self.properties.get("signal_transport") != "NO_SIGNAL"
-        if signalled:
-            refuse_nested(self)
         row = software.create_deployment(self.db, self.ctx, {
             "config_id": self._derived_config(server_id, action), "server_id": server_id,
             "input_values": dict(self.properties.get("input_values") or {}),
@@ -250,8 +247,6 @@ class SoftwareDeployment(DeploymentBase):
             self.set_resource_id(dep_id)
         else:
             signalled = self.properties.get("signal_transport") != "NO_SIGNAL"
-            if signalled:
-                refuse_nested(self)
             software.update_deployment(self.db, None, self.resource_id, {
                 "config_id": None, "input_values": dict(
                     self.properties.get("input_values") or {}),

@@ -46,14 +46,6 @@ def endpoint_base(runtime: Any) -> str:
     return f"http://{host}:{settings.port}/orchestration"
 
 
-def refuse_nested(resource: Resource) -> None:
-    """A nested stack runs inline inside its parent's step (one transaction): nothing
-    could signal a resource there before the stack times out, so it fails at once."""
-    if resource.scope.stack.parent_id is not None:
-        raise ResourceFailure(f"{resource.row.type} waiting for a signal is not supported "
-                              "inside a nested stack")
-
-
 class Signalled(Resource):
     """A type that takes signals: `handle_signal(details)` runs in the signal request's
     transaction with this resource's row locked."""
@@ -166,7 +158,6 @@ class WaitCondition(Resource):
         raise ResourceFailure(f"{ref} is not a valid wait condition handle.")
 
     def handle_create(self) -> Any:
-        refuse_nested(self)
         self.set_resource_id(self.physical_resource_name())
         return self._deadline()
 
