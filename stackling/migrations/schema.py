@@ -37,6 +37,7 @@ MODEL_MODULES = [
     "stackling.network.metering.models",
     "stackling.network.flavors.models",
     "stackling.network.logapi.models",
+    "stackling.network.local_ips.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

@@ -339,6 +339,14 @@ network POST   /v2.0/log/logs                                     admin-only    
 network GET    /v2.0/log/logs/{log_id}                            admin-hidden
 network PUT    /v2.0/log/logs/{log_id}                            admin-hidden   network_log_update
 network DELETE /v2.0/log/logs/{log_id}                            admin-hidden
+network GET    /v2.0/local_ips                                    any-read
+network POST   /v2.0/local_ips                                    member-create  local_ip other=404
+network GET    /v2.0/local_ips/{local_ip_id}                      reader-read
+network PUT    /v2.0/local_ips/{local_ip_id}                      member-write   local_ip_update
+network DELETE /v2.0/local_ips/{local_ip_id}                      member-write
+network GET    /v2.0/local_ips/{local_ip_id}/port_associations    reader-read
+network POST   /v2.0/local_ips/{local_ip_id}/port_associations    member-write   local_ip_assoc
+network DELETE /v2.0/local_ips/{local_ip_id}/port_associations/{fixed_port_id}  member-write
 network GET    /v2.0/qos/policies                                 any-read
 network POST   /v2.0/qos/policies                                 admin-only     qos_policy
 network GET    /v2.0/qos/policies/{qos_policy_id}                 reader-read
@@ -694,6 +702,9 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "service_profile_update": lambda w: {"service_profile": {"description": "d"}},
     "network_log": lambda w: {"log": {"resource_type": "security_group"}},
     "network_log_update": lambda w: {"log": {"name": "l2"}},
+    "local_ip": lambda w: {"local_ip": {"network_id": w["lip_network_id"]}},
+    "local_ip_update": lambda w: {"local_ip": {"name": "l2"}},
+    "local_ip_assoc": lambda w: {"port_association": {"fixed_port_id": w["lip_port_id"]}},
     "qos_policy": lambda w: {"policy": {"name": "q"}},
     "qos_policy_update": lambda w: {"policy": {"name": "q2"}},
     "qos_bandwidth_limit": lambda w: {"bandwidth_limit_rule": {"max_kbps": 100,
@@ -896,6 +907,21 @@ def _service_profile(w: World) -> str:
     return sp
 
 
+def _local_ip(w: World) -> Ids:
+    net = w.ok("GET", f"/networking/v2.0/subnets/{w.ids['subnet_id']}")["subnet"]["network_id"]
+    lip = w.ok("POST", "/networking/v2.0/local_ips", {"local_ip": {"network_id": net}})
+    port = w.ok("POST", "/networking/v2.0/ports", {"port": {"network_id": net}})["port"]["id"]
+    return {"local_ip_id": lip["local_ip"]["id"], "lip_network_id": net, "lip_port_id": port}
+
+
+def _local_ip_association(w: World) -> str:
+    port = w.ok("POST", "/networking/v2.0/ports", {"port": {
+        "network_id": w.ids["lip_network_id"]}})["port"]["id"]
+    w.ok("POST", f"/networking/v2.0/local_ips/{w.ids['local_ip_id']}/port_associations",
+         {"port_association": {"fixed_port_id": port}})
+    return port
+
+
 def _port_forwarding(w: World) -> Ids:
     n = w.count()
     net = w.ok("POST", "/networking/v2.0/networks", {"network": {"name": f"pf-{n}"}})["network"]
@@ -1028,6 +1054,10 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
         "name": f"nf-{w.count()}", "service_type": "L3_ROUTER_NAT"}}, user="admin")[
             "flavor"]["id"],
     "service_profile_id": lambda w: _service_profile(w),
+    # project demo's local IP on the network of its subnet, and a port of demo there
+    # associated with it
+    "local_ip_id": lambda w: _local_ip(w),
+    "fixed_port_id": lambda w: _local_ip_association(w),
     # a log of project demo, made by the admin (demo's member is no manager)
     "log_id": lambda w: w.ok("POST", "/networking/v2.0/log/logs", {"log": {
         "resource_type": "security_group", "project_id": w.demo}}, user="admin")[

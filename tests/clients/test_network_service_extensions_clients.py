@@ -147,3 +147,48 @@ def test_cli_network_log(cloud):
     assert shown["Enabled"] is False
     cloud.cli("network", "log", "delete", name + "x", parse=False)
     cloud.cli("security", "group", "delete", sg["id"], parse=False)
+
+
+# ------------------------------------------------------------------ local_ip
+def test_sdk_local_ips(cloud):
+    conn = cloud.new_project_member()["sdk"]
+    net = conn.network.create_network(name=_name("lip"))
+    conn.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.78.0.0/24")
+    lip = conn.network.create_local_ip(name=_name("lip"), network_id=net.id,
+                                       local_ip_address="10.78.0.40")
+    assert lip.local_ip_address == "10.78.0.40" and lip.ip_mode == "translate"
+    vm = conn.network.create_port(network_id=net.id)
+    assoc = conn.network.create_local_ip_association(lip, fixed_port_id=vm.id)
+    assert assoc.fixed_ip == vm.fixed_ips[0]["ip_address"]
+    assert assoc.local_ip_address == "10.78.0.40"
+    assert [a.fixed_port_id for a in conn.network.local_ip_associations(lip)] == [vm.id]
+    with pytest.raises(exceptions.ConflictException):  # associated
+        conn.network.delete_local_ip(lip)
+    with pytest.raises(exceptions.ConflictException):  # the local IP's own port
+        conn.network.delete_port(lip.local_port_id)
+    lip = conn.network.update_local_ip(lip, name="renamed")
+    assert lip.name == "renamed"
+    conn.network.delete_local_ip_association(lip, vm.id)
+    conn.network.delete_local_ip(lip)
+    assert conn.network.find_local_ip(lip.id) is None
+    assert conn.network.find_port(lip.local_port_id) is None
+
+
+@sqlite_only
+def test_cli_local_ip(cloud):
+    net = cloud.cli("network", "create", _name("cli-lip"), "-f", "json")
+    cloud.cli("subnet", "create", "--network", net["id"], "--subnet-range", "10.79.0.0/24",
+              _name("cli-lip"), "-f", "json")
+    name = _name("cli-lip")
+    lip = cloud.cli("local", "ip", "create", "--network", net["id"], "--local-ip-address",
+                    "10.79.0.9", "--name", name, "-f", "json")
+    assert lip["local_ip_address"] == "10.79.0.9"
+    port = cloud.cli("port", "create", "--network", net["id"], _name("vm"), "-f", "json")
+    cloud.cli("local", "ip", "association", "create", name, port["id"], "-f", "json")
+    assocs = cloud.cli("local", "ip", "association", "list", name, "-f", "json")
+    assert [a["Fixed port ID"] for a in assocs] == [port["id"]]
+    cloud.cli("local", "ip", "set", "--description", "d", name, parse=False)
+    assert cloud.cli("local", "ip", "show", name, "-f", "json")["description"] == "d"
+    assert name in {x["Name"] for x in cloud.cli("local", "ip", "list", "-f", "json")}
+    cloud.cli("local", "ip", "association", "delete", name, port["id"], parse=False)
+    cloud.cli("local", "ip", "delete", name, parse=False)

@@ -41,6 +41,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.metering",
     "stackling.network.api.flavors",
     "stackling.network.api.logs",
+    "stackling.network.api.local_ips",
 ]
 
 
