@@ -9,6 +9,7 @@ they differ: what is missing and what carries the cloud's prefix but nothing wan
 
 from __future__ import annotations
 
+import importlib
 import os
 import socket
 import struct
@@ -47,6 +48,15 @@ class Inventory:
         self.links.setdefault(namespace, set()).update(names)
 
 
+def _feature(name: str) -> Any:
+    """A dataplane module of a feature (the wire's topology, IPv6, QoS) when this tree has
+    it: the inventory follows whatever the reconciler applies."""
+    try:
+        return importlib.import_module(f"stackling.dataplane.{name}")
+    except ImportError:
+        return None
+
+
 def _bridge(names: Names, net: dict) -> str:
     kind = net.get("provider:network_type") or "local"
     if kind == "flat":
@@ -55,43 +65,68 @@ def _bridge(names: Names, net: dict) -> str:
 
 
 def expected(d: desired_.Desired, names: Names) -> Inventory:
-    """What a converged pass of the reconciler leaves in the kernel for `d`."""
+    """What a converged pass of the reconciler leaves in the kernel for `d`: the same
+    rules as `reconciler.py` (and `topology.plan` for the wire: hosts, physnet switches,
+    underlay, ToRs)."""
     inv = Inventory()
     table = names.prefix
     fabric, outside = names.fabric, names.outside
+    topology, ipv6, qos = _feature("topology"), _feature("ipv6"), _feature("qos")
     inv.namespaces |= {fabric, outside}
-    inv.link(fabric, "lo")
-    inv.link(outside, "lo")
-    inv.tables[fabric] = {f"bridge {table}"}
-    bridges = {net_id: _bridge(names, net) for net_id, net in d.networks.items()}
-    inv.link(fabric, *bridges.values())
+    plan = topology.plan(d, names) if topology is not None else None
+    if plan is not None:
+        for ns, links in plan.links(names).items():
+            inv.link(ns, *links)
+        inv.namespaces |= plan.namespaces(names)
+        for host_ns in plan._host_by_ns:  # anti-spoofing where the guests' taps are
+            inv.tables[host_ns] = {f"bridge {table}"}
+        bridges = {net_id: names.segment_bridge(topology.network_segments(d, net_id)[0])
+                   for net_id in d.networks}
+    else:
+        inv.tables[fabric] = {f"bridge {table}"}
+        bridges = {net_id: _bridge(names, net) for net_id, net in d.networks.items()}
+        inv.link(fabric, *bridges.values())
+    for ns in inv.namespaces:
+        inv.link(ns, "lo")
 
     def plug(port: dict, namespace: str, inside: str) -> bool:
         if port["network_id"] not in bridges:
             return False
-        inv.link(fabric, names.tap(port["id"]))
-        inv.link(namespace, inside)
+        node = fabric
+        if port["device_owner"].startswith("compute:") and plan is not None:
+            placed = plan.placement.get(port["id"])
+            if placed is None:
+                return False  # its host reaches no segment it can be on
+            node = placed[0]
+        inv.link(node, names.tap(port["id"]))
+        inv.link(namespace, "lo", inside)
         return True
 
     for net in d.networks.values():
-        if net.get("router:external"):
+        if net.get("router:external") and net["id"] in bridges:
             inv.link(fabric, names._name("o", net["id"]))
             inv.link(outside, "ex-" + net["id"][:8])
     for net_id in d.networks:
         port = d.dhcp_port(net_id)
-        if port is None or not d.dhcp_subnets(net_id):
+        v6 = ipv6.dhcp6_config(d, net_id, "tap0") if ipv6 is not None else None
+        if port is None or not (d.dhcp_subnets(net_id) or v6):
             continue
         ns = names.dhcp(net_id)
         inv.namespaces.add(ns)
-        inv.link(ns, "lo")
-        plug(port, ns, "tap0")
+        if plug(port, ns, "tap0") and topology is not None and topology.routed(d, net_id):
+            others = sorted((p for p in d.ports.values() if p["network_id"] == net_id
+                             and p["device_owner"] == desired_.DHCP_OWNER
+                             and p["id"] != port["id"]),
+                            key=lambda p: (p.get("created_at") or "", p["id"]))
+            for i, other in enumerate(others, start=1):  # a DHCP port per other segment
+                plug(other, ns, f"tap{i}")
         inv.dnsmasq.add(net_id)
         inv.metadata.add(net_id)
     for router_id in d.routers:
         ns = names.router(router_id)
         inv.namespaces.add(ns)
         inv.link(ns, "lo")
-        inv.tables[ns] = {f"ip {table}"}
+        inv.tables[ns] = {f"ip {table}", f"ip {table}-pf"}
         for port in d.by_device.get(router_id, []):
             role = "qg-" if port["device_owner"] == GATEWAY_OWNER else "qr-"
             plug(port, ns, role + port["id"][:11])
@@ -101,10 +136,11 @@ def expected(d: desired_.Desired, names: Names) -> Inventory:
         ns = names.guest(server["id"])
         inv.namespaces.add(ns)
         inv.link(ns, "lo")
-        inv.tables[ns] = {f"inet {table}"}
+        inv.tables[ns] = {f"inet {table}"} | ({f"inet {table}-qos"} if qos is not None else set())
         inv.guests.add(server["id"])
         ports = [p for p in d.by_device.get(server["id"], [])
-                 if p["device_owner"].startswith("compute:") and p["network_id"] in bridges]
+                 if p["device_owner"].startswith("compute:") and p["network_id"] in bridges
+                 and (plan is None or p["id"] in plan.placement)]
         for i, port in enumerate(ports):
             plug(port, ns, f"eth{i}")
     return inv
