@@ -80,6 +80,23 @@ def test_sdk_remote_stack_lifecycle(cloud):
         f'Failed validating stack template using Heat endpoint at region "{region}" due to '
         f'"ERROR: The template section is invalid: resource"')
 
+    # a region known only when the stack runs: the create fails with the same message
+    late = _parent(None)
+    late["resources"]["where"] = {"type": "OS::Heat::Value",
+                                  "properties": {"value": "DARKHOLE"}}
+    late["resources"]["my_stack"]["properties"]["context"] = {
+        "region_name": {"get_attr": ["where", "value"]}}
+    r = heat.post("/stacks", json={"stack_name": name + "-late", "template": late,
+                                   "files": files})
+    assert r.status_code == 201, r.text
+    failed = _until(heat, f"/stacks/{name}-late/{r.json()['stack']['id']}",
+                    ("CREATE_FAILED", "CREATE_COMPLETE"))
+    assert failed["stack_status"] == "CREATE_FAILED"
+    assert 'Cannot establish connection to Heat endpoint at region "DARKHOLE" due to ' \
+        '"public endpoint for orchestration service in DARKHOLE region not found"' in \
+        failed["stack_status_reason"]
+    assert heat.delete(f"/stacks/{name}-late/{r.json()['stack']['id']}").status_code == 204
+
     r = heat.post("/stacks", json={"stack_name": name, "template": _parent(region),
                                    "files": files})
     assert r.status_code == 201, r.text
