@@ -70,7 +70,7 @@ def test_l3_extensions_advertised_exactly(api):
     assert {"router", "ext-gw-mode", "extraroute", "extraroute-atomic", "fip-port-details",
             "network-ip-availability", "quotas", "quota_details",
             "auto-allocated-topology", "router_availability_zone"} <= aliases
-    assert not aliases & {"l3_agent_scheduler", "router-interface-fip",
+    assert not aliases & {"router-interface-fip",
                           "l3-flavors", "qos-fip", "l3-port-ip-change-not-allowed"}
     assert api.get(f"{N}/extensions/router").json()["extension"]["alias"] == "router"
 
