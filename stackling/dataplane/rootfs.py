@@ -123,9 +123,11 @@ exit 0
 
 # IPv6 on one NIC. "pre" (before the link is up): SLAAC is the kernel's, as on any Linux
 # guest (accept_ra, autoconf, EUI-64 link-local and global addresses, no temporary ones).
-# Then, in the background of the boot: DHCPv6 asked whatever the RA's M/O flags say
-# (busybox reads no RA): a solicit for an address (stateful), else an information request
-# (stateless: DNS servers). Each attempt is bounded; nothing answers on a SLAAC-only link.
+# Then, in the background of the boot, DHCPv6 as the cloud says, the way cloud-init reads
+# Nova's network_data.json: the NIC's IPv6 networks' types (ipv6_dhcpv6-stateful or
+# ipv6_dhcp: a solicit for its address; ipv6_dhcpv6-stateless: an information request for
+# DNS; ipv6_slaac: nothing). With no metadata (an IPv6-only guest) the RA decides: a SLAAC
+# address made means an information request, none means a solicit. Each ask is bounded.
 IPV6_UP = r"""#!/bin/sh
 nic=$1 conf=/proc/sys/net/ipv6/conf/$1
 if [ "$2" = pre ]; then
@@ -135,6 +137,28 @@ if [ "$2" = pre ]; then
   exit 0
 fi
 [ -d "$conf" ] && command -v dhclient >/dev/null || exit 0
+mac=$(ip -o link show "$nic" | sed 's/.*ether \([^ ]*\).*/\1/')
+data=/run/.network_data.$nic types="" known=""
+i=0
+while [ $i -lt 20 ]; do
+  printf 'GET /openstack/latest/network_data.json HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n' \
+    | nc -w 2 169.254.169.254 80 2>/dev/null | tr '{' '\n' > "$data"
+  if grep -q '"ethernet_mac_address"' "$data"; then
+    link=$(grep -i "\"ethernet_mac_address\": \"$mac\"" "$data" | sed -n 's/.*"id": "\([^"]*\)".*/\1/p')
+    if [ -n "$link" ]; then
+      known=1
+      types=$(grep "\"link\": \"$link\"" "$data" | sed -n 's/.*"type": "ipv6_\([^"]*\)".*/\1/p')
+    fi
+    break
+  fi
+  sleep 1; i=$((i + 1))
+done
+rm -f "$data"
+if [ -z "$known" ]; then
+  sleep 2  # the RA has had its time (the link has been up for 20 s or more)
+  if ip -6 addr show dev "$nic" | grep -q 'scope global'; then types=dhcpv6-stateless
+  else types=dhcpv6-stateful; fi
+fi
 i=0  # until the link-local address has passed duplicate address detection
 while [ $i -lt 50 ]; do
   ip -6 addr show dev "$nic" | grep -q 'inet6 fe80' && \
@@ -147,7 +171,10 @@ run() {
     -lf "/run/dhclient6.$nic.leases" -pf "/run/dhclient6.$nic.pid" "$nic" >/dev/null 2>&1
   [ -e "/run/dhcp6.$nic" ] && cat "/run/dhcp6.$nic"  # what the event script said
 }
-run 8 "" || run 10 -S || echo "dhclient: no DHCPv6 server on $nic"
+case " $(echo $types) " in
+  *" dhcpv6-stateful "*|*" dhcp "*) run 20 "" || echo "dhclient: no DHCPv6 lease on $nic" ;;
+  *" dhcpv6-stateless "*) run 10 -S || echo "dhclient: no DHCPv6 answer on $nic" ;;
+esac
 """
 
 # dhclient's event script: the leased address (/128: the prefix is on-link by the RA), the
