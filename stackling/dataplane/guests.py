@@ -10,6 +10,7 @@ the serving process (kill -9 then start finds them by their pid files and keeps 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -18,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackling.dataplane import kernel
+from stackling.dataplane import hotplug, kernel
 from stackling.dataplane.rootfs import BUSYBOX
 
 BOOT_CAPS = "-all,+chown,+dac_override,+fowner,+setuid,+setgid,+kill,+net_bind_service," \
@@ -54,16 +55,17 @@ exec chroot "$R" /usr/bin/setpriv --bounding-set="$3" --inh-caps=-all /bin/sh /s
 
 @dataclass(frozen=True)
 class GuestSpec:
-    """What a guest is made of; a change of any of it (a new NIC, a rebuild) is a new boot."""
+    """What a guest is made of; a change of its token (a rebuild, a reboot) is a new boot.
+    Its NICs are not in the token: one attached or detached later is hot-plugged."""
 
     server_id: str
     name: str
     user: str
-    nics: tuple[tuple[str, str, int], ...]  # (port id, MAC, MTU), eth0 first
+    nics: tuple[tuple[str, str, int], ...]  # (port id, MAC, MTU) at boot, eth0 first
     boots: int = 0  # the server's boot count: a reboot or rebuild boots the guest again
 
     def token(self) -> str:
-        return repr((self.name, self.user, self.nics, self.boots))
+        return repr((self.name, self.user, self.boots))
 
 
 class Guests:
@@ -96,6 +98,35 @@ class Guests:
 
     def known(self) -> list[str]:
         return [p.name for p in self.dir.iterdir()] if self.dir.exists() else []
+
+    def nic_names(self, server_id: str, port_ids: list[str], fresh: bool) -> dict[str, str]:
+        """Port id -> the guest's interface name: eth0... in port order at boot (`fresh`);
+        later a plugged port takes the lowest free ethN and the others keep theirs, as a
+        VM's NICs keep their names when another is hot-plugged or unplugged."""
+        path = self._gdir(server_id) / "nics"
+        old: dict[str, str] = {}
+        if not fresh:
+            try:
+                old = json.loads(path.read_text())
+            except (OSError, ValueError):
+                old = {}
+        names = {p: old[p] for p in port_ids if p in old}
+        used, n = set(names.values()), 0
+        for port_id in port_ids:
+            if port_id not in names:
+                while f"eth{n}" in used:
+                    n += 1
+                names[port_id] = f"eth{n}"
+                used.add(names[port_id])
+        if names != old:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(names))
+        return names
+
+    def hotplug(self, server_id: str) -> bool:
+        """Tell the running guest a NIC was plugged (its watcher takes it by DHCP)."""
+        pid = self.pid(server_id)
+        return pid is not None and hotplug.notify(_descendants(pid)) > 0
 
     def frozen(self, server_id: str) -> bool:
         return (self._gdir(server_id) / "paused").exists()

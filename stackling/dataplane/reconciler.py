@@ -481,11 +481,11 @@ class Reconciler:
         spec = GuestSpec(server["id"], server["hostname"] or server["name"],
                          server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"])
         boot = running.get(server["id"]) != spec.token()
-        rules = firewall.guest_rules(self.names.prefix, [(f"eth{i}", p) for i, p in
-                                                         enumerate(ports)],
+        ifnames = self.guests.nic_names(server["id"], [p["id"] for p in ports], fresh=boot)
+        rules = firewall.guest_rules(self.names.prefix, [(ifnames[p["id"]], p) for p in ports],
                                      d.security_groups, members)
-        rules += qos_.dscp_ruleset(self.names.prefix, [(f"eth{i}", self.extras.qos.get(p["id"], []))
-                                                       for i, p in enumerate(ports)])
+        rules += qos_.dscp_ruleset(self.names.prefix, [(ifnames[p["id"]], self.extras.qos.get(p["id"], []))
+                                                       for p in ports])
         taps = [self.names.tap(p["id"]) for p in ports]
         fingerprint = (spec.token(), tuple(taps), tuple(places), rules, server["state"])
         if not boot and ns in self._present and host_ns in self._present \
@@ -502,7 +502,7 @@ class Reconciler:
             for i, port in enumerate(ports):
                 self.wire.keep.setdefault(places[i][0], set()).add(taps[i])
                 self.handles.get(places[i][0]).add_veth_into(
-                    taps[i], ns, f"eth{i}", bridge=places[i][1], mac=port["mac_address"],
+                    taps[i], ns, ifnames[port["id"]], bridge=places[i][1], mac=port["mac_address"],
                     mtu=nics[i][2])
 
             def first_boot() -> None:  # filtered before it boots
@@ -522,16 +522,23 @@ class Reconciler:
                 if name != "lo":
                     gns.delete_link(name)
         wanted = {"lo"}
-        for i, port in enumerate(ports):
-            if self._plug(fabric, bridges, keep_links, d, port, ns, f"eth{i}"):
-                wanted.add(f"eth{i}")
-        for name in set(gns.links()) - wanted - self._trunk_nics.get(ns, set()):
+        before = {name: link["index"] for name, link in gns.links().items()}
+        for port in ports:
+            if self._plug(fabric, bridges, keep_links, d, port, ns, ifnames[port["id"]]):
+                wanted.add(ifnames[port["id"]])
+        after = gns.links()
+        # a NIC plugged (or plugged anew) into the running guest: it is told (hotplug.py)
+        plugged = not boot and any(before.get(n) != after[n]["index"] for n in wanted
+                                   if n in after)
+        for name in set(after) - wanted - self._trunk_nics.get(ns, set()):
             gns.delete_link(name)
 
         def finish() -> None:  # waits on the kernel (an nftables commit), not the CPU
             self._nft_apply(ns, rules)
             if boot:
                 self.guests.start(spec, ns)
+            elif plugged:
+                self.guests.hotplug(server["id"])
             paused = server["state"] == "paused"
             if self.guests.frozen(server["id"]) != paused:
                 self.guests.pause(server["id"], paused)

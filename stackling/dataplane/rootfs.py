@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from stackling.dataplane import hotplug
+
 BUSYBOX = "/bin/busybox"
 # Host binaries copied in with their shared libraries.
 BINARIES = {"/usr/sbin/dropbear": "usr/sbin/dropbear", "/usr/bin/setpriv": "usr/bin/setpriv"}
@@ -29,6 +31,9 @@ export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
 echo "[    0.000000] stackling guest: busybox $(busybox | head -1 | cut -d' ' -f2), $(uname -r)"
 echo "Run /sbin/init as init process"
 ip link set lo up
+# NIC hot-plug (hotplug.py): the watcher keeps what it needs to configure a NIC, nothing else
+/usr/bin/setpriv --bounding-set=-all,+net_admin,+net_raw,+net_bind_service --inh-caps=-all \
+  /bin/sh /sbin/nic-watch &
 for nic in $(ip -o link | sed -n 's/^[0-9]*: \(eth[0-9]*\)[:@].*/\1/p'); do
   /sbin/ipv6-up "$nic" pre
   ip link set "$nic" up
@@ -259,6 +264,7 @@ def build(root: Path) -> Path:
                 if not target.exists():
                     shutil.copy2(os.path.realpath(lib), target)
     for name, text in (("sbin/guest-init", INIT), ("sbin/guest-run", RUN),
+                       (hotplug.WATCH_PATH, hotplug.NIC_WATCH),
                        ("sbin/dhcp-event", DHCP_EVENT), ("sbin/ipv6-up", IPV6_UP),
                        ("sbin/dhcp6-event", DHCP6_EVENT)):
         (tmp / name).write_text(text)
