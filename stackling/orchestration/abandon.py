@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from stackling.common.db import utcnow
 from stackling.common.errors import ApiError
-from stackling.orchestration import engine, environment, limits, snapshots
+from stackling.orchestration import abandon_data, engine, environment, limits
 from stackling.orchestration import stacks as logic
 from stackling.orchestration.errors import BadRequest, NotSupported
 from stackling.orchestration.models import Resource, Stack
@@ -39,7 +39,7 @@ def _forget(db: Session, stack: Stack) -> None:
             _forget(db, child)
     engine.purge_actions(db, stack.id)
     db.execute(delete(Resource).where(Resource.stack_id == stack.id))
-    snapshots.delete_all(db, stack)
+    abandon_data.delete_snapshots(db, stack)
     engine.set_stack_state(db, stack, "DELETE", "IN_PROGRESS", "Stack DELETE started")
     stack.deleted_at = utcnow()
     stack.live_name = None

@@ -27,7 +27,7 @@ from stackling.common.context import RequestContext
 from stackling.common.db import is_deadlock, utcnow
 from stackling.common.errors import ApiError
 from stackling.observability import logs
-from stackling.orchestration import external, hooks, limits
+from stackling.orchestration import abandon_data, external, hooks, limits
 from stackling.orchestration.definition import Definition, Spec
 from stackling.orchestration.errors import ResourceFailure, ResourceFailureKeep
 from stackling.orchestration.models import Event, Resource, Stack, StackAction
@@ -603,15 +603,13 @@ def timeout_of(stack: Stack) -> dt.timedelta:
 
 def _complete(db: Session, runner: Runner, action: StackAction, kind: str) -> None:
     stack = runner.stack
-    from stackling.orchestration import snapshots
-
     if kind == "DELETE":
         stack.deleted_at = utcnow()
         stack.live_name = None
-        snapshots.delete_all(db, stack)
+        abandon_data.delete_snapshots(db, stack)
     reason = f"Stack {kind} completed successfully"
     if kind == "SNAPSHOT":  # saved before the stack's state, as upstream
-        snapshots.finish(db, stack, action.work or {}, "COMPLETE", reason)
+        abandon_data.finish_snapshot(db, stack, action.work or {}, "COMPLETE", reason)
     set_stack_state(db, stack, kind, "COMPLETE", reason)
     db.delete(action)
 
@@ -620,9 +618,7 @@ def _fail(db: Session, runner: Runner, action: StackAction, kind: str, reason: s
     """Record the failure; start the rollback when the stack allows it."""
     stack = runner.stack
     if kind == "SNAPSHOT":
-        from stackling.orchestration import snapshots
-
-        snapshots.finish(db, stack, action.work or {}, "FAILED", reason)
+        abandon_data.finish_snapshot(db, stack, action.work or {}, "FAILED", reason)
     set_stack_state(db, stack, kind, "FAILED", reason)
     if kind in ("CREATE", "UPDATE") and not stack.disable_rollback:
         work: dict[str, Any] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -67,27 +67,11 @@ def create(db: Session, ctx: RequestContext, stack: Stack, body: Any) -> Snapsho
     return snapshot
 
 
-def finish(db: Session, stack: Stack, work: dict[str, Any], status: str, reason: str) -> None:
-    """The SNAPSHOT action's end (called by the engine before the stack's own state
-    changes, as upstream's save_snapshot): the data, the snapshot's status."""
-    snapshot = db.get(Snapshot, work.get("snapshot_id") or "")
-    if snapshot is None:
-        return
-    data = logic.stack_data(db, stack)
-    data["status"] = status
-    snapshot.data, snapshot.status, snapshot.status_reason = data, status, reason
-    snapshot.updated_at = utcnow()
-
-
 def remove(db: Session, stack: Stack, snapshot_id: str) -> None:
     snapshot = get(db, stack, snapshot_id)
     if snapshot.action == "CREATE" and snapshot.status == "IN_PROGRESS":
         raise NotSupported(feature="Deleting in-progress snapshot")
     db.delete(snapshot)
-
-
-def delete_all(db: Session, stack: Stack) -> None:
-    db.execute(delete(Snapshot).where(Snapshot.stack_id == stack.id))
 
 
 def restore(db: Session, stack: Stack, snapshot_id: str) -> None:

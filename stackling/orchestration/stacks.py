@@ -7,7 +7,6 @@ workers after the request commits.
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
@@ -18,7 +17,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.errors import ApiError
 from stackling.common.quota_lock import lock_project
-from stackling.orchestration import engine, environment, limits
+from stackling.orchestration import abandon_data, engine, environment, limits
 from stackling.orchestration.definition import Definition, Spec, check_name
 from stackling.orchestration.errors import (
     ActionInProgress,
@@ -201,17 +200,15 @@ def _timeout(value: Any) -> int | None:
 
 
 # ------------------------------------------------------------------ create
-def create_stack(db: Session, ctx: RequestContext, runtime: Any, body: dict[str, Any]
-                 ) -> Stack:
+def create_stack(db: Session, ctx: RequestContext, runtime: Any, body: dict[str, Any],
+                 adopt: dict[str, Any] | None = None) -> Stack:
+    """`adopt`: the resources' abandon data of a stack adopt (`abandon.adopt_body`)."""
     name = body.get("stack_name") if isinstance(body, dict) else None
     if name is None:
         raise BadRequest("No stack name specified")
     check_name(name)
-    adopt = None
     if body.get("adopt_stack_data") is not None:
-        from stackling.orchestration.abandon import adopt_body
-
-        body, adopt = adopt_body(body)
+        raise BadRequest("adopt_stack_data is read by abandon.adopt_body")
     spec, _ = spec_from_body(body)
     stack_id = str(uuid.uuid4())
     validate_spec(db, ctx, runtime, spec, stack_name=name, stack_id=stack_id)
@@ -514,31 +511,7 @@ def export_stack(db: Session, stack: Stack) -> dict[str, Any]:
     resource's id, state and data (a nested stack's resources inside its owner's)."""
     if stack.status == "IN_PROGRESS":
         raise ActionInProgress(stack_name=stack.name, action=stack.action)
-    return stack_data(db, stack)
-
-
-def stack_data(db: Session, stack: Stack) -> dict[str, Any]:
-    """The abandon data (export, abandon, snapshots): the environment as upstream's user
-    environment, the parameters given in the request inside it."""
-    children = {c.owner_resource: c for c in nested_stacks(db, stack) if c.deleted_at is None}
-    resources: dict[str, Any] = {}
-    for row in resources_of(db, stack):
-        item: dict[str, Any] = {
-            "name": row.name, "resource_id": row.physical_resource_id, "type": row.type,
-            "action": row.action, "status": row.status, "metadata": row.rsrc_metadata or {},
-            "resource_data": {k: v if isinstance(v, str) else json.dumps(v)
-                              for k, v in (row.data or {}).items()}}
-        if row.name in children:
-            item["resources"] = stack_data(db, children[row.name])["resources"]
-        resources[row.name] = item
-    env = dict(stack.environment or {})
-    if stack.parameters:
-        env["parameters"] = {**(env.get("parameters") or {}), **stack.parameters}
-    return {"id": stack.id, "name": stack.name, "action": stack.action,
-            "status": stack.status, "template": stack.template,
-            "environment": env, "files": stack.files or {},
-            "resources": resources, "project_id": stack.project_id,
-            "stack_user_project_id": stack.project_id, "tags": stack.tags or []}
+    return abandon_data.stack_data(db, stack)
 
 
 def has_nested(stack: Stack) -> bool:

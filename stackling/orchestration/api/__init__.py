@@ -9,8 +9,9 @@ from starlette.responses import Response
 from stackling.common.http import ApiRequest, Service, json_response
 from stackling.orchestration import stacks as logic
 from stackling.orchestration import views
-from stackling.orchestration.api.common import authorize, resource_class
+from stackling.orchestration.api.common import authorize, body, resource_class
 from stackling.orchestration.api.common import path_stack as _stack
+from stackling.orchestration.api.common import start_action as _start
 from stackling.orchestration.errors import BadRequest
 
 LOOKUP_WORDS = {"resources", "events", "template", "environment", "files", "outputs",
@@ -21,12 +22,6 @@ S = T + "/stacks/{stack_name}/{stack_id}"
 
 def base(rq: ApiRequest) -> str:
     return rq.service_url
-
-
-def body(rq: ApiRequest) -> Any:
-    data = rq.json(bad_request=BadRequest, malformed="The request body could not be "
-                   "parsed as JSON.", required=False)
-    return data if data is not None else {}
 
 
 def _redirect(rq: ApiRequest, rest: str = "") -> Response:
@@ -101,7 +96,12 @@ def _flag(value: Any) -> bool:
 
 def create_stack(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:create")
-    stack = logic.create_stack(rq.db, rq.ctx, rq.runtime, body(rq))
+    data, adopt = body(rq), None
+    if isinstance(data, dict) and data.get("adopt_stack_data") is not None:
+        from stackling.orchestration.abandon import adopt_body
+
+        data, adopt = adopt_body(data)
+    stack = logic.create_stack(rq.db, rq.ctx, rq.runtime, data, adopt)
     _start(rq, stack)
     url = views.stack_url(base(rq), stack)
     return 201, {"stack": {"id": stack.id, "links": [{"href": url, "rel": "self"}]}}, {
@@ -485,27 +485,6 @@ def template_functions(rq: ApiRequest) -> Any:
     cond = function_docs.query_bool("with_condition_func", rq.query.get("with_condition_func"))
     return {"template_functions": function_docs.template_functions(
         rq.path_params["template_version"], cond)}
-
-
-def _wake(rq: ApiRequest) -> None:
-    worker = rq.runtime.state.get("orchestration.worker")
-    if worker is not None:
-        rq.after_commit(worker.wake)
-
-
-def _start(rq: ApiRequest, stack: Any) -> None:
-    """A new stack action: its first step now, in this request (a small stack answers
-    COMPLETE), unless the stack holds nested stacks (a large tree would hold the answer
-    back); what is left, the workers run."""
-    from stackling.orchestration import worker
-
-    if rq.runtime.state.get("orchestration.worker") is not None and \
-            not logic.has_nested(stack):
-        stepped = worker.step_in_request(rq.db, rq.runtime, stack.id)
-        if stepped is not None and stepped.finished:
-            rq.after_commit(lambda: worker.observe_finished(stack.id, stepped))
-            return
-    _wake(rq)
 
 
 def build(runtime: Any) -> Service:

@@ -1,5 +1,6 @@
-"""What every orchestration handler module shares: Heat's authorization, the path's
-stack and the path's resource type (the route table is in `api/__init__.py`)."""
+"""What every orchestration handler module shares: Heat's authorization, the request
+body, the path's stack and resource type, starting a stack action (the route table is in
+`api/__init__.py`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from stackling.common.http import ApiRequest
 from stackling.orchestration import stacks as logic
-from stackling.orchestration.errors import Forbidden, InvalidTenant
+from stackling.orchestration.errors import BadRequest, Forbidden, InvalidTenant
 
 
 def authorize(rq: ApiRequest, action: str) -> None:
@@ -34,3 +35,30 @@ def resource_class(rq: ApiRequest) -> Any:
     if cls is None:
         raise EntityNotFound(entity="Resource Type", name=name)
     return cls
+
+
+def body(rq: ApiRequest) -> Any:
+    data = rq.json(bad_request=BadRequest, malformed="The request body could not be "
+                   "parsed as JSON.", required=False)
+    return data if data is not None else {}
+
+
+def wake(rq: ApiRequest) -> None:
+    worker = rq.runtime.state.get("orchestration.worker")
+    if worker is not None:
+        rq.after_commit(worker.wake)
+
+
+def start_action(rq: ApiRequest, stack: Any) -> None:
+    """A new stack action: its first step now, in this request (a small stack answers
+    COMPLETE), unless the stack holds nested stacks (a large tree would hold the answer
+    back); what is left, the workers run."""
+    from stackling.orchestration import worker
+
+    if rq.runtime.state.get("orchestration.worker") is not None and \
+            not logic.has_nested(stack):
+        stepped = worker.step_in_request(rq.db, rq.runtime, stack.id)
+        if stepped is not None and stepped.finished:
+            rq.after_commit(lambda: worker.observe_finished(stack.id, stepped))
+            return
+    wake(rq)

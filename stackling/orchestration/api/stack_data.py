@@ -10,7 +10,7 @@ from starlette.responses import Response
 from stackling.common.http import ApiRequest, json_response
 from stackling.orchestration import snapshots
 from stackling.orchestration import stacks as logic
-from stackling.orchestration.api.common import authorize
+from stackling.orchestration.api.common import authorize, body, start_action
 from stackling.orchestration.api.common import path_stack as _stack
 
 
@@ -33,11 +33,9 @@ def list_snapshots(rq: ApiRequest) -> Any:
 
 def snapshot(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:snapshot")
-    from stackling.orchestration.api import _start, body
-
     stack = _stack(rq)
     made = snapshots.create(rq.db, rq.ctx, stack, body(rq))
-    _start(rq, stack)
+    start_action(rq, stack)
     return snapshots.view(made)  # 200 with the snapshot itself, as upstream
 
 
@@ -55,10 +53,8 @@ def delete_snapshot(rq: ApiRequest) -> Any:
 
 def restore_snapshot(rq: ApiRequest) -> Any:
     authorize(rq, "stacks:restore_snapshot")
-    from stackling.orchestration.api import _start
-
     stack = _stack(rq)
     snapshots.restore(rq.db, stack, rq.path_params["snapshot_id"])
-    _start(rq, stack)
+    start_action(rq, stack)
     return json_response({"code": "202 Accepted", "title": "Accepted", "message":
                           "The request is accepted for processing."}, 202)
