@@ -326,6 +326,10 @@ class Radvd:
         conf = directory / "radvd.conf"
         changed = not conf.exists() or conf.read_text() != config
         pid = self._pid(router_id)
+        if pid is not None and not _in_namespace(pid, namespace):
+            # its namespace was deleted under it (radvd keeps the old one alive): anew
+            self.stop(router_id, forget=False)
+            pid = None
         if pid is not None and not changed:
             return
         if pid is not None:
@@ -352,6 +356,15 @@ class Radvd:
             shutil.rmtree(self.dir / router_id, ignore_errors=True)
         else:
             (self.dir / router_id / "pid").unlink(missing_ok=True)
+
+
+def _in_namespace(pid: int, namespace: str) -> bool:
+    try:
+        mine = os.stat(f"/proc/{pid}/ns/net")
+        named = os.stat(f"/run/netns/{namespace}")
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (named.st_dev, named.st_ino)
 
 
 def _zombie(pid: int) -> bool:

@@ -5,7 +5,10 @@ group rules are enforced; a router routes IPv6 between its subnets (no NAT)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import netaddr
@@ -244,3 +247,49 @@ def test_an_ipv6_address_of_its_own_is_cut_off_unless_a_pair_allows_it(
     port = next(iter(dp.sdk.network.ports(device_id=rogue.id)))
     dp.sdk.network.update_port(port, allowed_address_pairs=[{"ip_address": spoofed}])
     assert eventually(lambda: not dp.unreachable(ns, target6))
+
+
+def _radvds(dp: DataplaneCloud) -> list[int]:
+    """The cloud's radvd daemons (each is two processes: the daemon and its privileged
+    helper, its child)."""
+    marker = f"/run/stackling/{dp.prefix}/radvd/".encode()
+    found = {}
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and marker in Path(f"/proc/{pid}/cmdline").read_bytes():
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                found[int(pid)] = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+    return sorted(pid for pid, parent in found.items() if parent not in found)
+
+
+def test_kill_9_and_start_keeps_one_radvd_per_router(dataplane_cloud: DataplaneCloud) -> None:
+    dp = dataplane_cloud
+    net, _, sub6 = _dual_stack(dp, "v6-kill", "10.88.0.0/24", "2001:db8:88::/64",
+                               ra_mode="slaac", address_mode="slaac")
+    router = dp.sdk.network.create_router(name="v6-kill-router")
+    dp.sdk.network.add_interface_to_router(router, subnet=sub6.id)
+    first = dp.server("vm-kill-1", net.id)
+    _wait_v6(dp, first)
+    assert eventually(lambda: len(_radvds(dp)) == 1)
+    before = _radvds(dp)
+
+    dp.cloud.stop(kill=True)
+    assert _radvds(dp) == before  # not the service's child: it keeps advertising
+    dp.cloud.start()
+    _, v6, seen = _wait_v6(dp, dp.server("vm-kill-2", net.id))
+    assert seen == {v6}
+    assert _radvds(dp) == before  # found again by its pid file, not started twice
+
+    # the router's namespace deleted by hand: radvd starts anew in the new one
+    dp.cloud.stop(kill=True)
+    subprocess.run(["ip", "netns", "del", dp.names.router(router.id)], check=True)
+    dp.cloud.start()
+    assert eventually(lambda: len(_radvds(dp)) == 1 and _radvds(dp) != before)
+    _, v6, seen = _wait_v6(dp, dp.server("vm-kill-3", net.id))
+    assert seen == {v6}
+    # a deleted router takes its radvd with it
+    dp.sdk.network.remove_interface_from_router(router, subnet=sub6.id)
+    dp.sdk.network.delete_router(router)
+    assert eventually(lambda: not _radvds(dp))
