@@ -281,6 +281,25 @@ class Ids:
             post("/networking/v2.0/metering/metering-label-rules", {"metering_label_rule": {
                 "metering_label_id": label, "remote_ip_prefix": "10.0.0.0/8"}},
                  "metering_label_rule", "metering_label_rule_id")
+        flavor = post("/networking/v2.0/flavors", {"flavor": {
+            "name": "fuzz", "service_type": "L3_ROUTER_NAT"}}, "flavor", "network_flavor_id")
+        profile = post("/networking/v2.0/service_profiles", {"service_profile": {
+            "driver": "neutron.services.l3_router.service_providers.ha.HaDriver"}},
+            "service_profile", "service_profile_id")
+        if flavor and profile:
+            api.post(f"/networking/v2.0/flavors/{flavor}/service_profiles",
+                     json={"service_profile": {"id": profile}})
+        post("/networking/v2.0/log/logs", {"log": {"resource_type": "security_group"}}, "log",
+             "log_id")
+        if net:
+            post("/networking/v2.0/local_ips", {"local_ip": {"network_id": net}}, "local_ip",
+                 "local_ip_id")
+            lip_port = post("/networking/v2.0/ports", {"port": {"network_id": net}}, "port",
+                            "fixed_port_id")
+            if lip_port and self.by_name.get("local_ip_id"):
+                api.post(f"/networking/v2.0/local_ips/{self.by_name['local_ip_id']}"
+                         "/port_associations", json={"port_association": {
+                             "fixed_port_id": lip_port}})
         fip = post("/networking/v2.0/floatingips", {"floatingip": {
             "floating_network_id": api.get("/networking/v2.0/networks?name=public").json()[
                 "networks"][0]["id"]}}, "floatingip", "pf_floatingip_id")

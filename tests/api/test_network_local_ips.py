@@ -69,6 +69,17 @@ def test_local_ips_and_associations(api):
     neutron_error(api.post(assoc_url, user="demo", json={"port_association": {}}), 400)
     listed = api.get(f"{assoc_url}?fixed_port_id={vm['id']}", user="demo").json()
     assert [a["fixed_port_id"] for a in listed["port_associations"]] == [vm["id"]]
+    second = create(api, "ports", "port", {"network_id": net["id"]}, user="demo")
+    assert api.post(assoc_url, user="demo", json={"port_association": {
+        "fixed_port_id": second["id"]}}).status_code == 201
+    page = api.get(f"{assoc_url}?limit=1&sort_key=fixed_ip&sort_dir=asc", user="demo").json()
+    assert len(page["port_associations"]) == 1
+    nxt = [x["href"] for x in page["port_associations_links"] if x["rel"] == "next"][0]
+    rest = api.get("/networking" + nxt.split("/networking", 1)[1],
+                   user="demo").json()["port_associations"]
+    assert {a["fixed_port_id"] for a in page["port_associations"] + rest} == {
+        vm["id"], second["id"]}
+    assert api.delete(f"{assoc_url}/{second['id']}", user="demo").status_code == 204
     neutron_error(api.delete(f"{LIPS}/{lip['id']}", user="demo"), 409, "LocalIPInUse")
     r = api.put(f"{LIPS}/{lip['id']}", user="demo", json={"local_ip": {"name": "renamed"}})
     assert r.status_code == 200 and r.json()["local_ip"]["revision_number"] == 1

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest, Service
+from stackling.common.listing import select_fields
 from stackling.network.api import common
+from stackling.network.api.paging import page_links
 from stackling.network.local_ips import local_ips
 
 
@@ -42,8 +44,13 @@ def list_associations(rq: ApiRequest) -> Any:
     params = common.list_params(rq, local_ips.ASSOC_LISTING)
     lip, page = local_ips.list_associations(rq.db, rq.ctx, rq.path_params["local_ip_id"],
                                             params)
-    return common.list_body(rq, "port_associations",
-                            local_ips.assoc_views(rq.db, lip, list(page.rows)), params, page)
+    views = local_ips.assoc_views(rq.db, lip, list(page.rows))
+    body: dict[str, Any] = {"port_associations": [select_fields(v, params.fields)
+                                                  for v in views]}
+    # an association has no id: its port is its key, and the paging marker
+    body.update(page_links(rq.url_for_request(), rq.query, "port_associations",
+                           [{"id": v["fixed_port_id"]} for v in views], params))
+    return body
 
 
 def create_association(rq: ApiRequest) -> Any:
