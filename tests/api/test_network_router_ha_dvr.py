@@ -11,6 +11,9 @@ def test_ha_and_distributed_are_stored_and_admin_only(api):
     aliases = {e["alias"] for e in api.get(f"{N}/extensions").json()["extensions"]}
     assert {"l3-ha", "dvr", "router-admin-state-down-before-update"} <= aliases
     plain = create(api, "routers", "router", {"name": "plain"}, user="demo")
+    nulls = create(api, "routers", "router", {"name": "nulls", "ha": None,
+                                              "distributed": None})
+    assert nulls["ha"] is False and nulls["distributed"] is False  # null: the default
     router = create(api, "routers", "router", {"name": "hd", "ha": True, "distributed": True,
                                                "project_id": plain["project_id"]})
     assert router["ha"] is True and router["distributed"] is True

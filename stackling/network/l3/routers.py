@@ -92,6 +92,12 @@ def _routes(value: Any) -> list[dict[str, str]]:
     return out
 
 
+def _boolean_or_none(value: Any) -> bool | None:
+    """neutron-lib's convert_to_boolean_if_not_none (`ha`, `distributed`: null is the
+    default)."""
+    return None if value is None else boolean(value)
+
+
 ATTRS: dict[str, Attr] = {
     **STANDARD,
     "name": NAME,
@@ -101,8 +107,9 @@ ATTRS: dict[str, Attr] = {
     "status": Attr(filter=True, sort=True),
     "external_gateway_info": Attr(post=True, put=True, convert=_gateway_info),
     "routes": Attr(put=True, convert=_routes),
-    "distributed": Attr(post=True, put=True, convert=boolean, filter=True),
-    "ha": Attr(post=True, put=True, convert=boolean, filter=True),
+    "distributed": Attr(post=True, put=True, convert=_boolean_or_none, filter=True,
+                        query=boolean),
+    "ha": Attr(post=True, put=True, convert=_boolean_or_none, filter=True, query=boolean),
     "availability_zone_hints": Attr(post=True, convert=list_of(string(255))),
     "availability_zones": Attr(),
     "flavor_id": Attr(),
