@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import netaddr
-
 from stackling.common.db import Database
+from stackling.dataplane import conntrack, firewall, guest_jobs, ipv6, kernel, nft, rootfs, topology
 from stackling.dataplane import desired as desired_
-from stackling.dataplane import firewall, guest_jobs, ipv6, kernel, nft, rootfs, topology
 from stackling.dataplane import port_forwarding as forwarding
 from stackling.dataplane import qos as qos_
 from stackling.dataplane import trunks as trunk_ports
@@ -51,6 +50,7 @@ class Reconciler:
         self.failures: dict[str, str] = {}  # object key -> last error, retried next pass
         self._nft: dict[str, str] = {}
         self._jobs = guest_jobs.Jobs(self._try)  # per-guest work of a pass, run by threads
+        self._allowed: dict[str, frozenset] = {}  # guest -> what its rules let through
         self.handles = kernel.Handles()
         self.wire = topology.Wire(self.names, self.handles, self._ensure_namespace, self._try)
         self.agents = AgentReporter(database)
@@ -482,6 +482,8 @@ class Reconciler:
                          server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"])
         boot = running.get(server["id"]) != spec.token()
         ifnames = self.guests.nic_names(server["id"], [p["id"] for p in ports], fresh=boot)
+        allowed = conntrack.allowances([(ifnames[p["id"]], p) for p in ports],
+                                       d.security_groups, members)
         rules = firewall.guest_rules(self.names.prefix, [(ifnames[p["id"]], p) for p in ports],
                                      d.security_groups, members)
         rules += qos_.dscp_ruleset(self.names.prefix, [(ifnames[p["id"]], self.extras.qos.get(p["id"], []))
@@ -507,6 +509,7 @@ class Reconciler:
 
             def first_boot() -> None:  # filtered before it boots
                 self._nft_apply(ns, rules)
+                self._allowed[server["id"]] = allowed
                 self.guests.start(spec, ns)
                 self._applied[server["id"]] = fingerprint
 
@@ -535,6 +538,11 @@ class Reconciler:
 
         def finish() -> None:  # waits on the kernel (an nftables commit), not the CPU
             self._nft_apply(ns, rules)
+            # what the rules no longer allow is cut off, established or not (conntrack.py)
+            removed = self._allowed.get(server["id"], allowed) - allowed
+            if removed and not boot:
+                conntrack.flush(ns, removed)
+            self._allowed[server["id"]] = allowed
             if boot:
                 self.guests.start(spec, ns)
             elif plugged:

@@ -3,6 +3,9 @@ security off, and anti-spoofing with allowed address pairs."""
 
 from __future__ import annotations
 
+import socket
+from typing import Any
+
 from tests.dataplane.conftest import DataplaneCloud, eventually
 
 
@@ -52,3 +55,62 @@ def test_a_guest_that_changes_its_ip_or_mac_is_cut_off(dataplane_cloud: Dataplan
     # a MAC of its own choosing is cut off too
     assert dp.in_ns(ns, "ip", "link", "set", "eth0", "address", "fa:16:3e:de:ad:01").returncode == 0
     assert dp.unreachable(ns, target_ip)
+
+
+def _tcp_retransmits(sock: socket.socket) -> int:
+    """tcp_info's retransmits: RTO timeouts since the last ACK (data sent, not acked)."""
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)[2]
+
+
+def test_a_removed_rule_cuts_the_connections_it_allowed(dataplane_cloud: DataplaneCloud) -> None:
+    """As Neutron deletes the conntrack entries of a removed rule: an open TCP connection
+    stops passing data once the rule that let it in is deleted."""
+    from stackling.dataplane import kernel
+
+    dp = dataplane_cloud
+    net, _ = dp.network("dp-ct", "10.73.0.0/24")
+    served = dp.sdk.network.create_security_group(name="dp-ct-served")
+    rules = {port: dp.sdk.network.create_security_group_rule(
+        security_group_id=served.id, direction="ingress", ethertype="IPv4", protocol="tcp",
+        port_range_min=port, port_range_max=port, remote_ip_prefix="0.0.0.0/0")
+        for port in (22, 5000)}
+    dp.sdk.network.create_security_group(name="dp-ct-client")  # egress only
+    target = dp.server("vm-ct", net.id, security_groups=["dp-ct-served"])
+    client = dp.server("vm-ct-client", net.id, security_groups=["dp-ct-client"])
+    ns, ip, target_ns = dp.names.guest(client.id), dp.address(target), dp.names.guest(target.id)
+    assert dp.wait_ssh(ns, ip).strip() == "vm-ct"
+    listen = "setsid sh -c 'sleep 600 | nc -l -p 5000 > /tmp/got' > /dev/null 2>&1 < /dev/null &"
+    assert dp.ssh(ns, ip, listen).returncode == 0
+
+    connected: list[socket.socket] = []
+
+    def connect() -> bool:  # from the client guest's namespace
+        try:
+            connected.append(kernel.in_namespace(
+                ns, lambda: socket.create_connection((ip, 5000), timeout=3)))
+        except OSError:
+            return False
+        return True
+
+    def tracked() -> list[Any]:  # the target's conntrack entries of port 5000
+        def run() -> list[Any]:
+            from pyroute2 import Conntrack
+
+            with Conntrack() as ct:
+                return [e for e in ct.dump_entries() if e.tuple_orig.dport == 5000]
+
+        return kernel.in_namespace(target_ns, run)
+
+    assert eventually(connect)
+    sock = connected[0]
+    sock.sendall(b"before\n")
+    assert eventually(lambda: "before" in dp.ssh(ns, ip, "cat /tmp/got").stdout)
+    assert tracked()
+
+    dp.sdk.network.delete_security_group_rule(rules[5000])
+    assert eventually(lambda: not tracked())  # flushed with the rule's removal
+    sock.sendall(b"after\n")
+    assert eventually(lambda: _tcp_retransmits(sock) >= 1)  # sent, never acknowledged
+    assert "after" not in dp.ssh(ns, ip, "cat /tmp/got").stdout
+    assert not tracked()
+    sock.close()
