@@ -488,6 +488,8 @@ class Reconciler:
                                      d.security_groups, members)
         rules += qos_.dscp_ruleset(self.names.prefix, [(ifnames[p["id"]], self.extras.qos.get(p["id"], []))
                                                        for p in ports])
+        rules += trunk_ports.guest_rules(self.names.prefix, [(ifnames[p["id"]], p) for p in ports],
+                                         self.extras.trunks, d.ports, d.security_groups, members)
         taps = [self.names.tap(p["id"]) for p in ports]
         fingerprint = (spec.token(), tuple(taps), tuple(places), rules, server["state"])
         if not boot and ns in self._present and host_ns in self._present \

@@ -98,3 +98,23 @@ def plug(handles: Any, d: Any, trunks: list[dict[str, Any]], guest_namespace: Ca
         if mine:
             wanted[ns] = mine
     return wanted
+
+
+def guest_rules(prefix: str, nics: list[tuple[str, dict[str, Any]]],
+                trunks: list[dict[str, Any]], ports: dict[str, dict[str, Any]],
+                groups: dict[str, dict[str, Any]], members: dict[str, dict[str, set[str]]]
+                ) -> str:
+    """The sub-port NICs' security groups, as a table of their own (`<prefix>-trunk`) in
+    the guest's namespace beside its ports' (firewall.py's rules, the sub-port's groups and
+    port security)."""
+    from stackling.dataplane import firewall
+
+    by_parent = subports_of(trunks)
+    subs = []
+    for nic, parent in nics:
+        for sub in by_parent.get(parent["id"], []):
+            port = ports.get(sub["port_id"])
+            if port is not None:  # filtered as a server's port is
+                subs.append((f"{nic}.{sub['segmentation_id']}",
+                             {**port, "device_owner": "compute:trunk-subport"}))
+    return firewall.guest_rules(f"{prefix}-trunk", subs, groups, members)

@@ -1,5 +1,6 @@
 """Trunk sub-ports appear in the guest as its VLAN interfaces (`eth0.<vid>`, the sub-port's
-MAC, an address by DHCP), and the sub-port's address answers on its network (issue 23)."""
+MAC, an address by DHCP), the sub-port's address answers on its network, and its security
+groups filter it (issue 23)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,15 @@ def test_a_trunk_sub_port_is_a_vlan_interface_with_its_address(dataplane_cloud: 
     assert dp.wait_ssh(dp.names.guest(other.id), child_ip).strip() == "vm-trunk"
     # and the parent's network does not carry it
     assert dp.unreachable(dp.names.guest(other.id), parent_ip)
+
+    # the sub-port's security groups filter what reaches it, as a server port's do
+    closed = dp.sdk.network.create_security_group(name="dp-trunk-closed")
+    dp.sdk.network.update_port(child, security_group_ids=[closed.id])
+    assert eventually(lambda: dp.unreachable(dp.names.guest(other.id), child_ip), timeout=30)
+    dp.sdk.network.create_security_group_rule(
+        security_group_id=closed.id, direction="ingress", ethertype="IPv4", protocol="tcp",
+        port_range_min=22, port_range_max=22, remote_ip_prefix="0.0.0.0/0")
+    assert dp.wait_ssh(dp.names.guest(other.id), child_ip).strip() == "vm-trunk"
 
     # a removed sub-port leaves the guest
     dp.sdk.network.delete_trunk_subports(trunk, [{"port_id": child.id}])
