@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import netaddr
+
 from stackling.common.db import Database
 from stackling.dataplane import conntrack, firewall, guest_jobs, ipv6, kernel, nft, rootfs, topology
 from stackling.dataplane import desired as desired_
