@@ -140,7 +140,7 @@ def test_dual_stack_guests_and_ipv6_security_group_rules(dataplane_cloud: Datapl
     target = dp.server("vm-target6", net.id, security_groups=["v6-only-rules"])
     one4, one6, _ = _wait_v6(dp, first)
     two4, two6, _ = _wait_v6(dp, second)
-    _, target6, _ = _wait_v6(dp, target)
+    target4, target6, _ = _wait_v6(dp, target)
     ns_two = dp.names.guest(second.id)
 
     # dual-stack members of the default group reach each other over IPv4 and IPv6
@@ -162,6 +162,18 @@ def test_dual_stack_guests_and_ipv6_security_group_rules(dataplane_cloud: Datapl
         port_range_min=22, port_range_max=22, remote_ip_prefix=f"{two6}/128")
     assert dp.wait_ssh(ns_two, target6).strip() == "vm-target6"
     assert dp.unreachable(dp.names.guest(first.id), target6)
+    # a remote group: its members' IPv6 addresses (an IPv4 rule for it opens nothing here)
+    default = next(iter(dp.sdk.network.security_groups(name="default",
+                                                       project_id=first.project_id)))
+    dp.sdk.network.create_security_group_rule(
+        security_group_id=group.id, direction="ingress", ethertype="IPv4", protocol="tcp",
+        port_range_min=22, port_range_max=22, remote_group_id=default.id)
+    assert dp.wait_ssh(dp.names.guest(first.id), target4).strip() == "vm-target6"
+    assert dp.unreachable(dp.names.guest(first.id), target6)
+    dp.sdk.network.create_security_group_rule(
+        security_group_id=group.id, direction="ingress", ethertype="IPv6", protocol="tcp",
+        port_range_min=22, port_range_max=22, remote_group_id=default.id)
+    assert dp.wait_ssh(dp.names.guest(first.id), target6).strip() == "vm-target6"
     # an IPv4 rule opens nothing over IPv6
     dp.sdk.network.delete_security_group_rule(icmp)
     dp.sdk.network.create_security_group_rule(
