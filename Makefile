@@ -39,10 +39,22 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-# The cloud only (no test tools, no clients), in the foreground.
+# The cloud only (no test tools, no clients), in the foreground. The dataplane (servers you
+# can reach: stackling/dataplane/README.md) is on where the machine allows it (root, network
+# namespaces, `make dataplane-deps`'s tools); elsewhere one line says why and the cloud runs
+# without it. DATAPLANE=none (or STACKLING_DATAPLANE__DRIVER=none) keeps it off.
+DATAPLANE ?= auto
 run: $(STAMP_RUN)
 	@$(BIN)/python -m compileall -q stackling
-	$(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)
+	@driver=$${STACKLING_DATAPLANE__DRIVER:-$(DATAPLANE)}; \
+	if [ "$$driver" = auto ]; then \
+	  why=$$($(BIN)/python -c 'from stackling.dataplane.interface import unavailable_reason; \
+	    print(unavailable_reason() or "")'); \
+	  if [ -z "$$why" ]; then driver=netns; else driver=none; \
+	    echo "dataplane off: $$why; servers stay database rows (stackling/dataplane/README.md)"; fi; \
+	fi; \
+	echo "$(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)  (dataplane.driver $$driver)"; \
+	STACKLING_DATAPLANE__DRIVER=$$driver exec $(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)
 
 # The openstack CLI (python-openstackclient, osc-placement, heatclient) in .venv/bin.
 client: $(STAMP_CLIENT)
