@@ -141,6 +141,14 @@ class ImageSettings:
     web_download_allowed_hosts: list[str] = field(
         default_factory=lambda: ["127.0.0.1", "localhost", "::1"])
     web_download_allowed_schemes: list[str] = field(default_factory=lambda: ["http"])
+    # Glance's enabled_backends, every one a local `file` store here (e.g. "fast,cheap"):
+    # set, Glance's multi-store API is on (`stores` on images, the copy-image import
+    # method, `X-Image-Meta-Store`). Empty: one store `file` and no multi-store.
+    stores: list[str] = field(default_factory=list)
+    # Glance's [glance_store] default_backend (empty: the first of `stores`); it keeps its
+    # data where the single store does (<data_dir>/images), the others under
+    # <data_dir>/images/stores/<id>.
+    default_store: str = ""
 
 
 @dataclass

@@ -40,6 +40,8 @@ def image_view(image: Image) -> dict[str, Any]:
         "tags": list(image.tags or []), "self": f"/v2/images/{image.id}",
         "file": f"/v2/images/{image.id}/file", "schema": "/v2/schemas/image",
     })
+    if image.stores:  # multi-store only (stores.py)
+        view["stores"] = ",".join(image.stores)
     return view
 
 
@@ -121,11 +123,11 @@ def create_image(rq: ApiRequest) -> Any:
     _authorize(rq, "add_image")
     _authorize_visibility(rq, body.get("visibility"))
     image = logic.create_image(rq.db, rq.ctx, body)
-    from stackling.image import importing
+    from stackling.image import importing, stores
 
     # As Glance: the create response names the enabled import methods and stores.
     return 201, image_view(image), {"Location": f"{rq.service_url}/v2/images/{image.id}",
-                                    **importing.create_headers()}
+                                    **importing.create_headers(stores.configured(rq.settings))}
 
 
 def show_image(rq: ApiRequest) -> Any:
@@ -157,7 +159,16 @@ def delete_image(rq: ApiRequest) -> Any:
 
 def upload_file(rq: ApiRequest) -> Any:
     image = _image(rq, "upload_image")
+    from stackling.image import stores
+
+    configured = stores.configured(rq.settings)
+    target = None
+    if configured.multi:  # `X-Image-Meta-Store` picks the store (checked before the data)
+        target = configured.check(rq.headers.get("x-image-meta-store", configured.default))
     logic.upload_image(rq.db, rq.ctx, image.id, rq.body_stream or [rq.raw_body], _data_dir(rq))
+    if target is not None:
+        stores.place(_data_dir(rq), configured, image, _data_dir(rq) / image.id, [target])
+        rq.db.flush()
     return no_content()
 
 
@@ -167,7 +178,10 @@ def download_file(rq: ApiRequest) -> Any:
     if image.status == "deactivated" and not rq.ctx.is_admin:
         raise Forbidden("The requested image has been deactivated. Image data download is "
                         "prohibited.")
-    fh = logic.open_image_data(rq.db, rq.ctx, image.id, _data_dir(rq))
+    from stackling.image import stores
+
+    fh = logic.open_image_data(rq.db, rq.ctx, image.id, _data_dir(rq),
+                               stores.configured(rq.settings))
     if fh is None:
         return no_content()
     size = download.file_size(fh)

@@ -89,9 +89,11 @@ def instance_images(db: Session, project_id: str, instance_uuid: str, *,
 def delete_image_records(db: Session, images: list[Image]) -> None:
     """Drop snapshot and backup images, with any data they hold."""
     data_dir = _data_dir(db)
+    from stackling.image import stores
+
     for image in images:
         if data_dir is not None:
-            (data_dir / image.id).unlink(missing_ok=True)
+            stores.discard(data_dir, image.id)  # from every store
         db.delete(image)
 
 

@@ -207,7 +207,9 @@ def delete_image(db: Session, ctx: RequestContext, image_id: str, data_dir: Path
     image.status = "deleted"
     image.updated_at = utcnow()
     db.flush()
-    (data_dir / image_id).unlink(missing_ok=True)
+    from stackling.image import stores
+
+    stores.discard(data_dir, image_id)  # from every store
 
 
 def upload_image(db: Session, ctx: RequestContext, image_id: str, data: Iterable[bytes],
@@ -242,11 +244,17 @@ def upload_image(db: Session, ctx: RequestContext, image_id: str, data: Iterable
 
 
 def open_image_data(db: Session, ctx: RequestContext, image_id: str,
-                    data_dir: Path) -> BinaryIO | None:
+                    data_dir: Path, stores_: Any = None) -> BinaryIO | None:
     """The image's data file, open for reading (the caller streams and closes it), or None
-    when it has no data. An open file stays readable if the image is deleted meanwhile."""
-    get_image(db, ctx, image_id)
+    when it has no data. An open file stays readable if the image is deleted meanwhile.
+    `stores_` (multi-store): read from the first of the image's stores holding a file."""
+    image = get_image(db, ctx, image_id)
+    source = data_dir / image_id
+    if stores_ is not None and stores_.multi:
+        from stackling.image import stores
+
+        source = stores.source(data_dir, stores_, image) or source
     try:
-        return open(data_dir / image_id, "rb")  # noqa: SIM115 - closed by the stream
+        return open(source, "rb")  # noqa: SIM115 - closed by the stream
     except FileNotFoundError:
         return None

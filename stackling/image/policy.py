@@ -38,9 +38,13 @@ POLICIES: dict[str, str] = {
     "get_member": ADMIN_OR_READER_OR_SHARED_MEMBER,
     "get_members": ADMIN_OR_READER_OR_SHARED_MEMBER,
     "modify_member": ADMIN_OR_SHARED_MEMBER,
+    "copy_image": "role:admin",  # Glance: project admins only, for now
+    "delete_image_location": "role:admin",  # DELETE /v2/stores/{store}/{image}
+    "stores_info_detail": "role:admin",
     # the tasks API is an admin's (Glance: tasks_api_access and every task rule)
     "get_tasks": "role:admin",
     "get_task": "role:admin",
+    "add_task": "role:admin",
 }
 
 

@@ -47,13 +47,30 @@ def view(task: Task, stub: bool = False) -> dict[str, Any]:
 
 
 def record_import(db: Session, ctx: RequestContext, image_id: str, request: dict[str, Any],
-                  status: str = "success", message: str = "") -> Task:
+                  status: str = "success", message: str = "",
+                  backend: list[str] | None = None) -> Task:
     now = utcnow()
     task = Task(id=str(uuid.uuid4()), type="api_image_import", status=status,
                 owner=ctx.project_id or "", image_id=image_id, user_id=ctx.user_id,
                 request_id=ctx.request_id,
-                input={"image_id": image_id, "import_req": request, "backend": ["file"]},
+                input={"image_id": image_id, "import_req": request,
+                       "backend": backend or ["file"]},
                 result={"image_id": image_id} if status == "success" else None,
+                message=message, expires_at=now + TIME_TO_LIVE, created_at=now,
+                updated_at=now)
+    db.add(task)
+    db.flush()
+    return task
+
+
+def record(db: Session, ctx: RequestContext, task_type: str, task_input: dict[str, Any], *,
+           status: str, result: dict[str, Any] | None = None, message: str = "",
+           image_id: str | None = None) -> Task:
+    """A task created through `POST /v2/tasks`, already run (imports run in the request)."""
+    now = utcnow()
+    task = Task(id=str(uuid.uuid4()), type=task_type, status=status,
+                owner=ctx.project_id or "", image_id=image_id, user_id=ctx.user_id,
+                request_id=ctx.request_id, input=task_input, result=result,
                 message=message, expires_at=now + TIME_TO_LIVE, created_at=now,
                 updated_at=now)
     db.add(task)

@@ -52,6 +52,42 @@ def list_tasks(rq: ApiRequest) -> Any:
     return body
 
 
+def create_task(rq: ApiRequest) -> Any:
+    """`POST /v2/tasks` (Glance's deprecated tasks API, admins by default): an `import`
+    task runs in the request (importing.legacy_import_task); the other types are Glance's
+    own, created by its imports, and fail at once as Glance's executor fails them."""
+    _authorize(rq, "add_task")
+    body = rq.json(malformed="Malformed JSON in request body.")
+    if not isinstance(body, dict):
+        raise BadRequest("Malformed JSON in request body.")
+    for key in ("type", "input"):
+        if key not in body:
+            raise BadRequest(f"Task '{key}' is required")
+    if body["type"] not in tasks.TYPES:
+        raise BadRequest(f"Failed validating 'enum' in schema['properties']['type']: "
+                         f"{body['type']!r} is not one of {list(tasks.TYPES)}")
+    if not isinstance(body["input"], dict):
+        raise BadRequest(f"Failed validating 'type' in schema['properties']['input']: "
+                         f"{body['input']!r} is not of type 'object'")
+    extra = sorted(set(body) - {"type", "input"})
+    if extra:
+        raise BadRequest(f"Attribute '{extra[0]}' is read-only.")
+    if body["type"] == "import":
+        from pathlib import Path
+
+        from stackling.image import importing, stores
+
+        task = importing.legacy_import_task(
+            rq.db, rq.ctx, body["input"], Path(rq.settings.data_dir) / "images",
+            rq.settings.image, rq.settings.http.image_size_cap,
+            stores.configured(rq.settings))
+    else:
+        task = tasks.record(rq.db, rq.ctx, body["type"], body["input"], status="failure",
+                            message=f"Task type {body['type']} is run by Glance's own "
+                                    "imports only")
+    return 201, tasks.view(task), {"Location": f"{rq.service_url}/v2/tasks/{task.id}"}
+
+
 def show_task(rq: ApiRequest) -> Any:
     _authorize(rq, "get_task")
     return tasks.view(tasks.get_task(rq.db, rq.ctx, rq.path_params["task_id"]))
@@ -60,5 +96,5 @@ def show_task(rq: ApiRequest) -> Any:
 def add_routes(s: Service) -> None:
     s.add("/v2/images/{image_id}/actions/deactivate", post=deactivate)
     s.add("/v2/images/{image_id}/actions/reactivate", post=reactivate)
-    s.add("/v2/tasks", get=list_tasks)
+    s.add("/v2/tasks", get=list_tasks, post=create_task)
     s.add("/v2/tasks/{task_id}", get=show_task)

@@ -624,6 +624,9 @@ image PUT    /v2/images/{image_id}/members/{member_id}            admin-only    
 image DELETE /v2/images/{image_id}/members/{member_id}            member-write
 image GET    /v2/schemas/member                                   any-read
 image GET    /v2/tasks                                            admin-only
+image POST   /v2/tasks                                            admin-only     task
+image GET    /v2/info/stores/detail                               admin-only     admin=404 member=404 reader=404 other=404
+image DELETE /v2/stores/{store_id}/{image_id}                     admin-only     admin=404 member=404 reader=404 other=404
 image GET    /v2/tasks/{task_id}                                  admin-only
 # ---------------------------------------------------------------- dataplane (the wire, admin)
 dataplane GET    /v1                                              admin-only
@@ -733,6 +736,7 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "validate": lambda w: {"template": EMPTY_TEMPLATE},
     "address_scope": lambda w: {"address_scope": {"name": "a", "ip_version": 4}},
     "image_import": lambda w: {"method": {"name": "glance-direct"}},
+    "task": lambda w: {"type": "location_import", "input": {}},
     "console": lambda w: {"remote_console": {"protocol": "vnc", "type": "novnc"}},
     "share": lambda w: {"share": {"share_id": "0b5d2c72-12cc-4ba6-a8d7-3ff5cc1d8cb8"}},
     "image_meta": lambda w: {"metadata": {"k1": "v1"}},
