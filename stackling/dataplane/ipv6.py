@@ -267,6 +267,33 @@ def router_routes(ns: Ns, d: desired_.Desired, router: dict[str, Any],
     ensure_routes(ns, routes)
 
 
+def outside(ns: Ns, d: desired_.Desired) -> None:
+    """The outside's side of the external networks' IPv6 subnets, as DevStack sets up
+    br-ex: their gateway addresses, and a route to each router's internal IPv6 subnets via
+    the router's external IPv6 address (no NAT for IPv6: the upstream must know the way)."""
+    routes: dict[str, str] = {}
+    for net_id, net in d.networks.items():
+        if not net.get("router:external"):
+            continue
+        inside = "ex-" + net_id[:8]  # the reconciler's name for the outside's leg on it
+        if ns.index(inside) is None:
+            continue
+        ns.sysctl(f"net.ipv6.conf.{inside}.accept_ra", "0")
+        ensure_addresses(ns, inside, [f"{s['gateway_ip']}/{netaddr.IPNetwork(s['cidr']).prefixlen}"
+                                      for s in v6_subnets(d, net_id) if s.get("gateway_ip")])
+        for router_id in d.routers:
+            ports = d.by_device.get(router_id, [])
+            hops = [ip for p in ports if p["device_owner"] == desired_.GATEWAY_OWNER
+                    and p["network_id"] == net_id for _, ip in ipv6(d, p)]
+            if not hops:
+                continue
+            for p in ports:
+                if p["device_owner"] in desired_.ROUTER_INTERFACE_OWNERS:
+                    for subnet_id, _ in ipv6(d, p):
+                        routes[str(netaddr.IPNetwork(d.subnets[subnet_id]["cidr"]).cidr)] = hops[0]
+    ensure_routes(ns, routes)
+
+
 def radvd_config(d: desired_.Desired, interfaces: list[tuple[str, dict[str, Any]]]) -> str:
     """radvd.conf for a router's `qr-` interfaces (name, port), as Neutron's L3 agent
     writes it: per subnet with an `ipv6_ra_mode`, the prefix (A flag for SLAAC and

@@ -201,6 +201,7 @@ class Reconciler:
                 self.handles.get(ns).ensure_addresses(inside, cidrs)
 
             self._try(f"outside {net['id']} addresses", address)
+        self._try("outside ipv6", ipv6.outside, self.handles.get(ns), d)
         return {ns}
 
     # ------------------------------------------------------------------ DHCP + metadata

@@ -305,3 +305,33 @@ def test_kill_9_and_start_keeps_one_radvd_per_router(dataplane_cloud: DataplaneC
     dp.sdk.network.remove_interface_from_router(router, subnet=sub6.id)
     dp.sdk.network.delete_router(router)
     assert eventually(lambda: not _radvds(dp))
+
+
+def test_ipv6_between_a_guest_and_the_outside_without_nat(
+        dataplane_cloud: DataplaneCloud) -> None:
+    """An external network's IPv6 subnet: the router's gateway takes an address on it and
+    routes the internal prefix unNATed; the outside (as DevStack's br-ex) routes it back."""
+    dp = dataplane_cloud
+    public = dp.sdk.network.find_network("public")
+    ext6 = dp.sdk.network.create_subnet(network_id=public.id, cidr="2001:db8:ff::/64",
+                                        ip_version=6, is_dhcp_enabled=False,
+                                        name="public-v6")
+    net, _, sub6 = _dual_stack(dp, "v6-out", "10.89.0.0/24", "2001:db8:89::/64",
+                               ra_mode="slaac", address_mode="slaac")
+    router = dp.sdk.network.create_router(name="v6-out-router", external_gateway_info={
+        "network_id": public.id})
+    dp.sdk.network.add_interface_to_router(router, subnet=sub6.id)
+    gateway = next(iter(dp.sdk.network.ports(device_id=router.id,
+                                             device_owner="network:router_gateway")))
+    assert any(ip["subnet_id"] == ext6.id for ip in gateway.fixed_ips), gateway.fixed_ips
+    server = dp.server("vm-out6", net.id)
+    _, v6, _ = _wait_v6(dp, server)
+    group = next(iter(dp.sdk.network.security_groups(name="default",
+                                                     project_id=server.project_id)))
+    dp.sdk.network.create_security_group_rule(
+        security_group_id=group.id, direction="ingress", ethertype="IPv6", protocol="tcp",
+        port_range_min=22, port_range_max=22, remote_ip_prefix="::/0")
+    # from the outside namespace to the guest's own address, and it sees the outside's
+    assert dp.wait_ssh(dp.names.outside, v6).strip() == "vm-out6"
+    peer = dp.ssh(dp.names.outside, v6, "echo $SSH_CLIENT").stdout.split()
+    assert peer and peer[0] == ext6.gateway_ip, peer
