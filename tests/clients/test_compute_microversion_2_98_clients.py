@@ -48,5 +48,15 @@ def test_sdk_sees_hints_and_image_properties(cloud):
     assert "scheduler_hints" not in older and "properties" not in older["image"]
     got = conn.compute.get_server(server.id)  # negotiated: min(2.100, 2.104)
     assert got.image.id == image.id and got.pinned_availability_zone is None
+    # 2.104 through the raw API (openstacksdk's servers stop at 2.100): pin, then unpin
+    url = f"/servers/{server.id}"
+    zone = body["OS-EXT-AZ:availability_zone"]
+    pinned = conn.compute.put(url, json={"server": {"pinned_availability_zone": zone}},
+                              microversion="2.104")
+    assert pinned.status_code == 200, pinned.text
+    assert conn.compute.get_server(server.id).pinned_availability_zone == zone
+    assert conn.compute.put(url, json={"server": {"pinned_availability_zone": None}},
+                            microversion="2.104").status_code == 200
+    assert conn.compute.get_server(server.id).pinned_availability_zone is None
     conn.compute.delete_server(server)
     conn.compute.wait_for_delete(server, wait=60, interval=0.2)
