@@ -54,13 +54,38 @@ def create_snapshot(db: Session, ctx: RequestContext, body: dict[str, Any], *,
     base = db.get(Image, base_id) if isinstance(base_id, str) and base_id else None
     if base is not None and base.size:
         data_dir = _data_dir(db)
-        if data_dir is not None and (data_dir / base.id).is_file():
-            _link(data_dir / base.id, data_dir / image.id)
+        source = _base_data(db, data_dir, base) if data_dir is not None else None
+        if source is not None:
+            _link(source, data_dir / image.id)  # type: ignore[operator]
         image.size, image.checksum = base.size, base.checksum
         image.os_hash_algo, image.os_hash_value = base.os_hash_algo, base.os_hash_value
         image.virtual_size = base.virtual_size
+    configured = _multi_store(db)
+    if configured is not None:
+        image.stores = [configured.default]
     db.flush()
     return image.id
+
+
+def _multi_store(db: Session) -> Any:
+    """The configured stores when multi-store is on (image/stores.py), else None."""
+    runtime = db.info.get("stackling.runtime")
+    from stackling.image import stores
+
+    configured = stores.configured(runtime.settings) if runtime is not None else None
+    return configured if configured is not None and configured.multi else None
+
+
+def _base_data(db: Session, data_dir: Path, base: Image) -> Path | None:
+    """The base image's data file: the single store's, or (multi-store) the first of its
+    stores holding one; the snapshot goes into the default store, and says so."""
+    configured = _multi_store(db)
+    if configured is None:
+        path = data_dir / base.id
+        return path if path.is_file() else None
+    from stackling.image import stores
+
+    return stores.source(data_dir, configured, base)
 
 
 def _data_dir(db: Session) -> Path | None:

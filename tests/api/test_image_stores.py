@@ -181,3 +181,24 @@ def test_post_tasks_import(api, web_server):  # noqa: F811
     assert refused.status_code == 201 and refused.json()["status"] == "failure"
     assert refused.json()["message"].startswith("Error: ")
     assert api.delete(f"{V2}/images/{image}", user="admin").status_code == 204
+
+
+def test_a_server_snapshot_lands_in_the_default_store(api):
+    from tests.api.test_compute import mv, wait_status
+
+    image = _new(api)
+    assert _upload(api, image, store="cheap").status_code == 204
+    r = api.post("/compute/v2.1/servers", user="demo", headers=mv("2.45"), json={"server": {
+        "name": "snapper", "flavorRef": "1", "imageRef": image, "networks": "none"}})
+    assert r.status_code == 202, r.text
+    sid = wait_status(api, r.json()["server"]["id"])["id"]
+    r = api.post(f"/compute/v2.1/servers/{sid}/action", user="demo", headers=mv("2.45"),
+                 json={"createImage": {"name": "snap"}})
+    assert r.status_code == 202, r.text
+    snap = r.json()["image_id"]
+    shown = _show(api, snap)
+    assert shown["status"] == "active" and shown["stores"] == "fast"
+    assert api.get(f"{V2}/images/{snap}/file", user="demo").content == DATA
+    assert api.delete(f"/compute/v2.1/servers/{sid}", user="demo").status_code == 204
+    for i in (snap, image):
+        assert api.delete(f"{V2}/images/{i}", user="demo").status_code == 204
