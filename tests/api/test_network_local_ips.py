@@ -32,6 +32,8 @@ def test_local_ips_and_associations(api):
     assert (port["device_owner"], port["device_id"]) == ("network:local_ip", lip["id"])
     assert port["project_id"] == lip["project_id"]
     neutron_error(api.delete(f"{N}/ports/{port['id']}", user="demo"), 409, "ServicePortInUse")
+    neutron_error(api.delete(f"{N}/networks/{net['id']}", user="demo"), 409, "NetworkInUse")
+    neutron_error(api.delete(f"{N}/subnets/{sub['id']}", user="demo"), 409)
     # from a port the caller names: its one address, or the one asked for
     own = create(api, "ports", "port", {"network_id": net["id"]}, user="demo")
     r = api.post(LIPS, user="demo", json={"local_ip": {"local_port_id": own["id"],
