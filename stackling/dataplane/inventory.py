@@ -137,6 +137,8 @@ def expected(d: desired_.Desired, names: Names) -> Inventory:
         inv.namespaces.add(ns)
         inv.link(ns, "lo")
         inv.tables[ns] = {f"inet {table}"} | ({f"inet {table}-qos"} if qos is not None else set())
+        if _feature("trunks") is not None:  # the sub-ports' security groups (trunks.py)
+            inv.tables[ns].add(f"inet {table}-trunk")
         inv.guests.add(server["id"])
         ports = [p for p in d.by_device.get(server["id"], [])
                  if p["device_owner"].startswith("compute:") and p["network_id"] in bridges

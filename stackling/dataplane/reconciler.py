@@ -101,7 +101,7 @@ class Reconciler:
             "trunks", trunk_ports.plug, self.handles, d, self.extras.trunks, self.names.guest,
             set(kernel.list_namespaces(self.names.prefix)),
             lambda d_, port, ns, inside: self._plug(fabric, bridges, keep_links, d_, port, ns,
-                                                    inside), self._try)
+                                                    inside), self._try, self._trunk_nics)
         self._trunk_nics = self._trunk_nics if nics is None else nics
         self.wire.finish()
         for name, _link in fabric.links().items():

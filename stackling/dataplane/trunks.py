@@ -63,22 +63,24 @@ def with_vlans(body: dict[str, Any], ports: list[dict[str, Any]],
 
 
 def plug(handles: Any, d: Any, trunks: list[dict[str, Any]], guest_namespace: Callable[[str], str],
-         present: set[str], plug_port: Callable[..., bool], attempt: Callable[..., Any]
-         ) -> dict[str, set[str]]:
+         present: set[str], plug_port: Callable[..., bool], attempt: Callable[..., Any],
+         previous: dict[str, set[str]]) -> dict[str, set[str]]:
     """Each running guest's sub-port NICs (plug_port: the reconciler's `_plug`, which makes
     a port's veth on its network's bridge); those no longer wanted are removed. Returns
-    guest namespace -> its sub-port NIC names (the guest's pass leaves them alone)."""
+    guest namespace -> its sub-port NIC names (the guest's pass leaves them alone). Only
+    guests with a trunk parent, or with sub-port NICs last time, are looked at."""
     by_parent = subports_of(trunks)
     wanted: dict[str, set[str]] = {}
     for server_id, ports in d.by_device.items():
         server = d.servers.get(server_id)
         ns = guest_namespace(server_id)
-        if server is None or server["state"] == "off" or ns not in present:
+        parents = [p for p in ports if p["id"] in by_parent]
+        if server is None or server["state"] == "off" or ns not in present or \
+                not (parents or previous.get(ns)):
             continue
         gns = handles.get(ns)
         links = gns.links()
         have = {name for name in links if "." in name}
-        parents = [p for p in ports if p["id"] in by_parent]
         by_mac = {(info.get("address") or "").lower(): name for name, info in links.items()
                   if "." not in name}
         mine: set[str] = set()
