@@ -1,6 +1,7 @@
 """Compute microversions 2.98–2.104 through the real clients: the `openstack` CLI pins and
-unpins a server's zone at 2.104 and lists flavors at 2.102; openstacksdk negotiates 2.100
-(its server maximum) and sees the hints and image properties a server was booted with."""
+unpins a server's zone at 2.104, shows its scheduler hints and lists flavors at 2.102;
+openstacksdk negotiates 2.100 (its server maximum) and sees the hints and image properties
+a server was booted with."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ def test_cli_pins_and_unpins_the_zone_at_2_104(cloud):
         return cloud.cli("--os-compute-api-version", "2.104", *args, cloud="", env=env, **kw)
 
     vm = cli("server", "create", "--flavor", "m1.tiny", "--image", "cirros", "--nic", "none",
-             "--availability-zone", "nova", "--wait", "pin-vm", "-f", "json")
+             "--availability-zone", "nova", "--hint", "cidr=/24", "--wait", "pin-vm",
+             "-f", "json")
     assert vm["status"] == "ACTIVE" and vm["pinned_availability_zone"] == "nova"
+    assert vm["scheduler_hints"] == {"cidr": ["/24"]}  # 2.100, as the request spec keeps it
     cli("server", "unset", "--pinned-availability-zone", vm["id"], parse=False)
     assert cli("server", "show", vm["id"], "-f", "json")["pinned_availability_zone"] is None
     cli("server", "set", "--pinned-availability-zone", "nova", vm["id"], parse=False)
