@@ -3,9 +3,10 @@
 
 - Extra options go to the options file tagged by the port (`tag:port-<id>,option:<name>,
   <value>`; `option6:` for `ip_version` 6; a numeric name stays a number; a name written
-  `tag:<t>,<name>` keeps its extra tag), as Neutron's `_format_option` writes them. A name
-  this dnsmasq does not know would stop it from starting (and with it the network's
-  DHCP), so such an option is left out and logged. `client-id` is not served.
+  `tag:<t>,<name>` keeps its extra tag), as Neutron's `_format_option` writes them. An
+  option name this dnsmasq does not know is left out with a warning in stackling's log
+  (dnsmasq itself skips such a line, and a bad value, in its own log). `client-id` is not
+  served.
 - Names: each fixed IP's `dns_assignment` hostname is its DHCP host name, and dnsmasq
   answers DNS for every port (a hosts file per port in `--hostsdir`: `ip fqdn hostname`),
   under the network's `dns_domain` when it has one, else the domain of the port's FQDN
