@@ -71,6 +71,8 @@ def test_cli_image_import_copy_image(cloud_factory, backend):
     answer = conn.image.import_image(conn.image.get_image(image["id"]), method="copy-image",
                                      stores=["cheap"])
     assert answer.status_code == 400 and "already present" in answer.text
+    cloud.cli("image", "delete", "--store", "cheap", image["id"], parse=False)
+    assert stores_of(image["id"]) == "fast"
     cloud.cli("image", "delete", image["id"], parse=False)
 
 
