@@ -202,3 +202,24 @@ def test_a_server_snapshot_lands_in_the_default_store(api):
     assert api.delete(f"/compute/v2.1/servers/{sid}", user="demo").status_code == 204
     for i in (snap, image):
         assert api.delete(f"{V2}/images/{i}", user="demo").status_code == 204
+
+
+def test_web_download_into_all_stores(api, web_server):  # noqa: F811
+    image = _new(api)
+    r = api.post(f"{V2}/images/{image}/import", user="demo", json={
+        "method": {"name": "web-download", "uri": f"{web_server[0]}/data"},
+        "all_stores": True})
+    assert r.status_code == 202, r.text
+    shown = _show(api, image)
+    assert shown["status"] == "active" and shown["stores"] == "fast,cheap"
+    assert shown["os_glance_importing_to_stores"] == "" and shown["os_glance_failed_import"] == ""
+    for folder in (_images_dir(api), _images_dir(api) / "stores" / "cheap"):
+        assert (folder / image).read_bytes() == web_server[1]
+    other = _new(api)
+    r = api.post(f"{V2}/images/{other}/import", user="demo", json={
+        "method": {"name": "web-download", "uri": f"{web_server[0]}/data"},
+        "stores": ["nowhere"]})
+    assert r.status_code == 409 and "Unknown scheme 'nowhere'" in r.text
+    assert _show(api, other)["status"] == "queued"
+    for i in (image, other):
+        assert api.delete(f"{V2}/images/{i}", user="demo").status_code == 204
