@@ -40,6 +40,7 @@ class Inventory:
     tables: dict[str, set[str]] = field(default_factory=dict)  # namespace -> "family name"
     guests: set[str] = field(default_factory=set)  # server ids with a running guest
     dnsmasq: set[str] = field(default_factory=set)  # network ids
+    radvd: set[str] = field(default_factory=set)  # router ids advertising IPv6 (ipv6.py)
     metadata: set[str] = field(default_factory=set)  # network ids with a listening socket
     host_links: set[str] = field(default_factory=set)  # prefixed links in the machine's namespace
     strays: set[str] = field(default_factory=set)  # "pid: cmdline" of processes under run_dir
@@ -127,9 +128,13 @@ def expected(d: desired_.Desired, names: Names) -> Inventory:
         inv.namespaces.add(ns)
         inv.link(ns, "lo")
         inv.tables[ns] = {f"ip {table}", f"ip {table}-pf"}
+        advertised = []
         for port in d.by_device.get(router_id, []):
             role = "qg-" if port["device_owner"] == GATEWAY_OWNER else "qr-"
-            plug(port, ns, role + port["id"][:11])
+            if plug(port, ns, role + port["id"][:11]) and role == "qr-":
+                advertised.append((role + port["id"][:11], port))
+        if ipv6 is not None and ipv6.radvd_config(d, advertised):
+            inv.radvd.add(router_id)
     for server in d.servers.values():
         if server["state"] == "off":
             continue
@@ -170,6 +175,8 @@ def observed(names: Names, run_dir: Path) -> Inventory:
                   if str(run_dir / "guests" / sid).encode() in _cmdline(pid)}
     inv.dnsmasq = {net for net, pid in _pid_files(run_dir / "dhcp")
                    if _exe(pid).endswith("dnsmasq") and not _zombie(pid)}
+    inv.radvd = {router for router, pid in _pid_files(run_dir / "radvd")
+                 if _exe(pid).endswith("radvd") and not _zombie(pid)}
     for ns in inv.namespaces:
         if ns.startswith(names.dhcp("")) and _listens(ns, *METADATA_LISTEN):
             inv.metadata.add(ns[len(names.dhcp("")):])
@@ -274,7 +281,8 @@ def _strays(run_dir: Path, inv: Inventory) -> set[str]:
     """Processes whose command line names the run directory but that no pid file owns
     (a guest or dnsmasq whose pid file is gone, or anything else started there)."""
     owned = {pid for _, pid in _pid_files(run_dir / "guests")} | \
-        {pid for _, pid in _pid_files(run_dir / "dhcp")}
+        {pid for _, pid in _pid_files(run_dir / "dhcp")} | \
+        {pid for _, pid in _pid_files(run_dir / "radvd")}
     owned = _descendants(owned)
     marker = str(run_dir).encode()
     out = set()
@@ -291,7 +299,7 @@ def _strays(run_dir: Path, inv: Inventory) -> set[str]:
 # ------------------------------------------------------------------ the difference
 @dataclass(frozen=True)
 class Difference:
-    kind: str  # namespace, link, nftables table, guest, dnsmasq, metadata, process
+    kind: str  # namespace, link, nftables table, guest, dnsmasq, radvd, metadata, process
     name: str  # what it is, e.g. "sl1a2b-fabric/sl1a2b-t0f3c..."
     expected: str  # "present" or "absent"
     actual: str
@@ -319,6 +327,7 @@ def compare(want: Inventory, have: Inventory) -> list[Difference]:
     diff("link", set(), {f"(machine)/{n}" for n in have.host_links})
     diff("guest", want.guests, have.guests)
     diff("dnsmasq", want.dnsmasq, have.dnsmasq)
+    diff("radvd", want.radvd, have.radvd)
     diff("metadata", want.metadata, have.metadata)
     diff("process", set(), have.strays)
     return out
