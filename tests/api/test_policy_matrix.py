@@ -243,6 +243,7 @@ network POST   /v2.0/floatingips                                  member-create 
 network GET    /v2.0/floatingips/{floatingip_id}                  reader-read
 network PUT    /v2.0/floatingips/{floatingip_id}                  member-write   floatingip_update
 network DELETE /v2.0/floatingips/{floatingip_id}                  member-write
+network GET    /v2.0/floatingip_pools                             any-read
 network GET    /v2.0/network_ip_availabilities                    any-read
 network GET    /v2.0/network_ip_availabilities/{network_id}       admin-only member=404 reader=404 other=404
 network GET    /v2.0/quotas                                       admin-only

@@ -42,6 +42,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.flavors",
     "stackling.network.api.logs",
     "stackling.network.api.local_ips",
+    "stackling.network.api.floatingip_pools",
 ]
 
 

@@ -37,6 +37,7 @@ POLICIES: dict[str, str] = {
     "get_floatingip": READER,
     "update_floatingip": MEMBER,
     "delete_floatingip": MEMBER,
+    "get_floatingip_pool": READER,
     # the rest
     "get_network_ip_availability": ADMIN,
     "get_quota": READER,
