@@ -529,11 +529,17 @@ class Reconciler:
                 if name != "lo":
                     gns.delete_link(name)
         wanted = {"lo"}
-        before = {name: link["index"] for name, link in gns.links().items()}
-        for port in ports:
-            if self._plug(fabric, bridges, keep_links, d, port, ns, ifnames[port["id"]]):
+        current = gns.links()
+        before = {name: link["index"] for name, link in current.items()}
+        # a running guest found as it was left (adopted after a restart): no NIC to plug
+        ready = not boot and self._nics_in_place(current, ports, places, taps, nics, ifnames)
+        for i, port in enumerate(ports):
+            if ready:
+                self.wire.keep.setdefault(places[i][0], set()).add(taps[i])
+            if ready or self._plug(fabric, bridges, keep_links, d, port, ns,
+                                   ifnames[port["id"]]):
                 wanted.add(ifnames[port["id"]])
-        after = gns.links()
+        after = current if ready else gns.links()
         # a NIC plugged (or plugged anew) into the running guest: it is told (hotplug.py)
         plugged = not boot and any(before.get(n) != after[n]["index"] for n in wanted
                                    if n in after)
@@ -558,6 +564,22 @@ class Reconciler:
                 self._applied[server["id"]] = fingerprint
 
         self._jobs.add(f"guest {server['id']}", finish)
+
+    def _nics_in_place(self, inside: dict[str, dict[str, Any]], ports: list[dict[str, Any]],
+                       places: list[tuple[str, str]], taps: list[str],
+                       nics: tuple[tuple[str, str, int], ...], ifnames: dict[str, str]) -> bool:
+        """Every NIC of a running guest plugged as wanted: its tap up at the MTU on its
+        bridge in its host's namespace (the pass's one dump of it) and its interface up at
+        the MTU inside. Adopting 100 guests after a restart then costs no per-NIC netlink
+        round trips (they were most of that pass)."""
+        for i, port in enumerate(ports):
+            host = self.wire._links(places[i][0])
+            tap, bridge = host.get(taps[i]), host.get(places[i][1])
+            nic = inside.get(ifnames[port["id"]])
+            if not (tap and bridge and nic) or tap["master"] != bridge["index"] \
+                    or not (tap["up"] and nic["up"]) or not tap["mtu"] == nic["mtu"] == nics[i][2]:
+                return False
+        return True
 
     # ------------------------------------------------------------------ teardown
     def teardown(self) -> None:
