@@ -32,11 +32,12 @@ class Image(Base):
     os_hidden: Mapped[bool] = mapped_column(Boolean, default=False)
     tags: Mapped[list[str]] = mapped_column(JSONType, default=list)
     properties: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
-    # Multi-store (stores.py): the stores holding the data, in the order written; None
-    # without multi-store (or an image from before it was on)
-    stores: Mapped[list[str] | None] = mapped_column(JSONType, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Multi-store (stores.py): the stores holding the data, in the order written; None
+    # without multi-store (or an image from before it was on). Last, where the migration
+    # adds it, so a created schema equals a migrated one.
+    stores: Mapped[list[str] | None] = mapped_column(JSONType, nullable=True)
 
 
 class ImageMember(Base):
