@@ -87,6 +87,8 @@ def expected(d: desired_.Desired, names: Names) -> Inventory:
         inv.tables[fabric] = {f"bridge {table}"}
         bridges = {net_id: _bridge(names, net) for net_id, net in d.networks.items()}
         inv.link(fabric, *bridges.values())
+    if _feature("trunks") is not None:  # the sub-ports' anti-spoofing (trunks.py)
+        inv.tables.setdefault(fabric, set()).add(f"bridge {table}-trunk")
     for ns in inv.namespaces:
         inv.link(ns, "lo")
 

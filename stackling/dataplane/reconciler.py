@@ -58,6 +58,7 @@ class Reconciler:
         self.extras = Extras()  # port forwardings, QoS rules, trunks (desired_extras.py)
         self.qos = qos_.Limits()
         self._trunk_nics: dict[str, set[str]] = {}  # guest namespace -> sub-port NICs
+        self.trunk_spoofing = trunk_ports.AntiSpoofing()
         # guest -> what was last applied in full; a pass skips a guest whose desired state,
         # namespace, fabric ports and process are unchanged, and every FULL_EVERY-th pass
         # checks everything again (a hand-made change inside a namespace is repaired then)
@@ -103,6 +104,8 @@ class Reconciler:
             lambda d_, port, ns, inside: self._plug(fabric, bridges, keep_links, d_, port, ns,
                                                     inside), self._try, self._trunk_nics)
         self._trunk_nics = self._trunk_nics if nics is None else nics
+        self._try("trunk anti-spoofing", self.trunk_spoofing.apply, self.names.prefix,
+                  self.names.fabric, self.extras.trunks, d.ports, self.names.tap)
         self.wire.finish()
         for name, _link in fabric.links().items():
             if self.names.owns(name) and name not in keep_links:

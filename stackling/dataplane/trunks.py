@@ -13,7 +13,9 @@ tag on the parent's wire is missing.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -120,3 +122,28 @@ def guest_rules(prefix: str, nics: list[tuple[str, dict[str, Any]]],
                 subs.append((f"{nic}.{sub['segmentation_id']}",
                              {**port, "device_owner": "compute:trunk-subport"}))
     return firewall.guest_rules(f"{prefix}-trunk", subs, groups, members)
+
+
+class AntiSpoofing:
+    """The sub-ports' anti-spoofing in the network node's namespace, where their veths are:
+    a `bridge <prefix>-trunk` table (firewall.py's rules: the sub-port's MAC, addresses and
+    allowed address pairs), written whole when it changes (or the namespace is new)."""
+
+    def __init__(self) -> None:
+        self._applied: tuple[int, str] | None = None
+
+    def apply(self, prefix: str, namespace: str, trunks: list[dict[str, Any]],
+              ports: dict[str, dict[str, Any]], tap: Callable[[str], str]) -> None:
+        """Every VLAN sub-port's rules (a rule for a veth not made yet matches nothing)."""
+        from stackling.dataplane import firewall, nft
+
+        subs = [ports[s["port_id"]] for ss in subports_of(trunks).values() for s in ss
+                if s["port_id"] in ports]
+        secured = {tap(port["id"]): port for port in subs
+                   if port.get("port_security_enabled", True)}
+        ruleset = firewall.anti_spoofing(f"{prefix}-trunk", secured)
+        key = (os.stat(f"/run/netns/{namespace}").st_ino,
+               hashlib.sha256(ruleset.encode()).hexdigest())
+        if self._applied != key:
+            nft.apply(namespace, ruleset)
+            self._applied = key

@@ -54,6 +54,15 @@ def test_a_trunk_sub_port_is_a_vlan_interface_with_its_address(dataplane_cloud: 
         port_range_min=22, port_range_max=22, remote_ip_prefix="0.0.0.0/0")
     assert dp.wait_ssh(dp.names.guest(other.id), child_ip).strip() == "vm-trunk"
 
+    # anti-spoofing: an address the sub-port was not given is cut off until an allowed
+    # address pair lets it through, as for a server's port
+    spoofed = "10.76.0.200"
+    assert dp.in_ns(guest, "ip", "addr", "add", f"{spoofed}/24", "dev", "eth0.101"
+                    ).returncode == 0
+    assert dp.unreachable(dp.names.guest(other.id), spoofed)
+    dp.sdk.network.update_port(child, allowed_address_pairs=[{"ip_address": spoofed}])
+    assert dp.wait_ssh(dp.names.guest(other.id), spoofed).strip() == "vm-trunk"
+
     # a removed sub-port leaves the guest
     dp.sdk.network.delete_trunk_subports(trunk, [{"port_id": child.id}])
     assert eventually(lambda: "eth0.101" not in dp.ssh(guest, parent_ip, "ip -o link").stdout,
