@@ -40,15 +40,21 @@ def _view(inst: Instance, ctx: RequestContext, version: Version, service_url: st
 
 def create_server(db: Session, ctx: RequestContext, server: dict[str, Any], *,
                   version: str | None = None, service_url: str = "",
-                  render: bool = True) -> list[dict[str, Any]]:
+                  render: bool = True,
+                  scheduler_hints: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Validate and accept a boot (202 semantics); returns the new servers' detail views
-    (status BUILD), or only their `{"id"}` without `render`. Raises the 400/403/409
-    errors `POST /servers` would."""
+    (status BUILD), or only their `{"id"}` without `render`. `scheduler_hints` are the
+    body's `os:scheduler_hints` (the `group` one places the server in its group). Raises
+    the 400/403/409 errors `POST /servers` would."""
     mv = _version(version)
-    body = validation.validate(microversions.pick(mv, schemas.SERVER_CREATE),
-                               {"server": server})
-    created = servers.create_servers(db, ctx, servers.request_from_body(body["server"]),
-                                     forced_host_allowed=ctx.is_admin)
+    wanted: dict[str, Any] = {"server": server}
+    if scheduler_hints:
+        wanted["os:scheduler_hints"] = scheduler_hints
+    body = validation.validate(microversions.pick(mv, schemas.SERVER_CREATE), wanted)
+    req = servers.request_from_body(body["server"])
+    hints = body.get("os:scheduler_hints") or {}
+    req.group, req.scheduler_hints = hints.get("group"), dict(hints)
+    created = servers.create_servers(db, ctx, req, forced_host_allowed=ctx.is_admin)
     if not render:
         return [{"id": i.uuid} for i in created]
     return [_view(i, ctx, mv, service_url) for i in created]

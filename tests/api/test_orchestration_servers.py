@@ -305,3 +305,27 @@ def test_metadata_and_tags_update_in_place(api, heat):
     assert heat.req("DELETE", url).status_code == 204
     heat.wait(url)
     api.delete(f"/networking/v2.0/networks/{net['id']}", token=heat.token)
+
+
+def test_scheduler_hints_reach_compute(api):
+    """`scheduler_hints` are handed to Nova as the body's os:scheduler_hints: the `group`
+    hint places the server in its server group, and compute shows the hints at 2.100."""
+    from tests.api.test_orchestration import Heat, unique
+
+    heat = Heat(api)
+    name = unique("hints")
+    group_id = api.post("/compute/v2.1/os-server-groups", user="demo", json={
+        "server_group": {"name": name, "policies": ["affinity"]}}).json()["server_group"]["id"]
+    stack = heat.make(name, {
+        "heat_template_version": "2018-08-31",
+        "resources": {
+            "server": {"type": "OS::Nova::Server", "properties": {
+                "image": "cirros", "flavor": "m1.tiny", "networks": [],
+                "scheduler_hints": {"group": group_id, "rack": 2}}}}})
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    server_id = heat.resources(name)["server"]["physical_resource_id"]
+    shown = api.get(f"/compute/v2.1/servers/{server_id}", user="demo",
+                    headers={"OpenStack-API-Version": "compute 2.100"}).json()["server"]
+    assert shown["scheduler_hints"] == {"group": [group_id], "rack": ["2"]}
+    group = api.get(f"/compute/v2.1/os-server-groups/{group_id}", user="demo").json()
+    assert group["server_group"]["members"] == [server_id]

@@ -326,7 +326,11 @@ class Server(Resource):
             server["user_data"] = base64.b64encode(props["user_data"].encode()).decode()
         if props.get("tags"):
             server["tags"] = props["tags"]
-        created = _nova().create_server(self.db, self.ctx, server, render=False)[0]
+        # as Heat hands them to Nova: strings and lists as they are, other values as text
+        hints = {k: v if isinstance(v, (str, list)) else str(v)
+                 for k, v in (props.get("scheduler_hints") or {}).items()}
+        created = _nova().create_server(self.db, self.ctx, server, render=False,
+                                        scheduler_hints=hints or None)[0]
         self.set_resource_id(created["id"])
         if made:
             self.data_set("internal_ports", self._internal() + made)
