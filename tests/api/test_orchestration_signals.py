@@ -277,8 +277,10 @@ def test_waits_and_hooks_inside_nested_stacks(api, heat):
 
     # hooks: the parent's own `a` entry is not the nested `a`'s; `n: {a: ...}` is
     name = unique("nesthk")
-    value = {"heat_template_version": "2018-08-31", "resources": {
-        "a": {"type": "OS::Heat::TestResource", "properties": {"value": 1}}}}
+    value = {"heat_template_version": "2018-08-31",
+             "parameters": {"v": {"type": "number", "default": 1}}, "resources": {
+                 "a": {"type": "OS::Heat::TestResource",
+                       "properties": {"value": {"get_param": "v"}}}}}
     env = {"resource_registry": {"resources": {
         "a": {"hooks": "pre-create"},
         "n": {"a": {"hooks": ["pre-create", "pre-delete"]}},
@@ -303,6 +305,22 @@ def test_waits_and_hooks_inside_nested_stacks(api, heat):
     stack = heat.wait(url)
     assert stack["stack_status"] == "CREATE_COMPLETE", stack
     assert ("CREATE_IN_PROGRESS", "Hook pre-create is cleared") in _events_of(heat, n_url, "a")
+    # an update's environment may set hooks for nested resources too
+    t = tmpl({"n": {"type": "value.yaml", "properties": {"v": 2}}, "g": {
+        "type": "OS::Heat::ResourceGroup", "properties": {
+            "count": 2, "resource_def": {"type": "OS::Heat::TestResource"}}}})
+    env["resource_registry"]["resources"]["n"]["a"]["hooks"] = ["pre-update", "pre-delete"]
+    r = heat.req("PUT", url, json={"template": t, "environment": env,
+                                   "files": {"value.yaml": json.dumps(value)}})
+    assert r.status_code == 202, r.text
+    _until(lambda: _paused(heat, n_url, "a", "UPDATE paused until Hook pre-update is cleared"),
+           "nested a not paused on update")
+    assert _status(heat, url) == "UPDATE_IN_PROGRESS"
+    assert _sig(heat, n_url, "a", {"unset_hook": "pre-update"}).status_code == 200
+    stack = heat.wait(url)
+    assert stack["stack_status"] == "UPDATE_COMPLETE", stack
+    assert heat.req("GET", f"{n_url}/resources/a").json()["resource"]["attributes"][
+        "output"] == "2"
     # the nested resource's pre-delete hook holds the parent's delete until cleared
     assert heat.req("DELETE", url).status_code == 204
     _until(lambda: _paused(heat, n_url, "a", "DELETE paused until Hook pre-delete is cleared"),
