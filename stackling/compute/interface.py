@@ -291,6 +291,38 @@ def set_flavor_description(db: Session, ctx: RequestContext, flavor_id: str,
     flavors.set_description(db, ctx, flavor_id, description)
 
 
+def create_server_group(db: Session, ctx: RequestContext, name: str, policy: str,
+                        rules: dict[str, Any] | None = None) -> str:
+    """`POST /os-server-groups` at 2.64 semantics (one policy, rules for anti-affinity
+    only, the server_groups quota); returns the group's uuid."""
+    from stackling.common.errors import BadRequest
+    from stackling.compute import server_groups
+
+    if rules and policy != "anti-affinity":
+        raise BadRequest("Only anti-affinity policy supports rules.")
+    rules = dict(rules or {})
+    if "max_server_per_host" in rules:
+        rules["max_server_per_host"] = int(rules["max_server_per_host"])
+    return server_groups.create_group(db, ctx, name, policy, rules).uuid
+
+
+def server_group(db: Session, group_uuid: str) -> dict[str, Any]:
+    """A group's fields and members (404 InstanceGroupNotFound when it is gone)."""
+    from stackling.compute import server_groups
+
+    group = server_groups.get_group(db, group_uuid)
+    return {"id": group.uuid, "name": group.name, "policy": group.policy,
+            "policies": [group.policy], "rules": dict(group.rules or {}),
+            "project_id": group.project_id, "user_id": group.user_id,
+            "members": server_groups.members(db, [group])[group.id]}
+
+
+def delete_server_group(db: Session, group_uuid: str) -> None:
+    from stackling.compute import server_groups
+
+    server_groups.delete_group(db, server_groups.get_group(db, group_uuid))
+
+
 def register_console_log(fn: Any) -> None:
     """The dataplane's look-up of a guest's console log (`fn(server_id) -> str | None`),
     which `GET .../os-getConsoleOutput` serves; without it compute makes up a boot log.

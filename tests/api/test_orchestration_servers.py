@@ -329,3 +329,38 @@ def test_scheduler_hints_reach_compute(api):
     assert shown["scheduler_hints"] == {"group": [group_id], "rack": ["2"]}
     group = api.get(f"/compute/v2.1/os-server-groups/{group_id}", user="demo").json()
     assert group["server_group"]["members"] == [server_id]
+
+
+def test_server_group_resource(api):
+    """OS::Nova::ServerGroup: a Nova server group of the stack's project (one policy; an
+    unknown one is a 400 before anything is made), its servers joined by the group hint,
+    deleted with the stack."""
+    from tests.api.test_orchestration import Heat, heat_error, unique
+
+    heat = Heat(api)
+    name = unique("sg")
+    stack = heat.make(name, {
+        "heat_template_version": "2018-08-31",
+        "resources": {
+            "group": {"type": "OS::Nova::ServerGroup",
+                      "properties": {"policies": ["anti-affinity"],
+                                     "rules": {"max_server_per_host": 1}}},
+            "server": {"type": "OS::Nova::Server", "properties": {
+                "image": "cirros", "flavor": "m1.tiny", "networks": [],
+                "scheduler_hints": {"group": {"get_resource": "group"}}}}},
+        "outputs": {"members": {"value": {"get_attr": ["group", "members"]}}}})
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    res = heat.resources(name)
+    server_id, group_id = (res[k]["physical_resource_id"] for k in ("server", "group"))
+    assert heat.outputs(stack) == {"members": [server_id]}
+    group = api.get(f"/compute/v2.1/os-server-groups/{group_id}", user="demo",
+                    headers={"OpenStack-API-Version": "compute 2.64"}).json()["server_group"]
+    assert group["policy"] == "anti-affinity" and group["members"] == [server_id]
+    assert group["rules"] == {"max_server_per_host": 1}
+    url = heat.url(name)
+    assert heat.req("DELETE", url).status_code == 204
+    assert heat.wait(url)["stack_status"] == "DELETE_COMPLETE"
+    assert api.get(f"/compute/v2.1/os-server-groups/{group_id}").status_code == 404
+    bad = heat.create(unique("sg"), {"heat_template_version": "2018-08-31", "resources": {
+        "group": {"type": "OS::Nova::ServerGroup", "properties": {"policies": ["nope"]}}}})
+    assert "nope" in heat_error(bad, 400)

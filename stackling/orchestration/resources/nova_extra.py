@@ -1,4 +1,4 @@
-"""OS::Nova::KeyPair and OS::Nova::Flavor.
+"""OS::Nova::KeyPair, OS::Nova::Flavor and OS::Nova::ServerGroup.
 
 They call compute's logic in the engine's transaction, after the same checks the REST
 handlers make: Nova's policy (as the stack owner), its request schema and, for key
@@ -192,6 +192,58 @@ class Flavor(Resource):
     def attribute(self, name: str) -> Any:
         view = self.show()
         return view["os-flavor-access:is_public"] if name == "is_public" else view.get(name)
+
+    def handle_check(self) -> None:
+        self.show()
+
+
+@register("OS::Nova::ServerGroup")
+class ServerGroup(Resource):
+    """A server group; servers join it through `scheduler_hints: {group: <its id>}`."""
+
+    properties_schema = {
+        "name": Property("string", "Server Group name."),
+        "policies": Property("list", "A list of string policies to apply. Defaults to "
+                             "anti-affinity.", default=["anti-affinity"],
+                             schema=Property("string", constraints=[Constraint(
+                                 "allowed_values", ["anti-affinity", "affinity",
+                                                    "soft-anti-affinity",
+                                                    "soft-affinity"])])),
+        "rules": Property("map", "A dict of rules to apply (max_server_per_host, for "
+                          "anti-affinity only)."),
+    }
+    attributes_schema = {"name": "The name of the server group.",
+                         "policies": "The policies of the server group.",
+                         "members": "The servers of the group."}
+
+    def handle_create(self) -> Any:
+        policies = self.properties.get("policies") or ["anti-affinity"]
+        if len(policies) != 1:  # Nova takes exactly one since 2.64, as Heat sends it
+            raise ValueError("Only one policy may be given.")
+        _authorize(self, "os-server-groups:create")
+        group_id = _compute().create_server_group(
+            self.db, self.ctx, self.properties.get("name") or self.physical_resource_name(),
+            policies[0], self.properties.get("rules"))
+        self.set_resource_id(group_id)
+        return None
+
+    def handle_delete(self) -> Any:
+        if self.resource_id is None:
+            return None
+        try:
+            group = _compute().server_group(self.db, self.resource_id)
+            _authorize(self, "os-server-groups:delete", {"project_id": group["project_id"]})
+            _compute().delete_server_group(self.db, self.resource_id)
+        except ApiError as err:
+            if err.status != 404:
+                raise
+        return None
+
+    def show(self) -> Any:
+        return _compute().server_group(self.db, self.resource_id or "")
+
+    def attribute(self, name: str) -> Any:
+        return self.show().get(name)
 
     def handle_check(self) -> None:
         self.show()
