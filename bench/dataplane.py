@@ -6,6 +6,7 @@ banner, read from inside a probe guest (or, for floating IPs, the outside namesp
 Needs root and `make dataplane-deps`; SQLite, one process.
 
     python -m bench.dataplane [creates] [guests]
+    python -m bench.dataplane moves [N] | racks [guests] [sample]   (bench/dataplane_racks.py)
 """
 
 from __future__ import annotations
@@ -269,4 +270,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] in (["moves"], ["racks"]):  # the wire (issue 22): bench/dataplane_racks.py
+        from bench import dataplane_racks
+
+        dataplane_racks.main()
+    else:
+        main()

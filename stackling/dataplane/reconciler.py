@@ -210,7 +210,8 @@ class Reconciler:
     # ------------------------------------------------------------------ DHCP + metadata
     def _ensure_dhcp_ports(self, d: desired_.Desired) -> None:
         for net_id, net in d.networks.items():
-            subnets = d.dhcp_subnets(net_id) + ipv6.dhcp_subnets(d, net_id)
+            subnets = topology.first_segment_only(
+                d, net_id, d.dhcp_subnets(net_id) + ipv6.dhcp_subnets(d, net_id))
             if subnets and d.dhcp_port(net_id) is None and not net.get("router:external"):
                 def create(net_id: str = net_id, net: dict[str, Any] = net,
                            subnets: list[dict[str, Any]] = subnets) -> None:

@@ -60,6 +60,20 @@ def routed(d: desired_.Desired, network_id: str) -> bool:
     return any((d.subnets.get(s) or {}).get("segment_id") for s in net.get("subnets", []))
 
 
+def first_segment_only(d: desired_.Desired, network_id: str,
+                       subnets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The subnets a network's first DHCP port may take: on a routed network, those of its
+    first segment that has any (a port's addresses are on one segment; the other segments
+    get their own DHCP ports)."""
+    if not routed(d, network_id):
+        return subnets
+    for seg in network_segments(d, network_id):
+        mine = [s for s in subnets if s.get("segment_id") == seg["id"]]
+        if mine:
+            return mine
+    return [s for s in subnets if not s.get("segment_id")]
+
+
 def port_segment(d: desired_.Desired, port: dict[str, Any],
                  physnets: list[str] | None = None) -> dict[str, Any] | None:
     """The segment a port is on: its first fixed IP's subnet's segment on a routed
