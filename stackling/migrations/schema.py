@@ -38,6 +38,7 @@ MODEL_MODULES = [
     "stackling.network.flavors.models",
     "stackling.network.logapi.models",
     "stackling.network.local_ips.models",
+    "stackling.network.ndp_proxies.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

@@ -15,6 +15,7 @@ from stackling.network.l3 import policy as l3_policy
 from stackling.network.local_ips import local_ips
 from stackling.network.logapi import logs as network_logs
 from stackling.network.metering import labels as metering_labels
+from stackling.network.ndp_proxies import ndp_proxies
 from stackling.network.policy import POLICIES
 from stackling.network.port_extras import dhcp_dns  # noqa: F401  (its hooks on ports, networks)
 from stackling.network.port_forwarding import forwardings as port_forwardings
@@ -56,7 +57,8 @@ COMPONENT = Component(
               **default_sg_rules.POLICIES, **qos_policies.POLICIES,
               **port_forwardings.POLICIES, **conntrack_helpers.POLICIES,
               **metering_labels.POLICIES, **network_flavors.POLICIES,
-              **network_logs.POLICIES, **local_ips.POLICIES},
+              **network_logs.POLICIES, **local_ips.POLICIES,
+              **ndp_proxies.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     # the rule templates first: the base step's groups start with them
     bootstrap=[("default_sg_rules", default_sg_rules.seed),

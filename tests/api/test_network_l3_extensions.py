@@ -1,8 +1,9 @@
-"""L3 extensions over the in-process app: floating IP pools (`floatingip-pools`)."""
+"""L3 extensions over the in-process app: floating IP pools (`floatingip-pools`) and NDP
+proxies (`l3-ndp-proxy`, `router-extend-ndp-proxy`)."""
 
 from __future__ import annotations
 
-from tests.api.test_network import N, create
+from tests.api.test_network import N, create, neutron_error
 
 
 def _aliases(api) -> set[str]:
@@ -45,3 +46,115 @@ def test_floatingip_pools(api):
     assert r.status_code == 200, r.text
     pools = api.get(f"{N}/floatingip_pools", user="demo").json()["floatingip_pools"]
     assert ext["id"] not in {p["network_id"] for p in pools}
+
+
+# ------------------------------------------------------------------ l3-ndp-proxy
+def _ndp_topology(api, n: int) -> dict:
+    """An IPv6 address scope and pool (shared), an external network with an IPv6 subnet
+    from it, demo's internal network with an IPv6 subnet from it, and demo's router."""
+    scope = create(api, "address-scopes", "address_scope", {
+        "name": f"ndp-{n}", "ip_version": 6, "shared": True})
+    pool = create(api, "subnetpools", "subnetpool", {
+        "name": f"ndp-{n}", "prefixes": [f"2001:db8:{n}::/48"], "default_prefixlen": 64,
+        "address_scope_id": scope["id"], "shared": True})
+    ext = create(api, "networks", "network", {"name": f"ndp-ext-{n}", "router:external": True})
+    ext6 = create(api, "subnets", "subnet", {"network_id": ext["id"], "ip_version": 6,
+                                             "subnetpool_id": pool["id"]})
+    ext4 = create(api, "subnets", "subnet", {"network_id": ext["id"], "ip_version": 4,
+                                             "cidr": f"192.0.{n}.0/24"})
+    net = create(api, "networks", "network", {"name": f"ndp-int-{n}"}, user="demo")
+    sub = create(api, "subnets", "subnet", {"network_id": net["id"], "ip_version": 6,
+                                            "subnetpool_id": pool["id"]}, user="demo")
+    return {"scope": scope, "pool": pool, "ext": ext, "ext6": ext6, "ext4": ext4, "net": net,
+            "sub": sub}
+
+
+def test_ndp_proxies(api):
+    aliases = _aliases(api)
+    assert {"l3-ndp-proxy", "router-extend-ndp-proxy"} <= aliases
+    t = _ndp_topology(api, 71)
+    R, P = f"{N}/routers", f"{N}/ndp_proxies"
+    # enable_ndp_proxy needs a gateway on a network with an IPv6 subnet and address scope
+    neutron_error(api.post(R, user="demo", json={"router": {"enable_ndp_proxy": True}}),
+                  409, "RouterGatewayNotValid")
+    public = api.get(f"{N}/networks?name=public").json()["networks"][0]
+    err = neutron_error(api.post(R, user="demo", json={"router": {
+        "enable_ndp_proxy": True, "external_gateway_info": {"network_id": public["id"]}}}),
+        409, "RouterGatewayNotValid")
+    assert "don't support IPv6 ndp proxy" in err["message"]
+    plain = create(api, "routers", "router", {"name": "ndp-plain"}, user="demo")
+    assert plain["enable_ndp_proxy"] is False
+    neutron_error(api.put(f"{R}/{plain['id']}", user="demo", json={"router": {
+        "enable_ndp_proxy": True}}), 409, "RouterGatewayNotValid")
+    router = create(api, "routers", "router", {
+        "name": "ndp", "enable_ndp_proxy": True,
+        "external_gateway_info": {"network_id": t["ext"]["id"]}}, user="demo")
+    assert router["enable_ndp_proxy"] is True
+    r = api.put(f"{R}/{router['id']}/add_router_interface", user="demo",
+                json={"subnet_id": t["sub"]["id"]})
+    assert r.status_code == 200, r.text
+    port = create(api, "ports", "port", {"network_id": t["net"]["id"]}, user="demo")
+    addr = port["fixed_ips"][0]["ip_address"]
+    # an address the port does not hold, a port of no router, no IPv6 on the port
+    err = neutron_error(api.post(P, user="demo", json={"ndp_proxy": {
+        "router_id": router["id"], "port_id": port["id"], "ip_address": "2001:db8:71::99"}}),
+        400, "InvalidAddress")
+    assert "not belong to the port" in err["message"]
+    lone = create(api, "networks", "network", {"name": "ndp-lone"}, user="demo")
+    create(api, "subnets", "subnet", {"network_id": lone["id"], "ip_version": 6,
+                                      "cidr": "fd71::/64"}, user="demo")
+    lone_port = create(api, "ports", "port", {"network_id": lone["id"]}, user="demo")
+    neutron_error(api.post(P, user="demo", json={"ndp_proxy": {
+        "router_id": router["id"], "port_id": lone_port["id"]}}), 409, "PortUnreachableRouter")
+    neutron_error(api.post(P, user="demo", json={"ndp_proxy": {"router_id": router["id"]}}),
+                  400)
+    r = api.post(P, user="demo", json={"ndp_proxy": {
+        "name": "p1", "router_id": router["id"], "port_id": port["id"]}})
+    assert r.status_code == 201, r.text
+    proxy = r.json()["ndp_proxy"]
+    assert {k: proxy[k] for k in ("name", "router_id", "port_id", "ip_address",
+                                  "revision_number", "description")} == {
+        "name": "p1", "router_id": router["id"], "port_id": port["id"], "ip_address": addr,
+        "revision_number": 0, "description": ""}
+    # a router that does not proxy
+    plain2 = create(api, "routers", "router", {"name": "ndp-off", "enable_ndp_proxy": False,
+                                               "external_gateway_info": {
+                                                   "network_id": t["ext"]["id"]}}, user="demo")
+    assert plain2["enable_ndp_proxy"] is False
+    sub2 = create(api, "subnets", "subnet", {"network_id": t["net"]["id"], "ip_version": 6,
+                                             "subnetpool_id": t["pool"]["id"]}, user="demo")
+    r = api.put(f"{R}/{plain2['id']}/add_router_interface", user="demo",
+                json={"subnet_id": sub2["id"]})
+    assert r.status_code == 200, r.text
+    neutron_error(api.post(P, user="demo", json={"ndp_proxy": {
+        "router_id": plain2["id"], "port_id": port["id"]}}), 409, "RouterNDPProxyNotEnable")
+    # list, show, update; another project sees nothing
+    assert [p["id"] for p in api.get(f"{P}?router_id={router['id']}", user="demo").json()[
+        "ndp_proxies"]] == [proxy["id"]]
+    r = api.put(f"{P}/{proxy['id']}", user="demo", json={"ndp_proxy": {"description": "d"}})
+    assert r.status_code == 200 and r.json()["ndp_proxy"]["revision_number"] == 1
+    neutron_error(api.put(f"{P}/{proxy['id']}", user="demo", json={"ndp_proxy": {
+        "ip_address": addr}}), 400)
+    # what the proxy keeps: the gateway, its IPv6 address, the interface on its subnet
+    neutron_error(api.put(f"{R}/{router['id']}", user="demo", json={"router": {
+        "external_gateway_info": {}}}), 409, "RouterGatewayInUseByNDPProxy")
+    neutron_error(api.put(f"{R}/{router['id']}/remove_router_interface", user="demo",
+                          json={"subnet_id": t["sub"]["id"]}), 409,
+                  "RouterInterfaceInUseByNDPProxy")
+    neutron_error(api.put(f"{R}/{router['id']}", json={"router": {
+        "external_gateway_info": {"network_id": t["ext"]["id"], "external_fixed_ips": [
+            {"subnet_id": t["ext4"]["id"]}]}}}), 409, "RouterIPv6GatewayInUse")
+    assert api.delete(f"{P}/{proxy['id']}", user="demo").status_code == 204
+    neutron_error(api.get(f"{P}/{proxy['id']}", user="demo"), 404, "NDPProxyNotFound")
+    # a proxy goes with its port
+    r = api.post(P, user="demo", json={"ndp_proxy": {"router_id": router["id"],
+                                                     "port_id": port["id"]}})
+    assert r.status_code == 201, r.text
+    assert api.delete(f"{N}/ports/{port['id']}", user="demo").status_code == 204
+    neutron_error(api.get(f"{P}/{r.json()['ndp_proxy']['id']}", user="demo"), 404)
+    # the gateway goes: so does the state; setting it while unsetting the gateway is 409
+    neutron_error(api.put(f"{R}/{router['id']}", user="demo", json={"router": {
+        "external_gateway_info": {}, "enable_ndp_proxy": True}}), 409, "RouterGatewayNotValid")
+    r = api.put(f"{R}/{router['id']}", user="demo", json={"router": {
+        "external_gateway_info": {}}})
+    assert r.status_code == 200 and r.json()["router"]["enable_ndp_proxy"] is False

@@ -348,6 +348,11 @@ network DELETE /v2.0/local_ips/{local_ip_id}                      member-write
 network GET    /v2.0/local_ips/{local_ip_id}/port_associations    reader-read
 network POST   /v2.0/local_ips/{local_ip_id}/port_associations    member-write   local_ip_assoc
 network DELETE /v2.0/local_ips/{local_ip_id}/port_associations/{fixed_port_id}  member-write
+network GET    /v2.0/ndp_proxies                                  any-read
+network POST   /v2.0/ndp_proxies                                  member-create  ndp_proxy other=404
+network GET    /v2.0/ndp_proxies/{ndp_proxy_id}                   reader-read
+network PUT    /v2.0/ndp_proxies/{ndp_proxy_id}                   member-write   ndp_proxy_update
+network DELETE /v2.0/ndp_proxies/{ndp_proxy_id}                   member-write
 network GET    /v2.0/qos/policies                                 any-read
 network POST   /v2.0/qos/policies                                 admin-only     qos_policy
 network GET    /v2.0/qos/policies/{qos_policy_id}                 reader-read
@@ -709,6 +714,9 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "local_ip": lambda w: {"local_ip": {"network_id": w["lip_network_id"]}},
     "local_ip_update": lambda w: {"local_ip": {"name": "l2"}},
     "local_ip_assoc": lambda w: {"port_association": {"fixed_port_id": w["lip_port_id"]}},
+    "ndp_proxy": lambda w: {"ndp_proxy": {"router_id": w["ndp_router_id"],
+                                          "port_id": w["ndp_port_id"]}},
+    "ndp_proxy_update": lambda w: {"ndp_proxy": {"name": "n2"}},
     "qos_policy": lambda w: {"policy": {"name": "q"}},
     "qos_policy_update": lambda w: {"policy": {"name": "q2"}},
     "qos_bandwidth_limit": lambda w: {"bandwidth_limit_rule": {"max_kbps": 100,
@@ -927,6 +935,36 @@ def _local_ip_association(w: World) -> str:
     return port
 
 
+def _ndp_proxy(w: World) -> str | Ids:
+    """Project demo's NDP proxy; the first call builds its topology: an IPv6 address scope
+    and pool (the admin's, shared), an external network with an IPv6 subnet from it, and
+    demo's network, subnet, NDP-proxying router and port."""
+    if "ndp_router_id" in w.ids:
+        return w.ok("POST", "/networking/v2.0/ndp_proxies", BODIES["ndp_proxy"](w.ids))[
+            "ndp_proxy"]["id"]
+    scope = w.ok("POST", "/networking/v2.0/address-scopes", {"address_scope": {
+        "name": "ndp", "ip_version": 6, "shared": True}}, user="admin")["address_scope"]["id"]
+    pool = w.ok("POST", "/networking/v2.0/subnetpools", {"subnetpool": {
+        "name": "ndp", "prefixes": ["2001:db8:f00::/48"], "default_prefixlen": 64,
+        "address_scope_id": scope, "shared": True}}, user="admin")["subnetpool"]["id"]
+    ext = w.ok("POST", "/networking/v2.0/networks", {"network": {
+        "name": "ndp-ext", "router:external": True}}, user="admin")["network"]["id"]
+    w.ok("POST", "/networking/v2.0/subnets", {"subnet": {
+        "network_id": ext, "ip_version": 6, "subnetpool_id": pool}}, user="admin")
+    net = w.ok("POST", "/networking/v2.0/networks", {"network": {"name": "ndp"}})["network"]["id"]
+    sub = w.ok("POST", "/networking/v2.0/subnets", {"subnet": {
+        "network_id": net, "ip_version": 6, "subnetpool_id": pool}})["subnet"]["id"]
+    router = w.ok("POST", "/networking/v2.0/routers", {"router": {
+        "name": "ndp", "enable_ndp_proxy": True,
+        "external_gateway_info": {"network_id": ext}}})["router"]["id"]
+    w.ok("PUT", f"/networking/v2.0/routers/{router}/add_router_interface", {"subnet_id": sub})
+    port = w.ok("POST", "/networking/v2.0/ports", {"port": {"network_id": net}})["port"]["id"]
+    made: Ids = {"ndp_router_id": router, "ndp_port_id": port}
+    made["ndp_proxy_id"] = w.ok("POST", "/networking/v2.0/ndp_proxies",
+                                BODIES["ndp_proxy"](made))["ndp_proxy"]["id"]
+    return made
+
+
 def _port_forwarding(w: World) -> Ids:
     n = w.count()
     net = w.ok("POST", "/networking/v2.0/networks", {"network": {"name": f"pf-{n}"}})["network"]
@@ -1079,6 +1117,8 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
     "trunk_id": lambda w: w.ok("POST", "/networking/v2.0/trunks", {"trunk": {
         "port_id": w.ok("POST", "/networking/v2.0/ports", {"port": {
             "network_id": w.ids["network_id"]}})["port"]["id"]}})["trunk"]["id"],
+    # project demo's NDP proxy on its NDP-proxying router (the first call builds them)
+    "ndp_proxy_id": lambda w: _ndp_proxy(w),
 }
 
 

@@ -1,12 +1,15 @@
 """Issue 23's L3 and port extensions through the real clients: floating IP pools
-(`floatingip-pools`) — openstacksdk on every backend, the `openstack` CLI on SQLite where
-it has commands."""
+(`floatingip-pools`), NDP proxies (`l3-ndp-proxy`) — openstacksdk on every backend, the
+`openstack` CLI on SQLite where it has commands."""
 
 from __future__ import annotations
 
 import uuid
 
-from tests.conftest import sqlite_only  # noqa: F401  (CLI tests below)
+import pytest
+from openstack import exceptions
+
+from tests.conftest import sqlite_only
 
 
 def _name(prefix: str) -> str:
@@ -35,3 +38,72 @@ def test_sdk_floatingip_pools(cloud):
     assert fip.floating_ip_address.startswith("203.0.113.")
     conn.network.delete_ip(fip)
     admin.network.delete_network(ext)
+
+
+# ------------------------------------------------------------------ l3-ndp-proxy
+def _ndp_world(admin, prefix: str) -> tuple:
+    """The admin's IPv6 address scope and pool (shared) and an external network with an
+    IPv6 subnet from it."""
+    scope = admin.network.create_address_scope(name=_name("ndp"), ip_version=6,
+                                               is_shared=True)
+    pool = admin.network.create_subnet_pool(name=_name("ndp"), prefixes=[prefix],
+                                            default_prefix_length=64,
+                                            address_scope_id=scope.id, is_shared=True)
+    ext = admin.network.create_network(name=_name("ndp-ext"), is_router_external=True)
+    admin.network.create_subnet(network_id=ext.id, ip_version=6, subnet_pool_id=pool.id)
+    return scope, pool, ext
+
+
+def test_sdk_ndp_proxies(cloud):
+    admin = cloud.sdk()
+    _, pool, ext = _ndp_world(admin, f"2001:db8:{uuid.uuid4().int % 60000:x}::/48")
+    conn = cloud.new_project_member()["sdk"]
+    net = conn.network.create_network(name=_name("ndp"))
+    sub = conn.network.create_subnet(network_id=net.id, ip_version=6, subnet_pool_id=pool.id)
+    router = conn.network.create_router(name=_name("ndp"), enable_ndp_proxy=True,
+                                        external_gateway_info={"network_id": ext.id})
+    assert router.enable_ndp_proxy is True
+    conn.network.add_interface_to_router(router, subnet=sub.id)
+    port = conn.network.create_port(network_id=net.id)
+    proxy = conn.network.create_ndp_proxy(name=_name("p"), router_id=router.id,
+                                          port_id=port.id)
+    assert proxy.ip_address == port.fixed_ips[0]["ip_address"]
+    assert [p.id for p in conn.network.ndp_proxies(router_id=router.id)] == [proxy.id]
+    proxy = conn.network.update_ndp_proxy(proxy, description="d")
+    assert conn.network.get_ndp_proxy(proxy.id).description == "d"
+    with pytest.raises(exceptions.ConflictException):  # the proxy holds the gateway
+        conn.network.update_router(router, external_gateway_info={})
+    with pytest.raises(exceptions.ConflictException):  # and the interface
+        conn.network.remove_interface_from_router(router, subnet=sub.id)
+    conn.network.delete_ndp_proxy(proxy)
+    assert conn.network.find_ndp_proxy(proxy.id) is None
+    router = conn.network.update_router(router, enable_ndp_proxy=False)
+    assert router.enable_ndp_proxy is False
+    with pytest.raises(exceptions.ConflictException):  # RouterNDPProxyNotEnable
+        conn.network.create_ndp_proxy(router_id=router.id, port_id=port.id)
+
+
+@sqlite_only
+def test_cli_router_ndp_proxy(cloud):
+    admin = cloud.sdk()
+    _, pool, ext = _ndp_world(admin, "2001:db8:cafe::/48")
+    net = cloud.cli("network", "create", _name("cli-ndp"), "-f", "json")
+    sub = cloud.cli("subnet", "create", "--network", net["id"], "--ip-version", "6",
+                    "--subnet-pool", pool.id, _name("cli-ndp"), "-f", "json")
+    name = _name("cli-ndp")
+    router = cloud.cli("router", "create", "--external-gateway", ext.id, "--enable-ndp-proxy",
+                       name, "-f", "json")
+    assert router["enable_ndp_proxy"] is True
+    cloud.cli("router", "add", "subnet", name, sub["id"], parse=False)
+    port = cloud.cli("port", "create", "--network", net["id"], _name("vm"), "-f", "json")
+    pname = _name("cli-p")
+    proxy = cloud.cli("router", "ndp", "proxy", "create", name, "--port", port["id"], "--name",
+                      pname, "-f", "json")
+    assert proxy["ip_address"] == port["fixed_ips"][0]["ip_address"]
+    listed = cloud.cli("router", "ndp", "proxy", "list", "--router", name, "-f", "json")
+    assert [p["Name"] for p in listed] == [pname]
+    cloud.cli("router", "ndp", "proxy", "set", "--description", "d", pname, parse=False)
+    assert cloud.cli("router", "ndp", "proxy", "show", pname, "-f", "json")["description"] == "d"
+    cloud.cli("router", "ndp", "proxy", "delete", pname, parse=False)
+    router = cloud.cli("router", "set", "--disable-ndp-proxy", name, parse=False)
+    assert cloud.cli("router", "show", name, "-f", "json")["enable_ndp_proxy"] is False

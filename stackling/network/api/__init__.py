@@ -43,6 +43,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.logs",
     "stackling.network.api.local_ips",
     "stackling.network.api.floatingip_pools",
+    "stackling.network.api.ndp_proxies",
 ]
 
 

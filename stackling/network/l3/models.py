@@ -40,6 +40,9 @@ class Router(StandardAttrs, Base):
                                      sort_order=1)
     distributed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(),
                                               sort_order=1)
+    # `router-extend-ndp-proxy`: shown true only while the router has a gateway
+    enable_ndp_proxy: Mapped[bool] = mapped_column(Boolean, default=False,
+                                                   server_default=false(), sort_order=1)
 
 
 class RouterPort(Base):

@@ -12,7 +12,7 @@ still references it (foreign key without cascade).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +58,16 @@ from stackling.network.querying import Listing
 GATEWAY = "network:router_gateway"
 INTERFACE = "network:router_interface"
 MAX_ROUTES = 30  # neutron's [DEFAULT] max_routes
+
+# What extension modules (NDP proxies, ...) check or add, as upstream's callbacks:
+# (db, ctx, router, attrs, created) -> None after a create/update applied its gateway;
+ROUTER_WRITERS: list[Callable[[Session, RequestContext, Any, dict[str, Any], bool], None]] = []
+# (db, router, attrs) -> None before the gateway goes (attrs: the update's, or {});
+GATEWAY_REMOVE_CHECKS: list[Callable[[Session, Any, dict[str, Any]], None]] = []
+# (db, router, external_fixed_ips) -> None before the gateway's addresses change;
+GATEWAY_IPS_CHECKS: list[Callable[[Session, Any, list[dict[str, str]]], None]] = []
+# (db, router, subnet) -> None before an interface on the subnet goes. Each raises to refuse.
+INTERFACE_REMOVE_CHECKS: list[Callable[[Session, Any, Any], None]] = []
 
 
 # ------------------------------------------------------------------ attributes
@@ -113,6 +123,7 @@ ATTRS: dict[str, Attr] = {
     "availability_zone_hints": Attr(post=True, convert=list_of(string(255))),
     "availability_zones": Attr(),
     "flavor_id": Attr(),
+    "enable_ndp_proxy": Attr(post=True, put=True, convert=boolean),
 }
 
 
@@ -221,6 +232,7 @@ def view(r: Router, gw_ips: list[dict[str, str]], routes: list[dict[str, str]],
         "external_gateway_info": gateway, "routes": routes, "distributed": r.distributed,
         "ha": r.ha, "availability_zone_hints": list(r.availability_zone_hints or []),
         "availability_zones": ["nova"], "flavor_id": None,
+        "enable_ndp_proxy": bool(r.gw_port_id and r.enable_ndp_proxy),
         **standard.standard_view(r, tags),
     }
 
@@ -327,12 +339,15 @@ def _fips_use_router(db: Session, router_id: str) -> bool:
                      .limit(1)) is not None
 
 
-def _remove_gateway(db: Session, ctx: RequestContext, router: Router) -> None:
+def _remove_gateway(db: Session, ctx: RequestContext, router: Router,
+                    attrs: dict[str, Any] | None = None) -> None:
     if not router.gw_port_id:
         return
     if _fips_use_router(db, router.id):
         raise errors.RouterExternalGatewayInUseByFloatingIp(router_id=router.id,
                                                           net_id=router.gw_network_id)
+    for check in GATEWAY_REMOVE_CHECKS:
+        check(db, router, attrs or {})
     port_id = router.gw_port_id
     router.gw_port_id = None
     router.gw_network_id = None
@@ -341,12 +356,13 @@ def _remove_gateway(db: Session, ctx: RequestContext, router: Router) -> None:
 
 
 def _set_gateway(db: Session, ctx: RequestContext, router: Router,
-                 info: dict[str, Any] | None, *, new: bool = False) -> Port | None:
+                 info: dict[str, Any] | None, *, new: bool = False,
+                 attrs: dict[str, Any] | None = None) -> Port | None:
     """Set (or clear) the gateway; the new gateway port, if one was made. `new`: the
-    router was made in this request (no gateway, no ports yet)."""
+    router was made in this request (no gateway, no ports yet); `attrs`: the request's."""
     network_id = (info or {}).get("network_id")
     if not network_id:
-        _remove_gateway(db, ctx, router)
+        _remove_gateway(db, ctx, router, attrs)
         router.enable_snat = True
         return None
     net = networks.get_visible(db, ctx, network_id)
@@ -365,10 +381,12 @@ def _set_gateway(db: Session, ctx: RequestContext, router: Router,
     router.enable_snat = info.get("enable_snat", True)  # type: ignore[union-attr]
     if router.gw_port_id and router.gw_network_id == net.id:
         if ext_ips and _ips_changed(db, router.gw_port_id, ext_ips):
+            for check in GATEWAY_IPS_CHECKS:
+                check(db, router, ext_ips)
             ports.update_port(db, _admin(ctx), router.gw_port_id, {"fixed_ips": ext_ips})
         return None
     if not new:
-        _remove_gateway(db, ctx, router)
+        _remove_gateway(db, ctx, router, attrs)
         _check_dup_subnets(db, _attached(db, router.id), ext_subnets, overlap=False)
     attrs: dict[str, Any] = {"project_id": "", "network_id": net.id}
     if ext_ips:
@@ -420,6 +438,8 @@ def create_router(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Ro
     gw_port = None
     if attrs.get("external_gateway_info"):
         gw_port = _set_gateway(db, ctx, router, attrs["external_gateway_info"], new=True)
+    for write in ROUTER_WRITERS:
+        write(db, ctx, router, attrs, True)
     tags = list(dict.fromkeys(attrs.get("tags") or []))
     if tags:
         standard.set_tags(db, "router", router.id, tags, new=True)
@@ -442,7 +462,9 @@ def update_router(db: Session, ctx: RequestContext, router_id: str, attrs: dict[
     router = get_visible(db, ctx, router_id, for_update=True)
     _check_ha_dvr_change(router, attrs)
     if "external_gateway_info" in attrs:
-        _set_gateway(db, ctx, router, attrs["external_gateway_info"])
+        _set_gateway(db, ctx, router, attrs["external_gateway_info"], attrs=attrs)
+    for write in ROUTER_WRITERS:
+        write(db, ctx, router, attrs, False)
     for key in ("name", "description", "admin_state_up"):
         if key in attrs:
             setattr(router, key, attrs[key])
@@ -644,6 +666,8 @@ def _confirm_not_in_use(db: Session, router: Router, subnet: Subnet) -> None:
         hop = netaddr.IPAddress(route["nexthop"])
         if hop.version == net.version and hop in net:
             raise errors.RouterInterfaceInUseByRoute(router_id=router.id, subnet_id=subnet.id)
+    for check in INTERFACE_REMOVE_CHECKS:
+        check(db, router, subnet)
 
 
 def remove_router_interface(db: Session, ctx: RequestContext, router_id: str,

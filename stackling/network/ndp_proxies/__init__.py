@@ -1,0 +1,1 @@
+"""NDP proxies (`l3-ndp-proxy`, `router-extend-ndp-proxy`)."""
