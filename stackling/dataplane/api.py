@@ -61,7 +61,18 @@ def wire(rq: ApiRequest) -> dict[str, Any]:
 
     rq.authorize("dataplane:wire:show")
     _readable(rq)
-    return {"wire": live.summary(live.read(_names(rq)))}
+    names = _names(rq)
+    return {"wire": live.summary(live.read(names), _taps(rq, names))}
+
+
+def _taps(rq: ApiRequest, names: Any) -> dict[str, str]:
+    """A guest's tap name -> its server (the kernel says where the tap is, the ports whose
+    it is)."""
+    from stackling.common.context import admin_context
+    from stackling.network import interface as network
+
+    return {names.tap(p["id"]): p["device_id"] for p in network.list_ports(rq.db, admin_context())
+            if (p.get("device_owner") or "").startswith("compute:")}
 
 
 def _server(rq: ApiRequest, key: str) -> str:

@@ -93,8 +93,9 @@ def role(names: Names, ns: str) -> tuple[str, str]:
     return "other", rest
 
 
-def read_namespace(names: Names, ns: str) -> Namespace | None:
-    """One namespace's links, addresses, routes and IPv4 forwarding; None when gone."""
+def read_namespace(names: Names, ns: str, peers: list[str]) -> Namespace | None:
+    """One namespace's links, addresses, routes and IPv4 forwarding; None when gone. Its
+    veths' peers are resolved among `peers` (the namespaces read with it)."""
     from pyroute2 import IPRoute
 
     def read() -> Namespace:
@@ -127,7 +128,7 @@ def read_namespace(names: Names, ns: str) -> Namespace | None:
             what, label = role(names, ns)
             space = Namespace(ns, what, label, links, routes, forwarding)
             wanted = {lk.peer_nsid for lk in links.values() if lk.peer_nsid is not None}
-            space.nsids = _nsids(ip, names, wanted)
+            space.nsids = _nsids(ip, wanted, peers)
             return space
 
     try:
@@ -136,14 +137,13 @@ def read_namespace(names: Names, ns: str) -> Namespace | None:
         return None
 
 
-def _nsids(ip: Any, names: Names, wanted: set[int]) -> dict[int, str]:
-    """Which of the cloud's namespaces each peer namespace id names, as seen from here."""
+def _nsids(ip: Any, wanted: set[int], peers: list[str]) -> dict[int, str]:
+    """Which of `peers` each peer namespace id names, as seen from here (one netlink query
+    per candidate: the kernel numbers a namespace's peers per namespace)."""
     out: dict[int, str] = {}
     if not wanted:
         return out
-    for other in sorted(os.listdir("/run/netns")):
-        if not names.owns(other):
-            continue
+    for other in peers:
         try:
             fd = os.open(f"/run/netns/{other}", os.O_RDONLY)
         except OSError:
@@ -188,33 +188,34 @@ def read(names: Names, also: set[str] | None = None, leaves: bool = False) -> Wi
     from stackling.dataplane import kernel
 
     listed = kernel.list_namespaces(names.prefix)
+    chosen = [ns for ns in listed if leaves or role(names, ns)[0] not in ("guest", "dhcp")
+              or ns in (also or set())]
     spaces = {}
-    for ns in listed:
-        if leaves or role(names, ns)[0] not in ("guest", "dhcp") or ns in (also or set()):
-            space = read_namespace(names, ns)
-            if space is not None:
-                spaces[ns] = space
+    for ns in chosen:
+        space = read_namespace(names, ns, chosen)
+        if space is not None:
+            spaces[ns] = space
     return Wire(names, spaces, listed)
 
 
-def summary(wire: Wire) -> dict[str, Any]:
+def summary(wire: Wire, taps: dict[str, str]) -> dict[str, Any]:
     """What the console draws: each host with the physical networks it reaches (its cables
-    into their switches), its tunnel address and the servers whose taps hang off it; each
-    physnet's switch and ToR."""
+    into their switches), its tunnel address and the servers whose taps hang off it (`taps`:
+    tap name -> server id); each physnet's switch and ToR."""
     hosts = []
     for space in sorted(wire.spaces.values(), key=lambda s: s.name):
         if space.role not in ("host", "network node"):
             continue
         physnets, servers, tunnel = set(), set(), None
         for lk in space.links.values():
+            if lk.name in taps:
+                servers.add(taps[lk.name])
             peer_ns = space.nsids.get(lk.peer_nsid) if lk.peer_nsid is not None else None
             if peer_ns is None:
                 continue
             what, label = role(wire.names, peer_ns)
             if what == "switch":
                 physnets.add(label)
-            elif what == "guest":
-                servers.add(label)
             elif what == "underlay":
                 tunnel = next((a for a in lk.addresses), tunnel)
         hosts.append({"name": space.label if space.role == "host" else "network node",

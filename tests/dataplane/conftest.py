@@ -2,8 +2,10 @@
 the tools `make dataplane-deps` installs, and skip with the reason elsewhere.
 
 Every test runs between a snapshot and a check of the machine's own network namespace
-(`host-netns-guard`), and its cloud's clean stop must leave none of its kernel objects or
-processes behind.
+(`host-netns-guard`); before its cloud stops, `GET /audit` must find nothing about the wire
+(every kernel object the database asks for, and no other with the cloud's prefix: set
+STACKLING_TEST_NO_WIRE_AUDIT=1 to skip it), and its clean stop must leave none of its
+kernel objects or processes behind.
 """
 
 from __future__ import annotations
@@ -160,6 +162,17 @@ class DataplaneCloud:
         return out
 
 
+def wire_findings(dp: DataplaneCloud) -> list[dict[str, Any]]:
+    """The audit's findings about the cloud's kernel objects (GET /audit, as admin)."""
+    import httpx
+
+    r = httpx.get(dp.cloud.url + "/audit", headers={"X-Auth-Token": dp.cloud.token()},
+                  timeout=120)
+    if r.status_code != 200:
+        return [{"check": "dataplane.wire", "message": f"GET /audit: {r.status_code}"}]
+    return [f for f in r.json()["findings"] if f["check"] == "dataplane.wire"]
+
+
 @pytest.fixture
 def dataplane_clouds(netns_guard: None, cloud_factory: Callable[..., Any]
                      ) -> Iterator[Callable[..., DataplaneCloud]]:
@@ -177,8 +190,13 @@ def dataplane_clouds(netns_guard: None, cloud_factory: Callable[..., Any]
     try:
         yield start
     finally:
-        left = []
+        left, unaudited = [], []
         for dp in started:
+            # the audit of the wire is empty once the reconciler has converged (issue 22)
+            if dp.cloud.proc and dp.cloud.proc.poll() is None and not os.environ.get(
+                    "STACKLING_TEST_NO_WIRE_AUDIT") and not eventually(
+                        lambda dp=dp: not wire_findings(dp), timeout=30):
+                unaudited += wire_findings(dp)
             dp.cloud.stop()
             left += dp.leftovers()
             if dp.leftovers():
@@ -186,6 +204,7 @@ def dataplane_clouds(netns_guard: None, cloud_factory: Callable[..., Any]
                                 "down", "--database-url", dp.cloud.database_url,
                                 "--data-dir", str(dp.cloud.data_dir)], capture_output=True)
         assert not left, f"left behind after a clean stop: {left}"
+        assert not unaudited, f"stackling audit of the wire: {unaudited}"
 
 
 @pytest.fixture
