@@ -132,7 +132,8 @@ exit 0
 # Nova's network_data.json: the NIC's IPv6 networks' types (ipv6_dhcpv6-stateful or
 # ipv6_dhcp: a solicit for its address; ipv6_dhcpv6-stateless: an information request for
 # DNS; ipv6_slaac: nothing). With no metadata (an IPv6-only guest) the RA decides: a SLAAC
-# address made means an information request, none means a solicit. Each ask is bounded.
+# address made means an information request, an RA without one a solicit, no RA nothing.
+# Each ask is bounded.
 IPV6_UP = r"""#!/bin/sh
 nic=$1 conf=/proc/sys/net/ipv6/conf/$1
 if [ "$2" = pre ]; then
@@ -159,10 +160,11 @@ while [ $i -lt 20 ]; do
   sleep 1; i=$((i + 1))
 done
 rm -f "$data"
-if [ -z "$known" ]; then
-  sleep 2  # the RA has had its time (the link has been up for 20 s or more)
+if [ -z "$known" ]; then  # the RA has had its time (the link has been up for 20 s or more)
   if ip -6 addr show dev "$nic" | grep -q 'scope global'; then types=dhcpv6-stateless
-  else types=dhcpv6-stateful; fi
+  elif ip -6 route show dev "$nic" | grep -v '^fe80:' | grep -v '^ff00:' | grep -q .; then
+    types=dhcpv6-stateful  # an RA came (a prefix, a default route) and no SLAAC with it
+  fi
 fi
 i=0  # until the link-local address has passed duplicate address detection
 while [ $i -lt 50 ]; do

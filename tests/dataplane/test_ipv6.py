@@ -335,3 +335,26 @@ def test_ipv6_between_a_guest_and_the_outside_without_nat(
     assert dp.wait_ssh(dp.names.outside, v6).strip() == "vm-out6"
     peer = dp.ssh(dp.names.outside, v6, "echo $SSH_CLIENT").stdout.split()
     assert peer and peer[0] == ext6.gateway_ip, peer
+
+
+def test_an_ipv6_only_guest_asks_dhcpv6_as_its_ra_says(dataplane_cloud: DataplaneCloud) -> None:
+    """No IPv4, so no metadata: the guest takes the RA's word (no SLAAC address: a solicit)
+    and gets exactly its port's address from dnsmasq."""
+    dp = dataplane_cloud
+    net = dp.sdk.network.create_network(name="v6-only")
+    sub6 = dp.sdk.network.create_subnet(network_id=net.id, cidr="2001:db8:8a::/64",
+                                        ip_version=6, ipv6_ra_mode="dhcpv6-stateful",
+                                        ipv6_address_mode="dhcpv6-stateful")
+    router = dp.sdk.network.create_router(name="v6-only-router")
+    dp.sdk.network.add_interface_to_router(router, subnet=sub6.id)
+    server = dp.server("vm-v6-only", net.id)
+    port = next(iter(dp.sdk.network.ports(device_id=server.id)))
+    (v6,) = [ip["ip_address"] for ip in port.fixed_ips]
+    ns = dp.names.guest(server.id)
+
+    def addresses() -> set[str]:
+        out = dp.in_ns(ns, "ip", "-6", "addr", "show", "dev", "eth0", "scope", "global").stdout
+        return set(re.findall(r"inet6 ([0-9a-f:]+)/", out))
+
+    assert eventually(lambda: v6 in addresses(), timeout=90), _console(dp, server)
+    assert addresses() == {v6}
