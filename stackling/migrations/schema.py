@@ -39,6 +39,7 @@ MODEL_MODULES = [
     "stackling.network.logapi.models",
     "stackling.network.local_ips.models",
     "stackling.network.ndp_proxies.models",
+    "stackling.network.port_bindings.models",
     "stackling.placement.models",
     "stackling.compute.models",
     "stackling.compute.quota_models",

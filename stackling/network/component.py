@@ -17,6 +17,7 @@ from stackling.network.logapi import logs as network_logs
 from stackling.network.metering import labels as metering_labels
 from stackling.network.ndp_proxies import ndp_proxies
 from stackling.network.policy import POLICIES
+from stackling.network.port_bindings import bindings as port_bindings
 from stackling.network.port_extras import dhcp_dns  # noqa: F401  (its hooks on ports, networks)
 from stackling.network.port_forwarding import forwardings as port_forwardings
 from stackling.network.qos import bandwidth as qos_bandwidth
@@ -58,7 +59,7 @@ COMPONENT = Component(
               **port_forwardings.POLICIES, **conntrack_helpers.POLICIES,
               **metering_labels.POLICIES, **network_flavors.POLICIES,
               **network_logs.POLICIES, **local_ips.POLICIES,
-              **ndp_proxies.POLICIES},
+              **ndp_proxies.POLICIES, **port_bindings.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     # the rule templates first: the base step's groups start with them
     bootstrap=[("default_sg_rules", default_sg_rules.seed),

@@ -348,6 +348,11 @@ network DELETE /v2.0/local_ips/{local_ip_id}                      member-write
 network GET    /v2.0/local_ips/{local_ip_id}/port_associations    reader-read
 network POST   /v2.0/local_ips/{local_ip_id}/port_associations    member-write   local_ip_assoc
 network DELETE /v2.0/local_ips/{local_ip_id}/port_associations/{fixed_port_id}  member-write
+network GET    /v2.0/ports/{binding_port_id}/bindings             admin-list     other=404
+network POST   /v2.0/ports/{binding_port_id}/bindings             admin-only     port_binding
+network GET    /v2.0/ports/{binding_port_id}/bindings/{host}      admin-hidden
+network DELETE /v2.0/ports/{binding_port_id}/bindings/{host}      admin-hidden
+network PUT    /v2.0/ports/{binding_port_id}/bindings/{host}/activate  admin-hidden
 network GET    /v2.0/ndp_proxies                                  any-read
 network POST   /v2.0/ndp_proxies                                  member-create  ndp_proxy other=404
 network GET    /v2.0/ndp_proxies/{ndp_proxy_id}                   reader-read
@@ -717,6 +722,7 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "ndp_proxy": lambda w: {"ndp_proxy": {"router_id": w["ndp_router_id"],
                                           "port_id": w["ndp_port_id"]}},
     "ndp_proxy_update": lambda w: {"ndp_proxy": {"name": "n2"}},
+    "port_binding": lambda w: {"binding": {"host": "matrix-new"}},
     "qos_policy": lambda w: {"policy": {"name": "q"}},
     "qos_policy_update": lambda w: {"policy": {"name": "q2"}},
     "qos_bandwidth_limit": lambda w: {"bandwidth_limit_rule": {"max_kbps": 100,
@@ -965,6 +971,18 @@ def _ndp_proxy(w: World) -> str | Ids:
     return made
 
 
+def _port_binding(w: World) -> Ids:
+    """A compute port of project demo (made by the admin) bound to one host, with an
+    INACTIVE binding on another (`host`)."""
+    n = w.count()
+    port = w.ok("POST", "/networking/v2.0/ports", {"port": {
+        "network_id": w.ids["network_id"], "project_id": w.demo, "device_owner": "compute:nova",
+        "binding:host_id": f"matrix-src-{n}"}}, user="admin")["port"]["id"]
+    w.ok("POST", f"/networking/v2.0/ports/{port}/bindings",
+         {"binding": {"host": f"matrix-dst-{n}"}}, user="admin")
+    return {"binding_port_id": port, "host": f"matrix-dst-{n}"}
+
+
 def _port_forwarding(w: World) -> Ids:
     n = w.count()
     net = w.ok("POST", "/networking/v2.0/networks", {"network": {"name": f"pf-{n}"}})["network"]
@@ -1119,6 +1137,9 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
             "network_id": w.ids["network_id"]}})["port"]["id"]}})["trunk"]["id"],
     # project demo's NDP proxy on its NDP-proxying router (the first call builds them)
     "ndp_proxy_id": lambda w: _ndp_proxy(w),
+    # a compute port of demo with an INACTIVE binding (`host`); per DELETE a new one
+    "binding_port_id": lambda w: _port_binding(w),
+    "host": lambda w: _port_binding(w),
 }
 
 

@@ -1,6 +1,6 @@
 """Issue 23's L3 and port extensions through the real clients: floating IP pools
-(`floatingip-pools`), NDP proxies (`l3-ndp-proxy`) — openstacksdk on every backend, the
-`openstack` CLI on SQLite where it has commands."""
+(`floatingip-pools`), NDP proxies (`l3-ndp-proxy`) and port bindings (`binding-extended`)
+— openstacksdk on every backend, the `openstack` CLI on SQLite where it has commands."""
 
 from __future__ import annotations
 
@@ -107,3 +107,34 @@ def test_cli_router_ndp_proxy(cloud):
     cloud.cli("router", "ndp", "proxy", "delete", pname, parse=False)
     router = cloud.cli("router", "set", "--disable-ndp-proxy", name, parse=False)
     assert cloud.cli("router", "show", name, "-f", "json")["enable_ndp_proxy"] is False
+
+
+# ------------------------------------------------------------------ binding-extended
+def test_sdk_port_bindings(cloud):
+    """Nova's live-migration calls: the destination's binding INACTIVE, activated, the
+    source's (INACTIVE by then) deleted; the port follows."""
+    admin = cloud.sdk()
+    net = admin.network.create_network(name=_name("pb"))
+    admin.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.93.0.0/24")
+    port = admin.network.create_port(network_id=net.id, device_owner="compute:nova",
+                                     binding_host_id="pb-src")
+    dst = admin.network.create_port_binding(port, host="pb-dst", profile={"k": "v"})
+    assert (dst.host, dst.status, dst.vif_type) == ("pb-dst", "INACTIVE", "ovs")
+    with pytest.raises(exceptions.ConflictException):  # PortBindingAlreadyExists
+        admin.network.create_port_binding(port, host="pb-dst")
+    assert {(b.host, b.status) for b in admin.network.port_bindings(port)} == {
+        ("pb-src", "ACTIVE"), ("pb-dst", "INACTIVE")}
+    admin.network.activate_port_binding(port, host="pb-dst")
+    shown = admin.network.get_port(port.id)
+    assert (shown.binding_host_id, shown.binding_profile) == ("pb-dst", {"k": "v"})
+    assert {(b.host, b.status) for b in admin.network.port_bindings(port)} == {
+        ("pb-src", "INACTIVE"), ("pb-dst", "ACTIVE")}
+    admin.network.delete_port_binding(port, "pb-src")
+    assert [(b.host, b.status) for b in admin.network.port_bindings(port)] == [
+        ("pb-dst", "ACTIVE")]
+    # a project member (of the port's project or not) is refused
+    member = cloud.new_project_member()["sdk"]
+    with pytest.raises(exceptions.HttpException):
+        member.network.create_port_binding(port.id, host="x")
+    admin.network.delete_port(port)
+    admin.network.delete_network(net)

@@ -44,6 +44,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.local_ips",
     "stackling.network.api.floatingip_pools",
     "stackling.network.api.ndp_proxies",
+    "stackling.network.api.port_bindings",
 ]
 
 

@@ -1,0 +1,1 @@
+"""Port bindings (`binding-extended`)."""
