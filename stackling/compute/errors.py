@@ -90,6 +90,12 @@ class PortNotUsable(BadRequest):
     message = "Port %(port_id)s not usable for instance %(instance)s."
 
 
+class PortNotUsableDNS(BadRequest):
+    message = ("Port %(port_id)s not usable for instance %(instance)s. Value %(value)s "
+               "assigned to dns_name attribute does not match instance's hostname "
+               "%(hostname)s")
+
+
 class FixedIpAlreadyInUse(BadRequest):
     message = ("Fixed IP address %(address)s is already in use on instance "
                "%(instance_uuid)s.")

@@ -164,8 +164,13 @@ def _check_bound(port: dict[str, Any], host: str) -> dict[str, Any]:
 
 
 def _binding(instance: Any, host: str, az: str) -> dict[str, Any]:
-    return {"device_id": instance.uuid, "device_owner": f"compute:{az}",
-            "binding:host_id": host}
+    """A port's fields for its server; with dns-integration, as Nova sets it, the port's
+    `dns_name` is the server's hostname (so the network's DHCP/DNS answers the name)."""
+    out = {"device_id": instance.uuid, "device_owner": f"compute:{az}",
+           "binding:host_id": host}
+    if getattr(instance, "hostname", None):
+        out["dns_name"] = instance.hostname
+    return out
 
 
 class BuildLookups:
@@ -219,6 +224,11 @@ def allocate_for_instance(db: Session, instance: Any, host: str, az: str,
                 raise errors.PortNotUsable(port_id=req["port_id"], instance=instance.uuid)
             if port.get("device_id"):
                 raise errors.PortInUse(port_id=req["port_id"])
+            if port.get("dns_name") and instance.hostname and \
+                    port["dns_name"] != instance.hostname:
+                raise errors.PortNotUsableDNS(port_id=req["port_id"], instance=instance.uuid,
+                                              value=port["dns_name"],
+                                              hostname=instance.hostname)
             ports[req["port_id"]] = port
             req["network_id"] = port["network_id"]
     net_ids = [r["network_id"] for r in requests if r.get("network_id")]
@@ -282,7 +292,7 @@ def release_port(db: Session, vif: dict[str, Any]) -> None:
     try:
         if vif.get("preexisting"):
             net.update_port(db, admin, vif["port_id"], {"device_id": "", "device_owner": "",
-                                                        "binding:host_id": ""})
+                                                        "binding:host_id": "", "dns_name": ""})
         else:
             net.delete_port(db, admin, vif["port_id"])
     except ApiError as err:
@@ -312,6 +322,9 @@ def attach_interface(db: Session, ctx: RequestContext, instance: Any, net_id: st
             raise
         if port.get("device_id"):
             raise errors.PortInUse(port_id=port_id)
+        if port.get("dns_name") and instance.hostname and port["dns_name"] != instance.hostname:
+            raise errors.PortNotUsableDNS(port_id=port_id, instance=instance.uuid,
+                                          value=port["dns_name"], hostname=instance.hostname)
         _check_reachable(db, instance, port)
         requests = [{"port_id": port_id, "network_id": port["network_id"]}]
     else:

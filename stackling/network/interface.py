@@ -468,7 +468,7 @@ def _port_brief(db: Session, port: Any) -> dict[str, Any]:
     return {"id": port.id, "project_id": port.project_id, "network_id": port.network_id,
             "device_id": port.device_id, "status": port.status,
             "mac_address": port.mac_address, "ip_allocation": port.ip_allocation,
-            "fixed_ips": fixed}
+            "dns_name": port.dns_name or "", "fixed_ips": fixed}
 
 
 def update_port_brief(db: Session, ctx: RequestContext, port_id: str, body: Any

@@ -397,3 +397,31 @@ def test_binding_failure_reschedules_then_gives_up(api, monkeypatch):
         assert placement.get_allocations_for_consumer(db, failed["id"]) == {}
     for s in (server, failed):
         api.delete(f"/compute/v2.1/servers/{s['id']}", user=user)
+
+
+def test_ports_take_the_servers_hostname_as_dns_name(api):
+    """With dns-integration, as Nova: the ports a server is built or attached on carry its
+    hostname as `dns_name` (so `dns_assignment` and the network's DNS answer it); a port
+    the user brings loses it again when the server lets it go; a port whose dns_name is
+    another name is not usable for the server."""
+    user = new_member(api)
+    net = network(api, user)
+    server = active(api, user, boot(api, user=user, name="Web One", networks=[{"uuid": net}]))
+    (port,) = ports_of(api, server["id"])
+    assert port["dns_name"] == "web-one"
+    assert port["dns_assignment"][0]["hostname"]
+    mine = api.post("/networking/v2.0/ports", user=user,
+                    json={"port": {"network_id": net}}).json()["port"]
+    url = f"/compute/v2.1/servers/{server['id']}/os-interface"
+    assert api.post(url, user=user, json={"interfaceAttachment": {"port_id": mine["id"]}}
+                    ).status_code == 200
+    assert api.get(f"/networking/v2.0/ports/{mine['id']}").json()["port"]["dns_name"] == \
+        "web-one"
+    assert api.delete(f"{url}/{mine['id']}", user=user).status_code == 202
+    assert api.get(f"/networking/v2.0/ports/{mine['id']}").json()["port"]["dns_name"] == ""
+    named = api.post("/networking/v2.0/ports", user=user, json={
+        "port": {"network_id": net, "dns_name": "db"}}).json()["port"]
+    r = api.post(url, user=user, json={"interfaceAttachment": {"port_id": named["id"]}})
+    bad(r, "Value db assigned to dns_name attribute does not match instance's hostname "
+           "web-one")
+    api.delete(f"/compute/v2.1/servers/{server['id']}", user=user)
