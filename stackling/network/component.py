@@ -11,6 +11,7 @@ from stackling.network.conntrack import helpers as conntrack_helpers
 from stackling.network.core import subnetpools
 from stackling.network.default_rules import rules as default_sg_rules
 from stackling.network.flavors import flavors as network_flavors
+from stackling.network.flavors import routers as router_flavors  # noqa: F401  (l3-flavors hooks)
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.local_ips import local_ips
 from stackling.network.logapi import logs as network_logs

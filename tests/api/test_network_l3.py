@@ -69,9 +69,8 @@ def test_l3_extensions_advertised_exactly(api):
     aliases = {e["alias"] for e in api.get(f"{N}/extensions").json()["extensions"]}
     assert {"router", "ext-gw-mode", "extraroute", "extraroute-atomic", "fip-port-details",
             "network-ip-availability", "quotas", "quota_details",
-            "auto-allocated-topology", "router_availability_zone"} <= aliases
-    assert not aliases & {"router-interface-fip",
-                          "l3-flavors", "qos-fip", "l3-port-ip-change-not-allowed"}
+            "auto-allocated-topology", "router_availability_zone", "l3-flavors"} <= aliases
+    assert not aliases & {"router-interface-fip", "qos-fip", "l3-port-ip-change-not-allowed"}
     assert api.get(f"{N}/extensions/router").json()["extension"]["alias"] == "router"
 
 

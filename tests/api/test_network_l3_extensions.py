@@ -158,3 +158,59 @@ def test_ndp_proxies(api):
     r = api.put(f"{R}/{router['id']}", user="demo", json={"router": {
         "external_gateway_info": {}}})
     assert r.status_code == 200 and r.json()["router"]["enable_ndp_proxy"] is False
+
+
+# ------------------------------------------------------------------ l3-flavors
+_SP = "neutron.services.l3_router.service_providers."
+
+
+def _router_flavor(api, driver: str, **extra) -> dict:
+    flavor = create(api, "flavors", "flavor", {"name": f"rf-{driver}",
+                                               "service_type": "L3_ROUTER_NAT", **extra})
+    profile = create(api, "service_profiles", "service_profile", {"driver": _SP + driver})
+    r = api.post(f"{N}/flavors/{flavor['id']}/service_profiles",
+                 json={"service_profile": {"id": profile["id"]}})
+    assert r.status_code == 201, r.text
+    return flavor
+
+
+def test_router_flavors(api):
+    assert "l3-flavors" in _aliases(api)
+    ha = _router_flavor(api, "ha.HaDriver")
+    R = f"{N}/routers"
+    r = api.post(R, user="demo", json={"router": {"name": "rf", "flavor_id": ha["id"]}})
+    assert r.status_code == 201, r.text
+    router = r.json()["router"]
+    assert router["flavor_id"] == ha["id"]
+    # the provider's flags (shown to admins)
+    shown = api.get(f"{R}/{router['id']}").json()["router"]
+    assert (shown["ha"], shown["distributed"], shown["flavor_id"]) == (True, False, ha["id"])
+    assert [x["id"] for x in api.get(f"{R}?flavor_id={ha['id']}", user="demo").json()[
+        "routers"]] == [router["id"]]
+    # set on create only; flags the provider does not support are 400
+    neutron_error(api.put(f"{R}/{router['id']}", user="demo", json={"router": {
+        "flavor_id": ha["id"]}}), 400)
+    neutron_error(api.post(R, json={"router": {"flavor_id": ha["id"], "distributed": True}}),
+                  400, "InvalidInput")
+    r = api.put(f"{R}/{router['id']}", json={"router": {"admin_state_up": False}})
+    assert r.status_code == 200, r.text
+    err = neutron_error(api.put(f"{R}/{router['id']}", json={"router": {"ha": False}}), 400,
+                        "InvalidInput")
+    assert "associated with a flavor" in err["message"]
+    # unknown flavors, flavors of another service, flavors without a profile
+    neutron_error(api.post(R, user="demo", json={"router": {
+        "flavor_id": "00000000-0000-0000-0000-000000000000"}}), 404, "FlavorNotFound")
+    qos = create(api, "flavors", "flavor", {"name": "rf-qos", "service_type": "QOS"})
+    neutron_error(api.post(R, user="demo", json={"router": {"flavor_id": qos["id"]}}), 400,
+                  "InvalidInput")
+    bare = create(api, "flavors", "flavor", {"name": "rf-bare",
+                                             "service_type": "L3_ROUTER_NAT"})
+    neutron_error(api.post(R, user="demo", json={"router": {"flavor_id": bare["id"]}}), 404,
+                  "FlavorServiceProfileBindingNotFound")
+    dvr = _router_flavor(api, "dvr.DvrDriver")
+    r = api.post(R, json={"router": {"name": "rf-dvr", "flavor_id": dvr["id"]}})
+    assert (r.json()["router"]["ha"], r.json()["router"]["distributed"]) == (False, True)
+    # a flavor routers use stays
+    neutron_error(api.delete(f"{N}/flavors/{ha['id']}"), 409, "FlavorInUse")
+    assert api.delete(f"{R}/{router['id']}", user="demo").status_code == 204
+    assert api.delete(f"{N}/flavors/{ha['id']}").status_code == 204

@@ -1,6 +1,7 @@
 """Issue 23's L3 and port extensions through the real clients: floating IP pools
-(`floatingip-pools`), NDP proxies (`l3-ndp-proxy`) and port bindings (`binding-extended`)
-— openstacksdk on every backend, the `openstack` CLI on SQLite where it has commands."""
+(`floatingip-pools`), NDP proxies (`l3-ndp-proxy`), port bindings (`binding-extended`) and
+router flavors (`l3-flavors`) — openstacksdk on every backend, the `openstack` CLI on
+SQLite where it has commands."""
 
 from __future__ import annotations
 
@@ -138,3 +139,37 @@ def test_sdk_port_bindings(cloud):
         member.network.create_port_binding(port.id, host="x")
     admin.network.delete_port(port)
     admin.network.delete_network(net)
+
+
+# ------------------------------------------------------------------ l3-flavors
+def _l3_flavor(admin, driver: str):
+    flavor = admin.network.create_flavor(name=_name("rf"), service_type="L3_ROUTER_NAT")
+    profile = admin.network.create_service_profile(
+        driver=f"neutron.services.l3_router.service_providers.{driver}")
+    admin.network.associate_flavor_with_service_profile(flavor, profile)
+    return flavor
+
+
+def test_sdk_router_flavors(cloud):
+    admin = cloud.sdk()
+    flavor = _l3_flavor(admin, "dvrha.DvrHaDriver")
+    conn = cloud.new_project_member()["sdk"]
+    router = conn.network.create_router(name=_name("rf"), flavor_id=flavor.id)
+    assert router.flavor_id == flavor.id
+    shown = admin.network.get_router(router.id)
+    assert (shown.is_ha, shown.is_distributed) == (True, True)
+    assert [r.id for r in conn.network.routers(flavor_id=flavor.id)] == [router.id]
+    with pytest.raises(exceptions.ConflictException):  # FlavorInUse
+        admin.network.delete_flavor(flavor)
+    conn.network.delete_router(router)
+    admin.network.delete_flavor(flavor)
+
+
+@sqlite_only
+def test_cli_router_flavor(cloud):
+    flavor = _l3_flavor(cloud.sdk(), "single_node.SingleNodeDriver")
+    name = _name("cli-rf")
+    router = cloud.cli("router", "create", "--flavor", flavor.name, name, "-f", "json")
+    assert router["flavor_id"] == flavor.id
+    assert cloud.cli("router", "show", name, "-f", "json")["flavor_id"] == flavor.id
+    cloud.cli("router", "delete", name, parse=False)

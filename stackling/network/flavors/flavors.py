@@ -7,6 +7,7 @@ shown (no `l3-flavors`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -70,6 +71,10 @@ SERVICE_TYPES = ("L3_ROUTER_NAT", "FLAVORS", "QOS", "METERING", "LOGGING", "PORT
                  "NETWORK_SEGMENT_RANGE", "CONNTRACKHELPER", "LOCAL_IP", "trunk", "segments")
 
 
+# (db, flavor id) -> None before a flavor is deleted; raises to refuse (routers using it)
+DELETE_CHECKS: list[Callable[[Session, str], None]] = []
+
+
 class InvalidServiceType(errors.InvalidInput):
     message = "Invalid service type: %(service_type)s."
 
@@ -104,6 +109,10 @@ class ServiceProfileEmpty(errors.InvalidInput):
 
 class ServiceProfileDisabled(errors.ServiceUnavailable):
     message = "Service Profile is not enabled."
+
+
+class FlavorDisabled(errors.ServiceUnavailable):
+    message = "Flavor is not enabled."
 
 
 def _service_type(value: Any) -> str:
@@ -223,7 +232,10 @@ def update_flavor(db: Session, ctx: RequestContext, flavor_id: str,
 
 
 def delete_flavor(db: Session, ctx: RequestContext, flavor_id: str) -> None:
-    db.delete(get_flavor(db, ctx, flavor_id, "delete_flavor"))
+    flavor = get_flavor(db, ctx, flavor_id, "delete_flavor")
+    for check in DELETE_CHECKS:
+        check(db, flavor.id)
+    db.delete(flavor)
     db.flush()
 
 

@@ -43,6 +43,11 @@ class Router(StandardAttrs, Base):
     # `router-extend-ndp-proxy`: shown true only while the router has a gateway
     enable_ndp_proxy: Mapped[bool] = mapped_column(Boolean, default=False,
                                                    server_default=false(), sort_order=1)
+    # `l3-flavors`: the network flavor (service type L3_ROUTER_NAT) it was made with; a
+    # flavor routers use is not deleted (no cascade)
+    flavor_id: Mapped[str | None] = mapped_column(
+        ForeignKey("network_flavor.id", name="fk_network_router_flavor"), nullable=True,
+        index=True, sort_order=1)
 
 
 class RouterPort(Base):

@@ -122,7 +122,7 @@ ATTRS: dict[str, Attr] = {
     "ha": Attr(post=True, put=True, convert=_boolean_or_none, filter=True, query=boolean),
     "availability_zone_hints": Attr(post=True, convert=list_of(string(255))),
     "availability_zones": Attr(),
-    "flavor_id": Attr(),
+    "flavor_id": Attr(post=True, convert=uuid_value, filter=True, sort=True),
     "enable_ndp_proxy": Attr(post=True, put=True, convert=boolean),
 }
 
@@ -133,7 +133,7 @@ LISTING = Listing(
              "admin_state_up": Router.admin_state_up, "status": Router.status,
              "project_id": Router.project_id, "tenant_id": Router.project_id,
              "revision_number": Router.revision_number, "ha": Router.ha,
-             "distributed": Router.distributed},
+             "distributed": Router.distributed, "flavor_id": Router.flavor_id},
     id_column=Router.id,
     readable=("get_router", ("distributed", "ha")),
 )
@@ -231,7 +231,7 @@ def view(r: Router, gw_ips: list[dict[str, str]], routes: list[dict[str, str]],
         "admin_state_up": r.admin_state_up, "status": r.status,
         "external_gateway_info": gateway, "routes": routes, "distributed": r.distributed,
         "ha": r.ha, "availability_zone_hints": list(r.availability_zone_hints or []),
-        "availability_zones": ["nova"], "flavor_id": None,
+        "availability_zones": ["nova"], "flavor_id": r.flavor_id,
         "enable_ndp_proxy": bool(r.gw_port_id and r.enable_ndp_proxy),
         **standard.standard_view(r, tags),
     }
