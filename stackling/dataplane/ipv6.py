@@ -22,6 +22,7 @@ Routers route IPv6 between their subnets without NAT, as Neutron's do.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -41,6 +42,7 @@ from stackling.dataplane import desired as desired_
 from stackling.dataplane.kernel import Ns, pid_alive
 from stackling.network import interface as network
 
+LOG = logging.getLogger(__name__)
 SLAAC, STATEFUL, STATELESS = "slaac", "dhcpv6-stateful", "dhcpv6-stateless"
 LEASE_SECONDS = 86400
 EEXIST, EADDRNOTAVAIL = 17, 99
@@ -330,6 +332,7 @@ class Radvd:
 
     def __init__(self, run_dir: Path) -> None:
         self.dir = run_dir / "radvd"
+        self._warned = False
 
     def _pid(self, router_id: str) -> int | None:
         try:
@@ -346,8 +349,12 @@ class Radvd:
         if not config:
             self.stop(router_id)
             return
-        if shutil.which("radvd") is None:
-            raise RuntimeError("radvd is not installed (make dataplane-deps): no IPv6 RAs")
+        if shutil.which("radvd") is None:  # the router's other work goes on regardless
+            if not self._warned:
+                LOG.warning("dataplane: radvd is not installed (make dataplane-deps): "
+                            "routers send no IPv6 router advertisements")
+                self._warned = True
+            return
         directory = self.dir / router_id
         directory.mkdir(parents=True, exist_ok=True)
         conf = directory / "radvd.conf"
