@@ -253,8 +253,7 @@ def main() -> None:
         t0 = time.perf_counter()
         srv.start()
         pid = srv.proc.pid
-        wait(lambda: status.exists() and json.loads(status.read_text())["pid"] == pid
-             and json.loads(status.read_text())["converged"], timeout=300)
+        wait(lambda: first_pass(pid), timeout=300)  # (status.json may be half-written)
         adopt = time.perf_counter() - t0
         assert all(banner(probe_ns, ip) for ip in addresses)
         rows.append([f"kill -9, start -> all {guests} reconciled (first pass done)",

@@ -174,6 +174,20 @@ class Guests:
         else:
             (gdir / "pid").unlink(missing_ok=True)
 
+    def stop_all(self) -> None:
+        """Power every guest off at once (a clean stop, `dataplane down`): one look at the
+        process table, every tree killed, then each waited for (one by one, each stop read
+        the whole table again: 100 guests outlasted the patience of a stop)."""
+        pids = {server_id: self.pid(server_id) for server_id in self.known()}
+        alive = [pid for pid in pids.values() if pid is not None]
+        table = _children()
+        for pid in alive:
+            _kill([pid, *_descendants(pid, table)])
+        for pid in alive:
+            _wait_gone(pid)
+        for server_id in pids:
+            shutil.rmtree(self._gdir(server_id), ignore_errors=True)
+
     def pause(self, server_id: str, paused: bool) -> None:
         """Paused is frozen: every process of the guest stopped (SIGSTOP), as a VM's vCPUs."""
         pid = self.pid(server_id)
@@ -194,7 +208,8 @@ class Guests:
         return self.console_dir / f"{server_id}.log"
 
 
-def _descendants(pid: int) -> list[int]:
+def _children() -> dict[int, list[int]]:
+    """parent pid -> its children's, from one reading of /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -204,6 +219,11 @@ def _descendants(pid: int) -> list[int]:
                 continue
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
             children.setdefault(ppid, []).append(int(entry))
+    return children
+
+
+def _descendants(pid: int, children: dict[int, list[int]] | None = None) -> list[int]:
+    children = _children() if children is None else children
     out, todo = [], [pid]
     while todo:
         for child in children.get(todo.pop(), []):
@@ -213,11 +233,19 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _kill_tree(pid: int) -> None:
-    for p in [pid, *_descendants(pid)]:
+    _kill([pid, *_descendants(pid)])
+    _wait_gone(pid)
+
+
+def _kill(pids: list[int]) -> None:
+    for p in pids:
         try:
             os.kill(p, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _wait_gone(pid: int) -> None:
     deadline = time.monotonic() + 5
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         try:

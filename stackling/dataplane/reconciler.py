@@ -614,8 +614,7 @@ class Reconciler:
         self.metadata.stop_all()
         self.handles.close_all()
         self._applied.clear()
-        for server_id in self.guests.known():
-            self.guests.stop(server_id)
+        self.guests.stop_all()
         for net_id in self.dhcp.known():
             self.dhcp.stop(net_id)
         for router_id in self.radvd.known():
