@@ -345,9 +345,11 @@ def _trace_to(wire: live.Wire, names: Names, src: live.Namespace, dst: live.Name
         for lk in way[1:-1]:
             space = wire.spaces[lk.ns]
             if lk.kind == "bridge":
-                out.hop(space.role, space.name, space.label, segments=[_segment(names, lk)])
+                out.hop(space.role, space.name, space.label, segments=[_segment(names, lk)],
+                        bridges=[lk.name])
             elif lk.kind == "vxlan":
-                out.hop(space.role, space.name, space.label, segments=[f"VXLAN {lk.vni}"])
+                kind = TUNNEL_PORTS.get(lk.udp_port or 0, "VXLAN")
+                out.hop(space.role, space.name, space.label, segments=[f"{kind} {lk.vni}"])
             elif space.role not in ("guest", "dhcp"):
                 out.hop(space.role, space.name, space.label)
         if holder is None:
@@ -362,6 +364,7 @@ def _trace_to(wire: live.Wire, names: Names, src: live.Namespace, dst: live.Name
 
 
 SEGMENT_KINDS = (("bx", "VXLAN"), ("bg", "GRE"), ("be", "Geneve"))
+TUNNEL_PORTS = {4789: "VXLAN", 4790: "GRE", 6081: "Geneve"}  # names.TUNNEL_PORT's
 
 
 def _segment(names: Names, bridge: live.Link) -> str:
@@ -370,13 +373,13 @@ def _segment(names: Names, bridge: live.Link) -> str:
     try:
         for start, kind in SEGMENT_KINDS:
             if rest.startswith(start):
-                return f"{kind} {int(rest[2:], 16)} ({bridge.name})"
+                return f"{kind} {int(rest[2:], 16)}"
         if rest.startswith("v") and len(rest) == 8:
-            return f"VLAN {int(rest[5:], 16)} ({bridge.name})"
+            return f"VLAN {int(rest[5:], 16)}"
     except ValueError:
         pass
     if rest.startswith("f"):
-        return f"flat ({bridge.name})"
+        return "flat"
     return bridge.name
 
 

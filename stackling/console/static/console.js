@@ -577,10 +577,12 @@ async function tracePath() {
   out.textContent = "Tracing…";
   try {
     const found = (await stackling(`/dataplane/v1/path?${params}`)).path;
+    const serverNames = Object.fromEntries([...$("#path-source").options].map((o) => [o.value, o.textContent]));
     const hops = found.hops.map((h) => {
       const segs = h.segments ? ` — ${h.segments.map(esc).join(", ")}` : "";
+      const name = h.kind === "guest" ? (serverNames[h.name] || h.name) : h.name;
       return `<li data-kind="${esc(h.kind)}" data-namespace="${esc(h.namespace)}"><strong>${esc(HOP_KINDS[h.kind] || h.kind)}</strong> ` +
-        `${esc(h.name)}${segs} <small>${esc(h.namespace)}</small></li>`;
+        `${esc(name)}${segs} <small>${esc(h.namespace)}${h.bridges ? ", " + h.bridges.map(esc).join(", ") : ""}</small></li>`;
     }).join("");
     const verdict = found.reached
       ? `<p id="path-verdict" class="chosen" data-reached="true">Reached ${esc(found.destination || "")}.</p>`
