@@ -156,3 +156,22 @@ def test_a_routed_path_crosses_both_racks_tors(dataplane_cloud: DataplaneCloud) 
     assert switches == ["physnet2", "physnet1"], hops
     hosts = [h["name"] for h in hops if h["kind"] == "host"]
     assert hosts[0].startswith("compute-r2-") and hosts[-1].startswith("compute-r1-"), hops
+
+
+def test_no_route_and_a_stopped_server_are_named(dataplane_cloud: DataplaneCloud) -> None:
+    dp = dataplane_cloud
+    net1, _ = dp.network("dp-wire-gw", "10.77.1.0/24")
+    lonely = dp.sdk.network.create_network(name="dp-wire-nogw")
+    dp.sdk.network.create_subnet(network_id=lonely.id, cidr="10.77.2.0/24", ip_version=4,
+                                 gateway_ip=None)  # DHCP gives no default route
+    a = dp.server("vm-wire-gw", net1.id)
+    e = dp.server("vm-wire-nogw", lonely.id)
+    assert dp.wait_ssh(dp.names.guest(e.id), dp.address(e)).strip() == "vm-wire-nogw"
+    cut = path(dp, e, a)["cut"]
+    assert (cut["reason"], cut["at"]) == ("no route", dp.names.guest(e.id)), cut
+    assert dp.address(a) in cut["detail"]
+
+    dp.sdk.compute.stop_server(a)
+    dp.sdk.compute.wait_for_server(a, status="SHUTOFF", wait=60, interval=0.2)
+    assert eventually(lambda: path(dp, e, a)["cut"]["reason"] == "not running")
+    assert path(dp, e, a)["cut"]["at"] == dp.names.guest(a.id)
