@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.dataplane.conftest import DataplaneCloud, eventually
 
 STACKLING = str(Path(sys.executable).parent / "stackling")
@@ -79,8 +81,9 @@ def test_audit_is_empty_when_converged_and_names_what_was_changed_by_hand(
         subprocess.run(["ip", "netns", "del", stray], capture_output=True)
 
 
-def test_a_dead_guest_and_a_stray_process_are_findings(dataplane_clouds: Any) -> None:
-    dp: DataplaneCloud = dataplane_clouds("sqlite", extra_env=QUIET)
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_a_dead_guest_is_a_finding(dataplane_clouds: Any, backend: str) -> None:
+    dp: DataplaneCloud = dataplane_clouds(backend, extra_env=QUIET)
     net, _ = dp.network("dp-audit-p", "10.72.0.0/24")
     server = dp.server("vm-audit-p", net.id)
     assert dp.wait_ssh(dp.names.guest(server.id), dp.address(server)).strip() == "vm-audit-p"
