@@ -63,11 +63,16 @@ def test_audit_is_empty_when_converged_and_names_what_was_changed_by_hand(
     subprocess.run(["ip", "-n", holder, "link", "del", tap], check=True)
     stray = f"{dp.prefix}-zstray"
     subprocess.run(["ip", "netns", "add", stray], check=True)
+    # a process started under the cloud's run directory that no pid file owns
+    squatter = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)",
+                                 f"/run/stackling/{dp.prefix}/squatter"])
     try:
         code, findings = audit(dp)
         assert code == 1
-        assert {f"link {holder}/{tap}", f"link {dp.names.guest(two.id)}/eth0",
-                f"namespace {stray}"} <= resources(findings), findings
+        assert {f"link {holder}/{tap}", f"namespace {stray}"} <= resources(findings), findings
+        assert any(f["resource"].startswith(f"process {squatter.pid}:") for f in findings)
+        squatter.kill()
+        squatter.wait()
         missing = next(f for f in findings if f["resource"] == f"link {holder}/{tap}")
         assert (missing["check"], missing["expected"], missing["actual"]) == (
             "dataplane.wire", "present", "missing")
@@ -78,6 +83,8 @@ def test_audit_is_empty_when_converged_and_names_what_was_changed_by_hand(
         dp.sdk.network.create_network(name="dp-audit-wake")
         assert eventually(lambda: audit(dp) == (0, []), timeout=60), audit(dp)
     finally:
+        squatter.kill()
+        squatter.wait()
         subprocess.run(["ip", "netns", "del", stray], capture_output=True)
 
 
