@@ -181,8 +181,9 @@ def cmd_bootstrap(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """Recompute derived state (routed-network placement, bindings, ...) and print every
-    difference as a JSON line; exit status 1 when there is any."""
+    """Recompute derived state (routed-network placement, bindings, ..., and with the netns
+    dataplane the kernel objects: dataplane.wire) and print every difference as a JSON
+    line; exit status 1 when there is any."""
     from stackling.app import COMPONENTS
     from stackling.audit import run_audit, wire
     from stackling.common.db import Database
@@ -272,7 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     boot.add_argument("--port", type=int, default=None)
     boot.set_defaults(fn=cmd_bootstrap)
     audit = sub.add_parser("audit", help="report every difference between derived state "
-                                         "(placement, bindings) and what it must be")
+                                         "(placement, bindings, the dataplane's kernel "
+                                         "objects) and what it must be")
     common(audit)
     audit.set_defaults(fn=cmd_audit)
     dp = sub.add_parser("dataplane", help="the cloud's kernel objects (dataplane.driver netns)")
