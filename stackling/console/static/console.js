@@ -544,7 +544,7 @@ async function runAudit() {
     out.innerHTML = findings.length
       ? `<p class="excluded">${findings.length} difference(s):</p><ul>` +
         findings.map((f) => `<li><strong>${esc(f.check || "")}</strong> ${esc(f.message || JSON.stringify(f))}</li>`).join("") + "</ul>"
-      : '<p class="chosen">No difference: placement, segments and port bindings agree.</p>';
+      : '<p class="chosen">No difference: placement, segments, port bindings and (with the netns dataplane) the wire agree.</p>';
   } catch (err) { out.textContent = `The audit failed: ${err.message}`; }
 }
 
