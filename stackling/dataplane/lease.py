@@ -3,12 +3,20 @@
 A conditional UPDATE takes or renews the row (it is ours, or its holder let it expire);
 the first process inserts it, and a concurrent insert loses on the primary key. The
 database decides, so `serve --workers N` on PostgreSQL or MariaDB has one owner, and
-another worker takes over `ttl` seconds after the owner dies.
+another worker takes over `ttl` seconds after the owner dies - at once when the owner was a
+process of this machine (same boot, same PID namespace: its holder name says so) that is
+gone, as after a kill -9 and a start (the TTL was most of that restart's wait).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import os
+import socket
+import uuid
+from functools import cache
+from pathlib import Path
 
 from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -17,6 +25,34 @@ from stackling.common.db import Database, utcnow_precise
 from stackling.dataplane.models import DataplaneLease
 
 NAME = "dataplane"
+
+
+@cache
+def _machine() -> str:
+    """This machine's boot and PID namespace: where a holder's pid means this process."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = socket.gethostname()
+    return hashlib.sha256(f"{boot}:{os.stat('/proc/self/ns/pid').st_ino}".encode()
+                          ).hexdigest()[:12]
+
+
+def holder_name() -> str:
+    """host:pid:nonce:machine - a holder another process of this machine can tell is gone."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}:{_machine()}"
+
+
+def _gone_here(holder: str) -> bool:
+    """The holder was a process of this machine that no longer runs (a zombie is gone)."""
+    parts = holder.split(":")
+    if len(parts) != 4 or parts[3] != _machine() or not parts[1].isdigit():
+        return False
+    try:
+        stat = Path(f"/proc/{parts[1]}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def try_acquire(database: Database, holder: str, ttl: float) -> bool:
@@ -32,8 +68,14 @@ def try_acquire(database: Database, holder: str, ttl: float) -> bool:
                 .values(holder=holder, expires_at=expires)).rowcount
             if taken:
                 return True
-            if db.get(DataplaneLease, NAME) is not None:
-                return False
+            row = db.get(DataplaneLease, NAME)
+            if row is not None:
+                if row.holder == holder or not _gone_here(row.holder):
+                    return False
+                return bool(db.execute(  # its dead holder's, and only if still its
+                    update(DataplaneLease)
+                    .where(DataplaneLease.name == NAME, DataplaneLease.holder == row.holder)
+                    .values(holder=holder, expires_at=expires)).rowcount)
             db.add(DataplaneLease(name=NAME, holder=holder, expires_at=expires))
             db.flush()
             return True

@@ -5,10 +5,7 @@ writes), and tear everything down at a clean stop."""
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
-import uuid
 from typing import Any
 
 from sqlalchemy import event
@@ -31,7 +28,7 @@ class DataplaneLoop:
         self.database.sessions.kw.setdefault("info", {})["stackling.settings"] = settings
         self.prefix = cloud_prefix(settings.db_url)
         self.reconciler = Reconciler(self.database, self.prefix, settings.data_dir.resolve())
-        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.holder = lease.holder_name()
         self.owner = False
         self.wake = threading.Event()
         self.stopping = threading.Event()
