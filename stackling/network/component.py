@@ -12,6 +12,7 @@ from stackling.network.core import subnetpools
 from stackling.network.default_rules import rules as default_sg_rules
 from stackling.network.flavors import flavors as network_flavors
 from stackling.network.flavors import routers as router_flavors  # noqa: F401  (l3-flavors hooks)
+from stackling.network.l3 import gateways as router_gateways
 from stackling.network.l3 import policy as l3_policy
 from stackling.network.local_ips import local_ips
 from stackling.network.logapi import logs as network_logs
@@ -60,7 +61,8 @@ COMPONENT = Component(
               **port_forwardings.POLICIES, **conntrack_helpers.POLICIES,
               **metering_labels.POLICIES, **network_flavors.POLICIES,
               **network_logs.POLICIES, **local_ips.POLICIES,
-              **ndp_proxies.POLICIES, **port_bindings.POLICIES},
+              **ndp_proxies.POLICIES, **port_bindings.POLICIES,
+              **router_gateways.POLICIES},
     catalog=CatalogEntry(type="network", name="neutron", path="/networking"),
     # the rule templates first: the base step's groups start with them
     bootstrap=[("default_sg_rules", default_sg_rules.seed),

@@ -214,3 +214,85 @@ def test_router_flavors(api):
     neutron_error(api.delete(f"{N}/flavors/{ha['id']}"), 409, "FlavorInUse")
     assert api.delete(f"{R}/{router['id']}", user="demo").status_code == 204
     assert api.delete(f"{N}/flavors/{ha['id']}").status_code == 204
+
+
+# ------------------------------------------------------------------ external-gateway-multihoming
+def _ext_net(api, name: str, cidr: str) -> tuple[dict, dict]:
+    net = create(api, "networks", "network", {"name": name, "router:external": True})
+    sub = create(api, "subnets", "subnet", {"network_id": net["id"], "ip_version": 4,
+                                            "cidr": cidr})
+    return net, sub
+
+
+def test_external_gateway_multihoming(api):
+    assert "external-gateway-multihoming" in _aliases(api)
+    e1, s1 = _ext_net(api, "mh-1", "198.18.1.0/24")
+    e2, s2 = _ext_net(api, "mh-2", "198.18.2.0/24")
+    R = f"{N}/routers"
+    router = create(api, "routers", "router", {"name": "mh"}, user="demo")
+    assert router["external_gateways"] == [] and router["external_gateway_info"] is None
+
+    def act(name: str, gws, user: str = "demo"):
+        return api.put(f"{R}/{router['id']}/{name}", user=user,
+                       json={"router": {"external_gateways": gws}})
+
+    # the first added is the compatibility gateway, the rest extra ones
+    r = act("add_external_gateways", [{"network_id": e1["id"]}, {"network_id": e2["id"]}])
+    assert r.status_code == 200, r.text
+    body = r.json()["router"]
+    assert [g["network_id"] for g in body["external_gateways"]] == [e1["id"], e2["id"]]
+    assert body["external_gateway_info"]["network_id"] == e1["id"]
+    ip2 = body["external_gateways"][1]["external_fixed_ips"][0]["ip_address"]
+    assert ip2.startswith("198.18.2.")
+    gw_ports = api.get(f"{N}/ports?device_id={router['id']}&device_owner=network:router_gateway"
+                       ).json()["ports"]
+    assert len(gw_ports) == 2
+    # a second gateway on the same network, at an address of the admin's choice
+    neutron_error(act("add_external_gateways", [{"network_id": e2["id"], "external_fixed_ips": [
+        {"ip_address": "198.18.2.77"}]}]), 403)
+    r = act("add_external_gateways", [{"network_id": e2["id"], "external_fixed_ips": [
+        {"ip_address": "198.18.2.77"}]}], user="admin")
+    assert r.status_code == 200, r.text
+    assert len(r.json()["router"]["external_gateways"]) == 3
+    # two ports on e2: a request without addresses cannot say which
+    neutron_error(act("remove_external_gateways", [{"network_id": e2["id"]}]), 400,
+                  "UnableToMatchGateways")
+    r = act("remove_external_gateways", [{"network_id": e2["id"], "external_fixed_ips": [
+        {"ip_address": "198.18.2.77"}]}])
+    assert r.status_code == 200, r.text
+    assert [g["network_id"] for g in r.json()["router"]["external_gateways"]] == [
+        e1["id"], e2["id"]]
+    # removing the compatibility gateway promotes the remaining one
+    r = act("remove_external_gateways", [{"network_id": e1["id"]}])
+    assert r.status_code == 200, r.text
+    body = r.json()["router"]
+    assert body["external_gateway_info"]["network_id"] == e2["id"]
+    assert [g["network_id"] for g in body["external_gateways"]] == [e2["id"]]
+    # update replaces the list: e1 first (the compatibility one), e2 kept as an extra
+    r = act("update_external_gateways", [{"network_id": e1["id"]}, {"network_id": e2["id"]}])
+    assert r.status_code == 200, r.text
+    body = r.json()["router"]
+    assert body["external_gateway_info"]["network_id"] == e1["id"]
+    assert sorted(g["network_id"] for g in body["external_gateways"]) == sorted(
+        [e1["id"], e2["id"]])
+    assert body["external_gateways"][0]["network_id"] == e1["id"]
+    r = act("update_external_gateways", [{"network_id": e1["id"]}])
+    assert [g["network_id"] for g in r.json()["router"]["external_gateways"]] == [e1["id"]]
+    # errors: not external, unknown network, not a list, a router of another project
+    internal = create(api, "networks", "network", {"name": "mh-int"}, user="demo")
+    neutron_error(act("add_external_gateways", [{"network_id": internal["id"]}]), 400)
+    neutron_error(act("add_external_gateways", [{"network_id":
+                                                 "00000000-0000-0000-0000-000000000000"}]), 404)
+    neutron_error(act("add_external_gateways", "x"), 400)
+    neutron_error(act("remove_external_gateways", [{"network_id": e2["id"]}]), 400,
+                  "UnableToMatchGateways")
+    # an empty update removes all; the router then deletes cleanly
+    assert act("add_external_gateways", [{"network_id": e2["id"]}]).status_code == 200
+    r = act("update_external_gateways", [])
+    assert r.status_code == 200, r.text
+    assert r.json()["router"]["external_gateways"] == []
+    assert r.json()["router"]["external_gateway_info"] is None
+    assert act("add_external_gateways", [{"network_id": e1["id"]}, {"network_id": e2["id"]}]
+               ).status_code == 200
+    assert api.delete(f"{R}/{router['id']}", user="demo").status_code == 204
+    assert api.get(f"{N}/ports?device_id={router['id']}").json()["ports"] == []

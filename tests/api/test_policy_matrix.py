@@ -238,6 +238,9 @@ network PUT    /v2.0/routers/{router_id}/add_router_interface     member-write  
 network PUT    /v2.0/routers/{router_id}/remove_router_interface  member-write   router_interface admin=404
 network PUT    /v2.0/routers/{router_id}/add_extraroutes          member-write   extraroutes
 network PUT    /v2.0/routers/{router_id}/remove_extraroutes       member-write   extraroutes
+network PUT    /v2.0/routers/{router_id}/add_external_gateways    member-write   router_gateways
+network PUT    /v2.0/routers/{router_id}/update_external_gateways  member-write  router_gateways
+network PUT    /v2.0/routers/{router_id}/remove_external_gateways  member-write  router_gateways_none
 network GET    /v2.0/floatingips                                  any-read
 network POST   /v2.0/floatingips                                  member-create  floatingip
 network GET    /v2.0/floatingips/{floatingip_id}                  reader-read
@@ -723,6 +726,9 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
                                           "port_id": w["ndp_port_id"]}},
     "ndp_proxy_update": lambda w: {"ndp_proxy": {"name": "n2"}},
     "port_binding": lambda w: {"binding": {"host": "matrix-new"}},
+    "router_gateways": lambda w: {"router": {"external_gateways": [
+        {"network_id": w["public_id"]}]}},
+    "router_gateways_none": lambda w: {"router": {"external_gateways": []}},
     "qos_policy": lambda w: {"policy": {"name": "q"}},
     "qos_policy_update": lambda w: {"policy": {"name": "q2"}},
     "qos_bandwidth_limit": lambda w: {"bandwidth_limit_rule": {"max_kbps": 100,

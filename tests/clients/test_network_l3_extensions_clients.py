@@ -1,7 +1,7 @@
 """Issue 23's L3 and port extensions through the real clients: floating IP pools
-(`floatingip-pools`), NDP proxies (`l3-ndp-proxy`), port bindings (`binding-extended`) and
-router flavors (`l3-flavors`) — openstacksdk on every backend, the `openstack` CLI on
-SQLite where it has commands."""
+(`floatingip-pools`), NDP proxies (`l3-ndp-proxy`), port bindings (`binding-extended`),
+router flavors (`l3-flavors`) and multiple router gateways (`external-gateway-multihoming`)
+— openstacksdk on every backend, the `openstack` CLI on SQLite where it has commands."""
 
 from __future__ import annotations
 
@@ -92,9 +92,11 @@ def test_cli_router_ndp_proxy(cloud):
     sub = cloud.cli("subnet", "create", "--network", net["id"], "--ip-version", "6",
                     "--subnet-pool", pool.id, _name("cli-ndp"), "-f", "json")
     name = _name("cli-ndp")
-    router = cloud.cli("router", "create", "--external-gateway", ext.id, "--enable-ndp-proxy",
-                       name, "-f", "json")
-    assert router["enable_ndp_proxy"] is True
+    # with external-gateway-multihoming the CLI sets the gateway in a second call after the
+    # create, so NDP proxying is switched on once the gateway is there
+    cloud.cli("router", "create", "--external-gateway", ext.id, name, "-f", "json")
+    cloud.cli("router", "set", "--enable-ndp-proxy", name, parse=False)
+    assert cloud.cli("router", "show", name, "-f", "json")["enable_ndp_proxy"] is True
     cloud.cli("router", "add", "subnet", name, sub["id"], parse=False)
     port = cloud.cli("port", "create", "--network", net["id"], _name("vm"), "-f", "json")
     pname = _name("cli-p")
@@ -106,7 +108,7 @@ def test_cli_router_ndp_proxy(cloud):
     cloud.cli("router", "ndp", "proxy", "set", "--description", "d", pname, parse=False)
     assert cloud.cli("router", "ndp", "proxy", "show", pname, "-f", "json")["description"] == "d"
     cloud.cli("router", "ndp", "proxy", "delete", pname, parse=False)
-    router = cloud.cli("router", "set", "--disable-ndp-proxy", name, parse=False)
+    cloud.cli("router", "set", "--disable-ndp-proxy", name, parse=False)
     assert cloud.cli("router", "show", name, "-f", "json")["enable_ndp_proxy"] is False
 
 
@@ -172,4 +174,50 @@ def test_cli_router_flavor(cloud):
     router = cloud.cli("router", "create", "--flavor", flavor.name, name, "-f", "json")
     assert router["flavor_id"] == flavor.id
     assert cloud.cli("router", "show", name, "-f", "json")["flavor_id"] == flavor.id
+    cloud.cli("router", "delete", name, parse=False)
+
+
+# ------------------------------------------------------------------ external-gateway-multihoming
+def _external(admin, cidr: str):
+    net = admin.network.create_network(name=_name("mh"), is_router_external=True)
+    admin.network.create_subnet(network_id=net.id, ip_version=4, cidr=cidr)
+    return net
+
+
+def test_sdk_external_gateway_multihoming(cloud):
+    admin = cloud.sdk()
+    n = uuid.uuid4().int % 200
+    e1, e2 = _external(admin, f"100.64.{n}.0/24"), _external(admin, f"100.65.{n}.0/24")
+    conn = cloud.new_project_member()["sdk"]
+    router = conn.network.create_router(name=_name("mh"))
+    router = conn.network.add_external_gateways(router, body={"router": {
+        "external_gateways": [{"network_id": e1.id}, {"network_id": e2.id}]}})
+    assert [g["network_id"] for g in router.external_gateways] == [e1.id, e2.id]
+    assert router.external_gateway_info["network_id"] == e1.id
+    router = conn.network.remove_external_gateways(router, body={"router": {
+        "external_gateways": [{"network_id": e1.id}]}})
+    assert router.external_gateway_info["network_id"] == e2.id  # promoted
+    router = conn.network.update_external_gateways(router, body={"router": {
+        "external_gateways": [{"network_id": e1.id}]}})
+    assert [g["network_id"] for g in conn.network.get_router(router.id).external_gateways] == [
+        e1.id]
+    conn.network.delete_router(router)
+    assert list(admin.network.ports(device_id=router.id)) == []
+
+
+@sqlite_only
+def test_cli_router_gateways(cloud):
+    admin = cloud.sdk()
+    e1, e2 = _external(admin, "100.66.1.0/24"), _external(admin, "100.66.2.0/24")
+    name = _name("cli-mh")
+    cloud.cli("router", "create", "--external-gateway", e1.id, name, "-f", "json")
+    cloud.cli("router", "add", "gateway", name, e2.id, "-f", "json")
+    shown = cloud.cli("router", "show", name, "-f", "json")
+    assert [g["network_id"] for g in shown["external_gateways"]] == [e1.id, e2.id]
+    cloud.cli("router", "remove", "gateway", name, e1.id, "-f", "json")
+    shown = cloud.cli("router", "show", name, "-f", "json")
+    assert shown["external_gateway_info"]["network_id"] == e2.id
+    cloud.cli("router", "unset", "--external-gateway", name, parse=False)
+    shown = cloud.cli("router", "show", name, "-f", "json")
+    assert shown["external_gateway_info"] is None and shown["external_gateways"] == []
     cloud.cli("router", "delete", name, parse=False)

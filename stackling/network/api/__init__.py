@@ -45,6 +45,7 @@ RESOURCE_MODULES = [
     "stackling.network.api.floatingip_pools",
     "stackling.network.api.ndp_proxies",
     "stackling.network.api.port_bindings",
+    "stackling.network.api.router_gateways",
 ]
 
 

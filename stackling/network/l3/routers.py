@@ -68,6 +68,8 @@ GATEWAY_REMOVE_CHECKS: list[Callable[[Session, Any, dict[str, Any]], None]] = []
 GATEWAY_IPS_CHECKS: list[Callable[[Session, Any, list[dict[str, str]]], None]] = []
 # (db, router, subnet) -> None before an interface on the subnet goes. Each raises to refuse.
 INTERFACE_REMOVE_CHECKS: list[Callable[[Session, Any, Any], None]] = []
+# (db, routers, rendered views) -> None adds attributes (one query per page).
+RENDER_EXTENSIONS: list[Callable[[Session, Sequence[Any], list[dict[str, Any]]], None]] = []
 
 
 # ------------------------------------------------------------------ attributes
@@ -179,7 +181,10 @@ def render(db: Session, ctx: RequestContext, routers: Sequence[Router]
     hide = pol.ReadFilter(db, ctx, "get_router", ("distributed", "ha"))
     known = standard.take_known(routers)
     if known is not None:  # just created: nothing to read back
-        return [hide.apply(view(r, *k)) for r, k in zip(routers, known, strict=True)]
+        made = [hide.apply(view(r, *k)) for r, k in zip(routers, known, strict=True)]
+        for extend in RENDER_EXTENSIONS:
+            extend(db, routers, made)
+        return made
     gw_ips: dict[str, list[dict[str, str]]] = {r.gw_port_id: [] for r in routers
                                                if r.gw_port_id}
     routes: dict[str, list[dict[str, str]]] = {r.id: [] for r in routers}
@@ -195,8 +200,11 @@ def render(db: Session, ctx: RequestContext, routers: Sequence[Router]
                 routes[owner].append({"destination": a, "nexthop": b})
             else:
                 tags[owner].append(a)
-    return [hide.apply(view(r, gw_ips.get(r.gw_port_id or "", []), routes[r.id], tags[r.id]))
-            for r in routers]
+    out = [hide.apply(view(r, gw_ips.get(r.gw_port_id or "", []), routes[r.id], tags[r.id]))
+           for r in routers]
+    for extend in RENDER_EXTENSIONS:
+        extend(db, routers, out)
+    return out
 
 
 def _parts() -> Any:
@@ -364,6 +372,7 @@ def _set_gateway(db: Session, ctx: RequestContext, router: Router,
     if not network_id:
         _remove_gateway(db, ctx, router, attrs)
         router.enable_snat = True
+        promote_gateway(db, router)
         return None
     net = networks.get_visible(db, ctx, network_id)
     if not net.router_external:
@@ -395,6 +404,33 @@ def _set_gateway(db: Session, ctx: RequestContext, router: Router,
     router.gw_port_id = port.id
     router.gw_network_id = net.id
     return port
+
+
+def gateway_ports(db: Session, router_id: str) -> list[tuple[str, str]]:
+    """(port id, network id) of every gateway port of the router (the compatibility one
+    and `external-gateway-multihoming`'s extra ones), oldest first."""
+    return [(p, n) for p, n in db.execute(
+        select(RouterPort.port_id, Port.network_id).join(Port, Port.id == RouterPort.port_id)
+        .where(RouterPort.router_id == router_id, RouterPort.port_type == GATEWAY)
+        .order_by(Port.created_at, Port.id))]
+
+
+def promote_gateway(db: Session, router: Router) -> None:
+    """A router whose compatibility gateway went while extra gateways remain takes the
+    oldest of them as its gateway (`external_gateway_info`), as upstream."""
+    if router.gw_port_id:
+        return
+    remaining = gateway_ports(db, router.id)
+    if remaining:
+        router.gw_port_id, router.gw_network_id = remaining[0]
+        db.flush()
+
+
+def remove_extra_gateways(db: Session, ctx: RequestContext, router: Router) -> None:
+    """Delete the router's gateway ports other than its compatibility one."""
+    for port_id, _ in gateway_ports(db, router.id):
+        if port_id != router.gw_port_id:
+            _delete_port(db, ctx, port_id)
 
 
 def _ips_changed(db: Session, port_id: str, ext_ips: list[dict[str, str]]) -> bool:
@@ -488,6 +524,7 @@ def delete_router(db: Session, ctx: RequestContext, router_id: str,
                                                   RouterPort.port_type != GATEWAY).limit(1)):
         raise errors.RouterInUse(router_id=router.id)
     _remove_gateway(db, ctx, router)
+    remove_extra_gateways(db, ctx, router)
     standard.delete_tags(db, [router.id])
     db.delete(router)
     db.flush()

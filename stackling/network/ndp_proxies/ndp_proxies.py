@@ -28,6 +28,7 @@ from stackling.network.attributes import (
     PROJECT,
     REQUIRED,
     Attr,
+    integer,
     ip_or_none,
     string,
     uuid_value,
@@ -110,7 +111,7 @@ ATTRS: dict[str, Attr] = {
     "ip_address": Attr(post=True, default=None, convert=ip_or_none, filter=True, sort=True),
     "created_at": Attr(),
     "updated_at": Attr(),
-    "revision_number": Attr(filter=True, sort=True),
+    "revision_number": Attr(filter=True, sort=True, query=integer()),
 }
 _N = NDPProxy
 LISTING = Listing(attrs=ATTRS, columns={
