@@ -300,6 +300,13 @@ class Ids:
                 api.post(f"/networking/v2.0/local_ips/{self.by_name['local_ip_id']}"
                          "/port_associations", json={"port_association": {
                              "fixed_port_id": lip_port}})
+            # a compute port bound to one host with an INACTIVE binding on another
+            bound = post("/networking/v2.0/ports", {"port": {
+                "network_id": net, "device_owner": "compute:nova",
+                "binding:host_id": "fuzz-src"}}, "port", "binding_port_id")
+            if bound and api.post(f"/networking/v2.0/ports/{bound}/bindings", json={
+                    "binding": {"host": "fuzz-dst"}}).status_code == 201:
+                self.by_name["host"] = "fuzz-dst"
         fip = post("/networking/v2.0/floatingips", {"floatingip": {
             "floating_network_id": api.get("/networking/v2.0/networks?name=public").json()[
                 "networks"][0]["id"]}}, "floatingip", "pf_floatingip_id")
