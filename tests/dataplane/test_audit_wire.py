@@ -111,3 +111,22 @@ def _namespaces(dp: DataplaneCloud) -> list[str]:
 
 def _links(ns: str) -> str:
     return subprocess.run(["ip", "-n", ns, "-o", "link"], capture_output=True, text=True).stdout
+
+
+def test_with_the_driver_off_anything_with_the_prefix_is_a_finding(netns_guard: None,
+                                                                   api: Any) -> None:
+    """A cloud serving with `dataplane.driver: none` wants no kernel object: a namespace
+    with its prefix (left by an earlier run with the driver on) is named by GET /audit."""
+    from stackling.dataplane.names import cloud_prefix
+
+    assert [f for f in api.get("/audit").json()["findings"]
+            if f["check"] == "dataplane.wire"] == []
+    left = f"{cloud_prefix(api.runtime.settings.db_url)}-zleft"
+    subprocess.run(["ip", "netns", "add", left], check=True)
+    try:
+        findings = [f for f in api.get("/audit").json()["findings"]
+                    if f["check"] == "dataplane.wire"]
+        assert [(f["resource"], f["expected"]) for f in findings] == [
+            (f"namespace {left}", "absent")]
+    finally:
+        subprocess.run(["ip", "netns", "del", left], check=True)
