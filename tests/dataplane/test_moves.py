@@ -8,6 +8,8 @@ import subprocess
 import threading
 from typing import Any
 
+import pytest
+
 from tests.dataplane.conftest import SSH_OPTS, DataplaneCloud, eventually
 from tests.dataplane.test_wire import links
 
@@ -21,8 +23,9 @@ def boot_on(dp: DataplaneCloud, name: str, network_id: str, host: str) -> Any:
     return dp.sdk.compute.wait_for_server(server, wait=120, interval=0.2)
 
 
-def test_every_move_keeps_the_server_reachable(dataplane_cloud: DataplaneCloud) -> None:
-    dp = dataplane_cloud
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_every_move_keeps_the_server_reachable(dataplane_clouds: Any, backend: str) -> None:
+    dp: DataplaneCloud = dataplane_clouds(backend)
     sdk = dp.sdk
     net, _ = dp.network("dp-moves", "10.73.0.0/24")  # a tenant network: VXLAN
     peer = boot_on(dp, "peer", net.id, "compute-r1-1")

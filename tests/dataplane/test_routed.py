@@ -10,6 +10,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.dataplane.conftest import SSH_OPTS, DataplaneCloud
 
@@ -29,8 +32,9 @@ def outside_ssh(dp: DataplaneCloud, address: str, command: str, timeout: float =
         time.sleep(0.2)
 
 
-def test_routed_network_walkthrough_on_the_wire(dataplane_cloud: DataplaneCloud) -> None:
-    dp = dataplane_cloud
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_routed_network_walkthrough_on_the_wire(dataplane_clouds: Any, backend: str) -> None:
+    dp: DataplaneCloud = dataplane_clouds(backend)
     cli = dp.cloud.cli
     admin, demo = "stackling-admin", "stackling"
     cli("network", "create", "--project", "demo", "--provider-network-type", "vlan",
