@@ -288,10 +288,15 @@ class Ns:
             self.ip.link("set", index=idx, master=self.index(bridge), mtu=mtu, state="up")
         return made
 
-    def ensure_flood(self, name: str, remotes: set[str], known: set[str]) -> set[str]:
+    def ensure_flood(self, name: str, remotes: set[str], known: set[str] | None) -> set[str]:
         """Head-end replication: an all-zero FDB entry per remote VTEP (the kernel floods
-        BUM traffic to each). `known` is what was written before; returns the new set."""
+        BUM traffic to each). `known` is what was written before (None: read it from the
+        kernel, as after a restart); returns the new set."""
         idx = self.index(name)
+        if known is None:
+            known = {m.get("NDA_DST") for m in self.ip.fdb("dump", ifindex=idx)
+                     if m["ifindex"] == idx and m.get("NDA_LLADDR") == "00:00:00:00:00:00"
+                     and m.get("NDA_DST")}
         for dst in sorted(remotes - known):
             try:
                 self.ip.fdb("append", ifindex=idx, lladdr="00:00:00:00:00:00", dst=dst)

@@ -327,11 +327,11 @@ class Wire:
         if node.ensure_vxlan(name, int(seg["segmentation_id"]), vtep,
                              TUNNEL_PORT[seg["network_type"]], bridge=names.segment_bridge(seg),
                              mtu=mtu, have=self._links(ns)):
-            self._flood.pop((ns, name), None)
+            self._flood[(ns, name)] = set()  # a new device floods nowhere yet
         remotes = {p.vteps[m] for m in p.members(seg["id"]) if m != ns and m in p.vteps}
         known = self._flood.get((ns, name))
         if known != remotes:
-            self._flood[(ns, name)] = node.ensure_flood(name, remotes, known or set())
+            self._flood[(ns, name)] = node.ensure_flood(name, remotes, known)
 
     def _tor(self, physnet: str, held: list[tuple[dict[str, Any], list[tuple[str, str]]]],
              mtu: dict[str, int]) -> None:
