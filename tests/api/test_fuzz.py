@@ -321,6 +321,7 @@ class Ids:
             post(f"/networking/v2.0/routers/{router}/conntrack_helpers", {"conntrack_helper": {
                 "protocol": "tcp", "port": 21, "helper": "ftp"}}, "conntrack_helper",
                  "conntrack_helper_id")
+        self._ndp_proxy(api, post)
         sg = post("/networking/v2.0/security-groups", {"security_group": {"name": "fuzz"}},
                   "security_group", "sg_id")
         self.by_collection["security_groups"] = sg or "x"
@@ -344,6 +345,35 @@ class Ids:
         self.by_name["domain_id"] = "default"
         self.by_name["collection"] = "networks"
         self.by_name["resource_id"] = net or "x"
+
+    @staticmethod
+    def _ndp_proxy(api: Any, post: Any) -> None:
+        """An NDP proxy (`ndp_proxy_id`) on its own topology: an IPv6 address scope and
+        pool, an external network with an IPv6 subnet, an NDP-proxying router, a port."""
+        scope = post("/networking/v2.0/address-scopes", {"address_scope": {
+            "name": "fuzz", "ip_version": 6, "shared": True}}, "address_scope")
+        pool = post("/networking/v2.0/subnetpools", {"subnetpool": {
+            "name": "fuzz-ndp", "prefixes": ["2001:db8:fe::/48"], "default_prefixlen": 64,
+            "address_scope_id": scope}}, "subnetpool") if scope else None
+        ext = post("/networking/v2.0/networks", {"network": {
+            "name": "fuzz-ndp-ext", "router:external": True}}, "network") if pool else None
+        net = post("/networking/v2.0/networks", {"network": {"name": "fuzz-ndp"}},
+                   "network") if ext else None
+        if not net:
+            return
+        post("/networking/v2.0/subnets", {"subnet": {
+            "network_id": ext, "ip_version": 6, "subnetpool_id": pool}}, "subnet")
+        sub = post("/networking/v2.0/subnets", {"subnet": {
+            "network_id": net, "ip_version": 6, "subnetpool_id": pool}}, "subnet")
+        router = post("/networking/v2.0/routers", {"router": {
+            "name": "fuzz-ndp", "enable_ndp_proxy": True,
+            "external_gateway_info": {"network_id": ext}}}, "router")
+        port = post("/networking/v2.0/ports", {"port": {"network_id": net}}, "port")
+        if sub and router and port and api.put(
+                f"/networking/v2.0/routers/{router}/add_router_interface",
+                json={"subnet_id": sub}).status_code == 200:
+            post("/networking/v2.0/ndp_proxies", {"ndp_proxy": {
+                "router_id": router, "port_id": port}}, "ndp_proxy", "ndp_proxy_id")
 
     def real_path(self, path: str) -> str | None:
         def sub(match: re.Match[str]) -> str:

@@ -191,6 +191,9 @@ def write_router(db: Session, ctx: RequestContext, router: Router, attrs: dict[s
         # unspecified: enable_ndp_proxy_by_default, upstream's default False
         router.enable_ndp_proxy = state is True
         return
+    if state is False:
+        router.enable_ndp_proxy = False
+        return
     supported = _gateway_supports_ndp(db, ctx, router)
     if state is True and not supported:
         raise RouterGatewayNotValid(
