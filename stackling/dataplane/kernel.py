@@ -261,7 +261,8 @@ class Ns:
         for ns, name, bridge, seen in ((self, local, master, have),
                                        (other, remote, remote_master, other_have)):
             cur = {} if made else seen.get(name, {})
-            want_master = ns.index(bridge) if bridge else None
+            known = seen.get(bridge or "", {}).get("index")  # the bridge's, read this pass
+            want_master = (known or ns.index(bridge)) if bridge else None
             values: dict[str, Any] = {}
             if cur.get("mtu") != mtu:
                 values["mtu"] = mtu

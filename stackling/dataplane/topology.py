@@ -234,10 +234,12 @@ class Wire:
         self._flood: dict[tuple[str, str], set[str]] = {}
         self.moved: list[tuple[str, str]] = []  # (tap, to namespace) this pass
         self._spined = False
+        self._forwarding: set[str] = set()  # ToR namespaces whose forwarding is on
 
     def forget(self) -> None:
         """Check everything again on the next pass (the reconciler's full pass)."""
         self._flood.clear()
+        self._forwarding.clear()
 
     def _links(self, ns: str) -> dict[str, dict[str, Any]]:
         if ns not in self.seen:
@@ -247,6 +249,7 @@ class Wire:
     def _made(self, ns: str) -> None:
         if self.ensure_namespace(ns):
             self._flood = {k: v for k, v in self._flood.items() if k[0] != ns}
+            self._forwarding.discard(ns)
 
     # ------------------------------------------------------------------ one pass
     def apply(self, d: desired_.Desired) -> Plan:
@@ -360,7 +363,9 @@ class Wire:
                     for cidr, _gw in gateways:
                         routes[str(ipaddress.ip_network(cidr))] = p.tor_addresses[other]
         tor.ensure_routes(routes)
-        tor.sysctl("net.ipv4.ip_forward", "1")
+        if ns not in self._forwarding:  # once per namespace (a new one starts with it off)
+            tor.sysctl("net.ipv4.ip_forward", "1")
+            self._forwarding.add(ns)
 
     def _spine(self) -> None:
         """The edge (the outside namespace) routes each routed subnet to its rack's ToR."""
