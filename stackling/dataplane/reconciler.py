@@ -118,7 +118,10 @@ class Reconciler:
         self._try("agents heartbeat", self.agents.report, d)
         status = {"pass": self._passes, "at": time.time(), "converged": not self.failures,
                   "failures": len(self.failures), "pid": os.getpid()}
-        (self.run_dir / "status.json").write_text(json.dumps(status))  # observed, for tools
+        # observed, for tools: written aside and renamed, so a reader never sees half of it
+        tmp = self.run_dir / f"status.json.{os.getpid()}"
+        tmp.write_text(json.dumps(status))
+        tmp.replace(self.run_dir / "status.json")
         if self.failures:
             LOG.warning("dataplane: %d object(s) not converged, retried next pass: %s",
                         len(self.failures), "; ".join(f"{k}: {v}" for k, v in
