@@ -4,6 +4,13 @@ compute port's ACTIVE one, activation swapping them, Neutron's errors and admin 
 from __future__ import annotations
 
 from tests.api.test_network import N, create, neutron_error
+from tests.api.test_segments import (
+    add_segment,
+    add_subnet,
+    first_segment,
+    no_audit_findings,
+    vlan_network,
+)
 
 
 def _compute_port(api, host: str = "") -> dict:
@@ -93,3 +100,24 @@ def test_port_bindings_refusals(api):
     neutron_error(api.delete(f"{B}/h2", user="demo"), 404)
     neutron_error(api.get(f"{N}/ports/00000000-0000-0000-0000-000000000000/bindings"), 404,
                   "PortNotFound")
+
+
+def test_port_binding_on_a_routed_network(api):
+    """An INACTIVE binding on a routed network only where the port's segment reaches
+    (demo hosts: compute-r1-* on physnet1, compute-r2-* on physnet2)."""
+    net = vlan_network(api, name="pb-routed")
+    seg1 = first_segment(api, net["id"])
+    seg2 = add_segment(api, net["id"])
+    add_subnet(api, net["id"], "10.62.1.0/24", seg1["id"])
+    add_subnet(api, net["id"], "10.62.2.0/24", seg2["id"])
+    port = create(api, "ports", "port", {"network_id": net["id"], "device_owner": "compute:nova",
+                                         "binding:host_id": "compute-r1-1"})
+    B = f"{N}/ports/{port['id']}/bindings"
+    neutron_error(api.post(B, json={"binding": {"host": "compute-r2-1"}}), 409,
+                  "HostNotCompatibleWithFixedIps")
+    r = api.post(B, json={"binding": {"host": "compute-r1-2"}})
+    assert r.status_code == 201, r.text
+    assert api.put(f"{B}/compute-r1-2/activate").status_code == 200
+    assert api.get(f"{N}/ports/{port['id']}").json()["port"]["binding:host_id"] == "compute-r1-2"
+    assert api.delete(f"{N}/ports/{port['id']}").status_code == 204
+    no_audit_findings(api)

@@ -27,6 +27,7 @@ from stackling.network.core import ports
 from stackling.network.core.models import Port
 from stackling.network.extensions import EXTENSIONS, Extension
 from stackling.network.port_bindings.models import PortBinding
+from stackling.network.segments import routed
 
 EXTENSIONS.append(Extension("binding-extended", "Port Bindings Extended",
                             "Expose port bindings of a virtual port to external application",
@@ -152,6 +153,10 @@ def create_binding(db: Session, ctx: RequestContext, port_id: str,
         port = ports.update_port(db, _admin(ctx), port.id, {
             "binding:host_id": host, "binding:vnic_type": vnic, "binding:profile": profile})
         return active_view(port)
+    # a routed network's port binds only where its addresses' segment reaches (upstream's
+    # failed binding is a 500 PortBindingError; here the update's 409)
+    if routed.is_routed(db, port.network_id):
+        routed.check_host_compatible(db, port.id, port.network_id, host)
     # bound on that host as the port would be (a dry run of the binding on a copy)
     shadow = Port(binding_host_id="")
     ports.bind(shadow, host)
