@@ -230,11 +230,12 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
 # For orchestration's OS::Nova::KeyPair and OS::Nova::Flavor: the steps of the REST
 # handlers (the caller checks Nova's policy itself, between validation and the write).
 def validate_request(kind: str, body: dict[str, Any]) -> None:
-    """Validate `body` as Heat's `keypair_create` (2.10) or the latest `flavor_create`
+    """Validate `body` as Heat's `keypair_create` (2.10) or `flavor_create` (2.55)
     request (Nova's 400 ValidationError otherwise)."""
     specs = {"keypair_create": schemas.KEYPAIR_CREATE, "flavor_create": schemas.FLAVOR_CREATES}
-    # Heat asks for key pairs at 2.10 at most (2.92 stopped generating them)
-    version = Version(2, 10) if kind == "keypair_create" else microversions.MAX
+    # Heat asks for key pairs at 2.10 at most (2.92 stopped generating them), and for
+    # flavors at 2.55 (descriptions; rxtx_factor, which its template still takes, went at 2.102)
+    version = Version(2, 10) if kind == "keypair_create" else Version(2, 55)
     validation.validate(microversions.pick(version, specs[kind]), body)
 
 

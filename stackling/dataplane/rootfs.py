@@ -166,14 +166,15 @@ if [ -z "$known" ]; then  # the RA has had its time (the link has been up for 20
     types=dhcpv6-stateful  # an RA came (a prefix, a default route) and no SLAAC with it
   fi
 fi
-i=0  # until the link-local address has passed duplicate address detection
-while [ $i -lt 50 ]; do
-  ip -6 addr show dev "$nic" | grep -q 'inet6 fe80' && \
-    ! ip -6 addr show dev "$nic" | grep -q tentative && break
-  sleep 0.1; i=$((i + 1))
-done
+[ -n "$types" ] || exit 0  # an IPv4-only or SLAAC NIC: nothing to ask
 : > /run/dhclient6.conf
 run() {
+  i=0  # until the link-local address has passed duplicate address detection
+  while [ $i -lt 50 ]; do
+    ip -6 addr show dev "$nic" | grep -q 'inet6 fe80' && \
+      ! ip -6 addr show dev "$nic" | grep -q tentative && break
+    sleep 0.1; i=$((i + 1))
+  done
   timeout "$1" dhclient -6 $2 -d -D LL -cf /run/dhclient6.conf -sf /sbin/dhcp6-event \
     -lf "/run/dhclient6.$nic.leases" -pf "/run/dhclient6.$nic.pid" "$nic" >/dev/null 2>&1
   [ -e "/run/dhcp6.$nic" ] && cat "/run/dhcp6.$nic"  # what the event script said
