@@ -35,7 +35,8 @@ def test_local_ips_and_associations(api):
     neutron_error(api.delete(f"{N}/networks/{net['id']}", user="demo"), 409, "NetworkInUse")
     neutron_error(api.delete(f"{N}/subnets/{sub['id']}", user="demo"), 409)
     # from a port the caller names: its one address, or the one asked for
-    own = create(api, "ports", "port", {"network_id": net["id"]}, user="demo")
+    own = create(api, "ports", "port", {"network_id": net["id"], "fixed_ips": [
+        {"subnet_id": sub["id"], "ip_address": "10.77.1.20"}]}, user="demo")  # not .253/.254
     r = api.post(LIPS, user="demo", json={"local_ip": {"local_port_id": own["id"],
                                                        "ip_mode": "passthrough"}})
     assert r.status_code == 201, r.text
