@@ -53,7 +53,8 @@ class Reconciler:
         self._jobs = guest_jobs.Jobs(self._try)  # per-guest work of a pass, run by threads
         self._allowed: dict[str, frozenset] = {}  # guest -> what its rules let through
         self.handles = kernel.Handles()
-        self.wire = topology.Wire(self.names, self.handles, self._ensure_namespace, self._try)
+        self.wire = topology.Wire(self.names, self.handles, self._ensure_namespace, self._try,
+                                  lambda: self.failures)
         self.agents = AgentReporter(database)
         self.extras = Extras()  # port forwardings, QoS rules, trunks (desired_extras.py)
         self.qos = qos_.Limits()

@@ -223,8 +223,9 @@ class Wire:
     """Applies a plan to the kernel, object by object through the reconciler's `_try`."""
 
     def __init__(self, names: Names, handles: kernel.Handles, ensure_namespace: Any,
-                 attempt: Any) -> None:
+                 attempt: Any, failed: Any = dict) -> None:
         self.names = names
+        self.failed = failed  # () -> the pass's failures so far (key -> error)
         self.handles = handles
         self.ensure_namespace = ensure_namespace
         self.attempt = attempt
@@ -235,11 +236,14 @@ class Wire:
         self.moved: list[tuple[str, str]] = []  # (tap, to namespace) this pass
         self._spined = False
         self._forwarding: set[str] = set()  # ToR namespaces whose forwarding is on
+        self._done: Any = None  # the wire's fingerprint when a pass last made all of it
+        self.skipped = False  # this pass left the wire alone (nothing of it changed)
 
     def forget(self) -> None:
         """Check everything again on the next pass (the reconciler's full pass)."""
         self._flood.clear()
         self._forwarding.clear()
+        self._done = None
 
     def _links(self, ns: str) -> dict[str, dict[str, Any]]:
         if ns not in self.seen:
@@ -255,18 +259,35 @@ class Wire:
     def apply(self, d: desired_.Desired) -> Plan:
         names = self.names
         p = self.plan = plan(d, names)
-        self.keep = {ns: set(links) for ns, links in p.links(names).items()}
+        links = p.links(names)
+        self.keep = {ns: set(wanted) for ns, wanted in links.items()}
         self.seen = {}
         self.moved = []
-        for ns in sorted(p.namespaces(names) - {names.fabric}):
+        present = set(kernel.list_namespaces(names.prefix))
+        made = False
+        for ns in sorted(p.namespaces(names) - {names.fabric} - present):
+            made = True
             self.attempt(f"namespace {ns}", self._made, ns)
         mtu = {s_id: (d.networks.get(s["network_id"]) or {}).get("mtu") or 1500
                for s_id, s in p.segments.items()}
-        for ns, seg_ids in sorted(p.nodes.items()):
-            self.attempt(f"node {ns}", self._node, ns, seg_ids, mtu)
-        for physnet, held in sorted(p.tors.items()):
-            self.attempt(f"tor {physnet}", self._tor, physnet, held, mtu)
-        self.attempt("spine", self._spine)
+        # a pass whose wire is what the last complete one made (a guest more on a segment
+        # its host already carries, say) leaves it alone; a full pass checks it all again
+        fingerprint = (sorted((ns, sorted(w)) for ns, w in links.items()), sorted(mtu.items()),
+                       sorted(p.vteps.items()), sorted(p.tor_addresses.items()),
+                       sorted((pn, [(s["id"], g) for s, g in held])
+                              for pn, held in p.tors.items()),
+                       sorted((ns, sorted(segs)) for ns, segs in p.nodes.items()))
+        self.skipped = not made and fingerprint == self._done
+        if self.skipped:
+            return p
+        self._done = None
+        ok = all([self.attempt(f"node {ns}", self._node, ns, seg_ids, mtu) is True
+                  for ns, seg_ids in sorted(p.nodes.items())]
+                 + [self.attempt(f"tor {physnet}", self._tor, physnet, held, mtu) is True
+                    for physnet, held in sorted(p.tors.items())]
+                 + [self.attempt("spine", self._spine) is True])
+        if ok:
+            self._done = fingerprint
         return p
 
     def bridge(self, seg_id: str) -> str:
@@ -287,7 +308,7 @@ class Wire:
             master=bridge if master else None, remote_master=bridge,
             have=self._links(ns), other_have=self._links(switch))
 
-    def _node(self, ns: str, seg_ids: set[str], mtu: dict[str, int]) -> None:
+    def _node(self, ns: str, seg_ids: set[str], mtu: dict[str, int]) -> bool:
         assert self.plan is not None
         names, p = self.names, self.plan
         node = self.handles.get(ns)
@@ -314,13 +335,17 @@ class Wire:
                              remote_master=names.underlay_bridge, have=self._links(ns),
                              other_have=self._links(names.underlay))
             node.ensure_addresses(names.vtep, [f"{vtep}/{UNDERLAY.prefixlen}"])
+        ok = True
         for seg_id in sorted(seg_ids):
             seg = p.segments[seg_id]
             kind = seg["network_type"]
             if kind in PHYSICAL:
                 self.attempt(f"cable {ns}/{seg_id}", self._cable, ns, seg, mtu[seg_id], True)
+                ok &= f"cable {ns}/{seg_id}" not in self.failed()
             elif kind in TUNNEL_LETTER and seg.get("segmentation_id") and vtep:
                 self.attempt(f"tunnel {ns}/{seg_id}", self._tunnel, ns, seg, vtep, mtu[seg_id])
+                ok &= f"tunnel {ns}/{seg_id}" not in self.failed()
+        return ok
 
     def _tunnel(self, ns: str, seg: dict[str, Any], vtep: str, mtu: int) -> None:
         assert self.plan is not None
@@ -337,7 +362,7 @@ class Wire:
             self._flood[(ns, name)] = node.ensure_flood(name, remotes, known)
 
     def _tor(self, physnet: str, held: list[tuple[dict[str, Any], list[tuple[str, str]]]],
-             mtu: dict[str, int]) -> None:
+             mtu: dict[str, int]) -> bool:
         assert self.plan is not None
         names, p = self.names, self.plan
         ns = names.tor(physnet)
@@ -366,13 +391,14 @@ class Wire:
         if ns not in self._forwarding:  # once per namespace (a new one starts with it off)
             tor.sysctl("net.ipv4.ip_forward", "1")
             self._forwarding.add(ns)
+        return True
 
-    def _spine(self) -> None:
+    def _spine(self) -> bool:
         """The edge (the outside namespace) routes each routed subnet to its rack's ToR."""
         assert self.plan is not None
         names, p = self.names, self.plan
         if not p.tors and not self._spined:
-            return
+            return True
         self._spined = bool(p.tors)
         outside = self.handles.get(names.outside)
         if p.tors:
@@ -382,6 +408,7 @@ class Wire:
                   for physnet, held in p.tors.items() for _, gateways in held
                   for cidr, _ in gateways}
         outside.ensure_routes(routes)
+        return True
 
     # ------------------------------------------------------------------ guests' ports
     def place(self, port_id: str) -> tuple[str, str] | None:
@@ -412,6 +439,8 @@ class Wire:
         node's and the outside's are the reconciler's)."""
         assert self.plan is not None
         names = self.names
+        if self.skipped:
+            return  # nothing of the wire changed (a guest's tap goes with its namespace)
         for ns in sorted(self.plan.namespaces(names) - {names.fabric, names.outside}):
             keep = self.keep.get(ns, set()) | {"lo"}
             try:
