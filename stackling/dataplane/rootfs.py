@@ -102,6 +102,9 @@ case "$1" in
   bound|renew)
     ip -4 addr flush dev "$interface"
     ip addr add "$ip/$mask" dev "$interface"
+    # announce it (gratuitous ARP, as Linux distributions' DHCP clients do): whoever was
+    # already asking for this address learns it now, not at its next ARP retry a second on
+    arping -U -c 1 -I "$interface" "$ip" >/dev/null 2>&1 &
     [ -n "$mtu" ] && ip link set "$interface" mtu "$mtu"
     if [ -n "$SUBPORT" ]; then  # a trunk sub-port: its address only, routes stay the parent's
       echo "udhcpc: lease of $ip obtained from $serverid on $interface"; exit 0
