@@ -321,6 +321,12 @@ def cloud(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     base = tmp_path_factory.mktemp(f"cloud-{backend}")
     url = create_database(backend, base / "db")
     server = Cloud(backend, url, base / "data", free_port()).start()
+    # Hundreds of tests share this cloud, and every external network an admin makes owns
+    # an access_as_external RBAC policy: the admin project's rbac_policy quota (10) is
+    # lifted so one test never fails on the others' leftovers (quota tests use projects of
+    # their own).
+    admin = server.sdk()
+    admin.network.update_quota(admin.current_project_id, rbac_policies=-1)
     yield server
     server.stop()
     drop_database(url)

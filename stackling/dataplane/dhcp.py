@@ -62,10 +62,10 @@ class DhcpConfig:
             net = netaddr.IPNetwork(s.cidr)
             args.append(f"--dhcp-range=set:subnet-{s.id},{net.network},static,{net.netmask},"
                         f"{LEASE_SECONDS}s")
-        if self.names is not None:
-            args = self.names.command(args, directory)
         if self.ipv6 is not None:
             args += self.ipv6.args()
+        if self.names is not None:
+            args = self.names.command(args, directory)
         return args
 
     def _hostname(self, port: str, ip: str) -> str:
