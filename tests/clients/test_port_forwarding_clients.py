@@ -44,7 +44,8 @@ def test_sdk_port_forwardings(cloud):
             internal_port=80, external_port=2022)
     with pytest.raises(exceptions.BadRequestException):  # not the port's address
         conn.network.create_floating_ip_port_forwarding(
-            fip, protocol="tcp", internal_port_id=port.id, internal_ip_address="10.171.0.250",
+            fip, protocol="tcp", internal_port_id=port.id,
+            internal_ip_address="10.171.0.251" if address == "10.171.0.250" else "10.171.0.250",
             internal_port=80, external_port=80)
     with pytest.raises(exceptions.ConflictException):  # forwarding IPs take no port
         conn.network.update_ip(fip, port_id=port.id)
