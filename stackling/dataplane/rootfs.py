@@ -42,18 +42,31 @@ for nic in $(ip -o link | sed -n 's/^[0-9]*: \(eth[0-9]*\)[:@].*/\1/p'); do
     -x hostname:"$(cat /etc/stackling/name)" 2>&1 || echo "udhcpc: no lease on $nic"
 done
 # busybox's static wget crashes in a chroot without NSS: plain HTTP/1.0 over nc instead
+# (1: not there, 2: no answer)
 fetch() {
   printf 'GET /%s HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n' "$1" \
-    | nc -w 3 169.254.169.254 80 > /tmp/.md 2>/dev/null || return 1
+    | nc -w 3 169.254.169.254 80 > /tmp/.md 2>/dev/null
+  [ -s /tmp/.md ] || { rm -f /tmp/.md; return 2; }
   head -1 /tmp/.md | grep -q ' 200 ' || { rm -f /tmp/.md; return 1; }
   awk 'body { print } /^\r?$/ { body = 1 }' /tmp/.md > "$2"; rm -f /tmp/.md
 }
+# As cloud-init: the metadata service's first answer is waited for (up to 20 s, while the
+# guest has an IPv4 route to it), so a busy cloud never boots a guest without its key
+md_wait=40
+fetch_md() {
+  while :; do
+    fetch "$1" "$2"; rc=$?
+    [ $rc -eq 2 ] || { md_wait=0; return $rc; }
+    [ $md_wait -gt 0 ] && ip -4 route get 169.254.169.254 >/dev/null 2>&1 || return 2
+    md_wait=$((md_wait - 1)); sleep 0.5
+  done
+}
 user=$(cat /etc/stackling/user)
-if fetch latest/meta-data/hostname /tmp/.hostname; then
+if fetch_md latest/meta-data/hostname /tmp/.hostname; then
   host=$(cut -d. -f1 /tmp/.hostname); hostname "$host"; echo "$host" > /etc/hostname
 fi
 mkdir -p "/home/$user/.ssh"
-if fetch latest/meta-data/public-keys/0/openssh-key "/home/$user/.ssh/authorized_keys"; then
+if fetch_md latest/meta-data/public-keys/0/openssh-key "/home/$user/.ssh/authorized_keys"; then
   echo "ci-info: ++++ Authorized keys from /home/$user/.ssh/authorized_keys for user $user ++++"
 fi
 chown -R "$user:$user" "/home/$user"; chmod 700 "/home/$user/.ssh"
