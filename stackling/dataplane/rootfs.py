@@ -42,11 +42,11 @@ for nic in $(ip -o link | sed -n 's/^[0-9]*: \(eth[0-9]*\)[:@].*/\1/p'); do
     -x hostname:"$(cat /etc/stackling/name)" 2>&1 || echo "udhcpc: no lease on $nic"
 done
 # busybox's static wget crashes in a chroot without NSS: plain HTTP/1.0 over nc instead
-# (1: not there, 2: no answer)
+# (1: not there, 2: no answer, or 403: the service does not know this guest's address yet)
 fetch() {
   printf 'GET /%s HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n' "$1" \
     | nc -w 3 169.254.169.254 80 > /tmp/.md 2>/dev/null
-  [ -s /tmp/.md ] || { rm -f /tmp/.md; return 2; }
+  [ -s /tmp/.md ] && ! head -1 /tmp/.md | grep -q ' 403 ' || { rm -f /tmp/.md; return 2; }
   head -1 /tmp/.md | grep -q ' 200 ' || { rm -f /tmp/.md; return 1; }
   awk 'body { print } /^\r?$/ { body = 1 }' /tmp/.md > "$2"; rm -f /tmp/.md
 }

@@ -228,7 +228,17 @@ def test_an_ipv6_subnet_added_later_is_served(dataplane_clouds: Any, backend: st
     assert eventually(lambda: any(ip["subnet_id"] == sub6.id
                                   for ip in dhcp_port().fixed_ips))
     server = dp.server("vm-later", net.id)
-    _, v6, seen = _wait_v6(dp, server)
+    _, v6 = _addresses(dp, server)
+    seen: set[str] = set()
+
+    def configured() -> bool:  # read in the guest's own network namespace, not over SSH
+        out = dp.in_ns(dp.names.guest(server.id), "ip", "-6", "addr", "show", "dev",
+                       "eth0").stdout
+        seen.clear()
+        seen.update(re.findall(r"inet6 ([0-9a-f:]+)/\d+ scope global", out))
+        return v6 in seen
+
+    assert eventually(configured, timeout=60), (seen, _console(dp, server))
     assert seen == {v6}, (seen, _console(dp, server))
 
 

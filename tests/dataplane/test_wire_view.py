@@ -162,6 +162,8 @@ def test_no_route_and_a_stopped_server_are_named(dataplane_cloud: DataplaneCloud
     a = dp.server("vm-wire-gw", net1.id)
     e = dp.server("vm-wire-nogw", lonely.id)
     assert dp.wait_ssh(dp.names.guest(e.id), dp.address(e)).strip() == "vm-wire-nogw"
+    # the destination has its address too (else the cut is 'no address' there)
+    assert dp.wait_ssh(dp.names.guest(a.id), dp.address(a)).strip() == "vm-wire-gw"
     cut = path(dp, e, a)["cut"]
     assert (cut["reason"], cut["at"]) == ("no route", dp.names.guest(e.id)), cut
     assert dp.address(a) in cut["detail"]
