@@ -45,20 +45,21 @@ done
 # (1: not there, 2: no answer, or 403: the service does not know this guest's address yet)
 fetch() {
   printf 'GET /%s HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n' "$1" \
-    | nc -w 3 169.254.169.254 80 > /tmp/.md 2>/dev/null
+    | nc -w 10 169.254.169.254 80 > /tmp/.md 2>/dev/null
   [ -s /tmp/.md ] && ! head -1 /tmp/.md | grep -q ' 403 ' || { rm -f /tmp/.md; return 2; }
   head -1 /tmp/.md | grep -q ' 200 ' || { rm -f /tmp/.md; return 1; }
   awk 'body { print } /^\r?$/ { body = 1 }' /tmp/.md > "$2"; rm -f /tmp/.md
 }
-# As cloud-init: the metadata service's first answer is waited for (up to 20 s, while the
-# guest has an IPv4 route to it), so a busy cloud never boots a guest without its key
-md_wait=40
+# As cloud-init: every document is asked for again while the service does not answer (up to
+# 60 s each, as long as the guest has an IPv4 route to it), so a busy cloud never boots a
+# guest without its key; one answered ask does not make the next one's timeout fatal
 fetch_md() {
+  tries=120
   while :; do
     fetch "$1" "$2"; rc=$?
-    [ $rc -eq 2 ] || { md_wait=0; return $rc; }
-    [ $md_wait -gt 0 ] && ip -4 route get 169.254.169.254 >/dev/null 2>&1 || return 2
-    md_wait=$((md_wait - 1)); sleep 0.5
+    [ $rc -eq 2 ] || return $rc
+    [ $tries -gt 0 ] && ip -4 route get 169.254.169.254 >/dev/null 2>&1 || return 2
+    tries=$((tries - 1)); sleep 0.5
   done
 }
 user=$(cat /etc/stackling/user)
@@ -68,12 +69,14 @@ fi
 mkdir -p "/home/$user/.ssh"
 if fetch_md latest/meta-data/public-keys/0/openssh-key "/home/$user/.ssh/authorized_keys"; then
   echo "ci-info: ++++ Authorized keys from /home/$user/.ssh/authorized_keys for user $user ++++"
+else
+  echo "ci-info: no authorized keys for user $user (metadata: $?)"
 fi
 chown -R "$user:$user" "/home/$user"; chmod 700 "/home/$user/.ssh"
-fetch openstack/latest/user_data /run/user-data || rm -f /run/user-data
+fetch_md openstack/latest/user_data /run/user-data || rm -f /run/user-data
 # trunk sub-ports: network_data.json's VLAN links (as cloud-init reads them), each an
 # interface eth<n>.<vid> with the sub-port's MAC, waited for and given its address by DHCP
-if fetch openstack/latest/network_data.json /run/network_data.json; then
+if fetch_md openstack/latest/network_data.json /run/network_data.json; then
   for vlan in $(tr '{' '\n' < /run/network_data.json | grep '"type": "vlan"' \
       | sed -n 's/.*"vlan_id": \([0-9]*\).*"vlan_mac_address": "\([^"]*\)".*/\1,\2/p'); do
     mac=${vlan#*,} nic="" i=0

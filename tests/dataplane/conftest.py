@@ -133,7 +133,16 @@ class DataplaneCloud:
                 return last.stdout
             time.sleep(0.2)
         raise AssertionError(f"ssh {address} from {namespace}: {last.stderr if last else ''}\n"
-                             f"{self.cloud.log_tail(3000)}")
+                             f"{self.consoles(address)}\n{self.cloud.log_tail(3000)}")
+
+    def consoles(self, address: str) -> str:
+        """The console logs that name `address` (a failed wait shows the guest's boot)."""
+        out = []
+        for log in sorted((self.cloud.data_dir / "dataplane" / "console").glob("*.log")):
+            text = log.read_text(errors="replace")
+            if f" {address}/" in text or f" {address} " in text:
+                out.append(f"--- console {log.stem}:\n{text[-3000:]}")
+        return "\n".join(out) or f"(no console log names {address})"
 
     def unreachable(self, namespace: str, address: str, port: int = 22) -> bool:
         """Nothing answers a TCP connect from `namespace` (busy-waiting is not needed: a
