@@ -41,10 +41,11 @@ install: $(STAMP)
 
 # The cloud only (no test tools, no clients), in the foreground. The dataplane (servers you
 # can reach: stackling/dataplane/README.md) is on where the machine allows it (root, network
-# namespaces, `make dataplane-deps`'s tools); elsewhere one line says why and the cloud runs
-# without it. DATAPLANE=none (or STACKLING_DATAPLANE__DRIVER=none) keeps it off.
+# namespaces, `make dataplane-deps`'s tools, which it installs as root when missing);
+# elsewhere one line says why and the cloud runs without it. DATAPLANE=none (or
+# STACKLING_DATAPLANE__DRIVER=none) keeps it off.
 DATAPLANE ?= auto
-run: $(STAMP_RUN)
+run: $(STAMP_RUN) $(if $(filter none,$(DATAPLANE) $(STACKLING_DATAPLANE__DRIVER)),,dataplane-deps)
 	@$(BIN)/python -m compileall -q stackling
 	@driver=$${STACKLING_DATAPLANE__DRIVER:-$(DATAPLANE)}; \
 	if [ "$$driver" = auto ]; then \
