@@ -133,7 +133,7 @@ def create_app(runtime: Runtime | None = None) -> Any:
         nonlocal loader
         runtime.db.log_pool()
         runtime.start(background=True)
-        dataplane = _start_dataplane(runtime.settings)
+        dataplane = _start_dataplane(runtime.settings, runtime.loaded)
         if pending:
             # While the services load, a request's thread gets the GIL back from the loader
             # within 0.5 ms instead of 5 (each of its SQL calls and socket writes gives the
@@ -181,8 +181,10 @@ def collect_garbage_again() -> None:
         gc.enable()
 
 
-def _start_dataplane(settings: Settings) -> Any:
-    """The dataplane (driver netns) where the machine allows it; else one line saying why."""
+def _start_dataplane(settings: Settings, loaded: threading.Event) -> Any:
+    """The dataplane (driver netns) where the machine allows it; else one line saying why.
+    Its first pass waits for `loaded` (the services' models mapped by the loader thread: a
+    query compiled beside that mapping failed, and the pass with it)."""
     if settings.dataplane.driver != "netns":
         return None
     from stackling.dataplane import interface as dataplane
@@ -191,7 +193,7 @@ def _start_dataplane(settings: Settings) -> Any:
     if reason is not None:
         LOG.warning("dataplane: driver netns not started: %s; servers stay database rows", reason)
         return None
-    dataplane.start(settings)
+    dataplane.start(settings, ready=loaded)
     return dataplane
 
 

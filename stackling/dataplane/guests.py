@@ -42,7 +42,17 @@ mount -o remount,bind,ro "$R"
 for d in tmp run root home var; do mount -t tmpfs -o mode=755,size=16m,nosuid,nodev guest "$R/$d"; done
 chmod 1777 "$R/tmp"
 mount -t tmpfs -o mode=755,size=4m,nosuid,nodev guest "$R/etc"
-cp -a "$G/etc/." "$R/etc/"
+# the guest's /etc, written here by the shell itself (no file of the host's per guest: each
+# one made on the host's disk was a good part of a restart's kernel time)
+mkdir "$R/etc/stackling" "$R/etc/dropbear"
+printf 'root:x:0:0:root:/root:/bin/sh\n%s:x:1000:1000:%s:/home/%s:/bin/sh\n' "$5" "$5" "$5" \
+  > "$R/etc/passwd"
+printf 'root:x:0:\n%s:x:1000:\n' "$5" > "$R/etc/group"
+echo /bin/sh > "$R/etc/shells"
+echo "127.0.0.1 localhost" > "$R/etc/hosts"
+printf '%s' "$4" > "$R/etc/stackling/name"
+printf '%s' "$5" > "$R/etc/stackling/user"
+printf '%s' "$6" > "$R/etc/stackling/caps"
 mount -t tmpfs -o mode=755,size=1m,nosuid guest "$R/dev"
 for n in null zero urandom random tty; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
 mkdir "$R/dev/pts"
@@ -133,18 +143,7 @@ class Guests:
 
     def start(self, spec: GuestSpec, netns: str) -> None:
         gdir = self._gdir(spec.server_id)
-        etc = gdir / "etc"
-        shutil.rmtree(etc, ignore_errors=True)
-        (etc / "stackling").mkdir(parents=True)
-        (etc / "dropbear").mkdir()
-        (etc / "passwd").write_text(f"root:x:0:0:root:/root:/bin/sh\n"
-                                    f"{spec.user}:x:1000:1000:{spec.user}:/home/{spec.user}:/bin/sh\n")
-        (etc / "group").write_text(f"root:x:0:\n{spec.user}:x:1000:\n")
-        (etc / "shells").write_text("/bin/sh\n")
-        (etc / "hosts").write_text("127.0.0.1 localhost\n")
-        (etc / "stackling/name").write_text(spec.name)
-        (etc / "stackling/user").write_text(spec.user)
-        (etc / "stackling/caps").write_text(RUN_CAPS)
+        gdir.mkdir(parents=True, exist_ok=True)
         (gdir / "spec").write_text(spec.token())
         (gdir / "paused").unlink(missing_ok=True)
         self.console_dir.mkdir(parents=True, exist_ok=True)
@@ -156,7 +155,7 @@ class Guests:
                 ["unshare", "--pid", "--fork", "--mount", "--uts", "--ipc", "--kill-child",
                  "--propagation", "private", "--",
                  BUSYBOX, "sh", "-c", LAUNCH, "guest", str(self.template), str(gdir),
-                 BOOT_CAPS],
+                 BOOT_CAPS, spec.name, spec.user, RUN_CAPS],
                 stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
                 start_new_session=True, close_fds=True))
         (gdir / "pid").write_text(str(proc.pid))

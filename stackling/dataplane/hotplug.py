@@ -23,12 +23,12 @@ WATCH_PATH = "sbin/nic-watch"
 NIC_WATCH = r"""#!/bin/sh
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 links() { ip -o link | sed -n 's/^\([0-9]*\): \(eth[0-9]*\)[:@].*/\1:\2/p'; }
-seen=" $(links | tr '\n' ' ')"  # the boot's NICs are guest-init's
+seen=""  # the first scan only learns the boot's NICs (guest-init's)
 scan() {
   now=" "
   for l in $(links); do
     now="$now$l "
-    case "$seen" in *" $l "*) continue ;; esac
+    case "$seen" in "") continue ;; *" $l "*) continue ;; esac
     nic=${l#*:}
     echo "stackling: NIC $nic hot-plugged"
     [ -x /sbin/ipv6-up ] && /sbin/ipv6-up "$nic" pre

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,9 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def start(settings: Any) -> None:
+def start(settings: Any, ready: threading.Event | None = None) -> None:
     """Run the dataplane loop in this process (it programs the kernel while it holds the
-    cloud's lease); every process serves console logs."""
+    cloud's lease), its first pass once `ready` is set; every process serves console logs."""
     global _LOOP, _CONSOLE_DIR
     _CONSOLE_DIR = settings.data_dir.resolve() / "dataplane" / "console"
     from stackling.compute import interface as compute
@@ -41,7 +42,7 @@ def start(settings: Any) -> None:
     if _LOOP is None:
         from stackling.dataplane.service import DataplaneLoop
 
-        _LOOP = DataplaneLoop(settings)
+        _LOOP = DataplaneLoop(settings, ready)
         _LOOP.start()
 
 

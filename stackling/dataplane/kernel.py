@@ -26,28 +26,59 @@ def list_namespaces(prefix: str) -> list[str]:
     return sorted(n for n in netns.listnetns() if n.startswith(prefix + "-"))
 
 
-def ensure_namespace(name: str) -> bool:
-    """True when it was made now (whatever was known of it before is gone)."""
+# The socket hash tables of the namespaces made from one of ours: each its own and small,
+# not the machine's (sized for its memory): a guest's SSH server reads /proc/net/tcp to seed
+# its random numbers, and with the shared table that walked every bucket of the machine's.
+CHILD_HASHES = {"tcp_child_ehash_entries": "256", "udp_child_hash_entries": "256"}
+
+
+def ensure_namespace(name: str, ipv6: bool = True, parent: str | None = None) -> bool:
+    """True when it was made now (whatever was known of it before is gone). Made from
+    `parent` (one of ours) when given, so that its socket tables are its own."""
     if name in netns.listnetns():
         return False
     try:
-        _create_namespace(name)
+        _create_namespace(name, ipv6, parent)
     except FileExistsError:
         return False
     return True
 
 
-def _create_namespace(name: str) -> None:
+def _create_namespace(name: str, ipv6: bool = True, parent: str | None = None) -> None:
     """A named network namespace with its loopback up, made by a thread of ours that
     enters a new one and binds it under /run/netns (iproute2's way, without forking: a
-    fork of a large process costs more than the rest of a guest's plugging)."""
+    fork of a large process costs more than the rest of a guest's plugging). Without
+    `ipv6`, its links are made with IPv6 off: a switch's hundreds of ports otherwise each
+    run duplicate address detection and MLD reports, flooded to every guest on the bridge
+    (most of the kernel's work when a start plugs 100 guests at once)."""
 
     def make() -> None:
+        if parent is not None:  # (this thread's only: a network namespace is per thread)
+            try:
+                fd = os.open(f"/run/netns/{parent}", os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                fd = -1  # not made yet: from the machine's, with its shared tables
+            if fd >= 0:
+                try:
+                    if _libc.setns(fd, CLONE_NEWNET) != 0:
+                        raise OSError(ctypes.get_errno(), f"setns({parent}) failed")
+                finally:
+                    os.close(fd)
         if _libc.unshare(CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
+        for key, value in CHILD_HASHES.items():  # (this thread's /proc/sys/net is the new one's)
+            try:
+                with open(f"/proc/sys/net/ipv4/{key}", "w") as f:
+                    f.write(value)
+            except OSError:
+                pass  # a kernel before 6.1 (TCP) or 6.2 (UDP): the shared table it is
+        if not ipv6:
+            for scope in ("default", "all"):
+                with open(f"/proc/sys/net/ipv6/conf/{scope}/disable_ipv6", "w") as f:
+                    f.write("1")
         netns.attach(name, f"self/task/{threading.get_native_id()}")
         with IPRoute() as ip:
-            ip.link("set", index=ip.link_lookup(ifname="lo")[0], state="up")
+            ip.link("set", index=1, state="up")  # a new namespace's first link is its lo
 
     result: dict[str, BaseException] = {}
 

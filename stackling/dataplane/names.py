@@ -88,6 +88,13 @@ class Names:
         """The tunnel network: every node's VTEP on one bridge (VXLAN travels here)."""
         return f"{self.prefix}-underlay"
 
+    def switching_only(self, namespace: str) -> bool:
+        """A namespace of bridges and cables only (the fabric, hosts, physnet switches, the
+        underlay): nothing there speaks IPv6 itself, so its links are made without it."""
+        rest = namespace[len(self.prefix) + 1:] if namespace.startswith(self.prefix + "-") \
+            else ""
+        return rest in ("fabric", "underlay") or rest.startswith(("h", "pn-"))
+
     def tor(self, physnet: str) -> str:
         """A rack's top-of-rack router: the gateways of the routed segments on its physnet."""
         return f"{self.prefix}-tor-{physnet}"

@@ -43,7 +43,8 @@ class Reconciler:
         self.names = Names(prefix)
         self.run_dir = Path("/run/stackling") / prefix
         self.console_dir = data_dir / "dataplane" / "console"
-        self.guests = Guests(self.run_dir, self.run_dir / "rootfs", self.console_dir)
+        self.template = rootfs.template_dir(data_dir / "dataplane")
+        self.guests = Guests(self.run_dir, self.template, self.console_dir)
         self.dhcp = DhcpServers(self.run_dir)
         self.radvd = ipv6.Radvd(self.run_dir)
         self.metadata = MetadataServers(self._metadata_for)
@@ -78,7 +79,10 @@ class Reconciler:
             self.wire.forget()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.run_dir.chmod(0o755)
-        rootfs.build(self.run_dir / "rootfs")
+        if not (self.template / ".complete").exists():
+            rootfs.build(self.template)
+            if not self.guests.known():
+                rootfs.prune(self.template)
         with self.database.transaction(write=False) as db:
             d = desired_.read(db)
             self.extras = read_extras(db, list(d.ports.values()))
@@ -130,7 +134,9 @@ class Reconciler:
         return not self.failures
 
     def _ensure_namespace(self, name: str) -> bool:
-        if kernel.ensure_namespace(name):
+        if kernel.ensure_namespace(name, ipv6=not self.names.switching_only(name),
+                                   parent=None if name == self.names.fabric
+                                   else self.names.fabric):
             self.handles.drop(name)
             self._nft.pop(name, None)  # a new namespace has none of the tables written before
             return True

@@ -7,6 +7,7 @@ a guest's writable directories are tmpfs of its own (the launcher mounts them).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -27,28 +28,55 @@ WRITABLE = ("etc", "tmp", "run", "root", "home", "var", "dev", "proc")
 # The guest's PID 1 (busybox sh): network by DHCP, then what the metadata service says,
 # then capabilities dropped for good, user data, and the SSH server.
 INIT = r"""#!/bin/sh
+# Every fork is a boot's cost (100 guests boot at once on a restart from nothing): the
+# shell's own read, case and parameter expansion stand in for cat, cut, sed and awk.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
-echo "[    0.000000] stackling guest: busybox $(busybox | head -1 | cut -d' ' -f2), $(uname -r)"
+CR=$'\r'
+read -r kernel < /proc/sys/kernel/osrelease
+echo "[    0.000000] stackling guest: busybox @BUSYBOX_VERSION@, $kernel"
 echo "Run /sbin/init as init process"
+read -r name < /etc/stackling/name; read -r user < /etc/stackling/user
+read -r caps < /etc/stackling/caps
+. /sbin/ipv6-pre
 ip link set lo up
 # NIC hot-plug (hotplug.py): the watcher keeps what it needs to configure a NIC, nothing else
 /usr/bin/setpriv --bounding-set=-all,+net_admin,+net_raw,+net_bind_service --inh-caps=-all \
   /bin/sh /sbin/nic-watch &
-for nic in $(ip -o link | sed -n 's/^[0-9]*: \(eth[0-9]*\)[:@].*/\1/p'); do
-  /sbin/ipv6-up "$nic" pre
+# the boot's NICs (not a trunk's eth<n>.<vid>), from one `ip -o link`
+eths() {
+  ip -o link > /tmp/.links
+  while read -r _ nic rest; do
+    nic=${nic%:}; nic=${nic%%@*}
+    case "$nic" in eth*.*) ;; eth*) echo "$nic ${rest##*link/ether }" ;; esac
+  done < /tmp/.links
+  rm -f /tmp/.links
+}
+nics=""
+while read -r nic _; do nics="$nics $nic"; done <<EOT
+$(eths)
+EOT
+for nic in $nics; do
+  ipv6_pre "$nic"
   ip link set "$nic" up
-  /sbin/ipv6-up "$nic" &
   udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S -s /sbin/dhcp-event \
-    -x hostname:"$(cat /etc/stackling/name)" 2>&1 || echo "udhcpc: no lease on $nic"
+    -x hostname:"$name" 2>&1 || echo "udhcpc: no lease on $nic"
 done
 # busybox's static wget crashes in a chroot without NSS: plain HTTP/1.0 over nc instead
 # (1: not there, 2: no answer, or 403: the service does not know this guest's address yet)
 fetch() {
-  printf 'GET /%s HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n' "$1" \
-    | nc -w 10 169.254.169.254 80 > /tmp/.md 2>/dev/null
-  [ -s /tmp/.md ] && ! head -1 /tmp/.md | grep -q ' 403 ' || { rm -f /tmp/.md; return 2; }
-  head -1 /tmp/.md | grep -q ' 200 ' || { rm -f /tmp/.md; return 1; }
-  awk 'body { print } /^\r?$/ { body = 1 }' /tmp/.md > "$2"; rm -f /tmp/.md
+  nc -w 10 169.254.169.254 80 > /tmp/.md 2>/dev/null <<EOT
+GET /$1 HTTP/1.0$CR
+Host: 169.254.169.254$CR
+$CR
+EOT
+  code=""
+  { read -r _ code _
+    if [ "$code" = 200 ]; then  # the headers, then the body as it is
+      while IFS= read -r line && [ "$line" != "$CR" ] && [ -n "$line" ]; do :; done
+      cat > "$2"
+    fi; } < /tmp/.md
+  rm -f /tmp/.md
+  case "$code" in 200) ;; ""|403) return 2 ;; *) return 1 ;; esac
 }
 # As cloud-init: every document is asked for again while the service does not answer (up to
 # 60 s each, as long as the guest has an IPv4 route to it), so a busy cloud never boots a
@@ -62,9 +90,9 @@ fetch_md() {
     tries=$((tries - 1)); sleep 0.5
   done
 }
-user=$(cat /etc/stackling/user)
 if fetch_md latest/meta-data/hostname /tmp/.hostname; then
-  host=$(cut -d. -f1 /tmp/.hostname); hostname "$host"; echo "$host" > /etc/hostname
+  read -r host < /tmp/.hostname; host=${host%%.*}
+  hostname "$host"; echo "$host" > /etc/hostname
 fi
 mkdir -p "/home/$user/.ssh"
 if fetch_md latest/meta-data/public-keys/0/openssh-key "/home/$user/.ssh/authorized_keys"; then
@@ -74,9 +102,18 @@ else
 fi
 chown -R "$user:$user" "/home/$user"; chmod 700 "/home/$user/.ssh"
 fetch_md openstack/latest/user_data /run/user-data || rm -f /run/user-data
+fetch_md openstack/latest/network_data.json /run/network_data.json || rm -f /run/network_data.json
+touch /run/.metadata-done  # ipv6-up reads this boot's network_data.json rather than asking
+nd=""; [ -s /run/network_data.json ] && read -r nd < /run/network_data.json
+# DHCPv6 in the background where the cloud says so (Nova's network types, as cloud-init reads
+# them); with no metadata (an IPv6-only guest, whose DHCPv4 had its 20 s) the RA decides
+case "$nd" in
+  "") for nic in $nics; do /sbin/ipv6-up "$nic" ra & done ;;
+  *'"ipv6_dhcp'*) for nic in $nics; do /sbin/ipv6-up "$nic" & done ;;
+esac
 # trunk sub-ports: network_data.json's VLAN links (as cloud-init reads them), each an
 # interface eth<n>.<vid> with the sub-port's MAC, waited for and given its address by DHCP
-if fetch_md openstack/latest/network_data.json /run/network_data.json; then
+case "$nd" in *'"type": "vlan"'*)
   for vlan in $(tr '{' '\n' < /run/network_data.json | grep '"type": "vlan"' \
       | sed -n 's/.*"vlan_id": \([0-9]*\).*"vlan_mac_address": "\([^"]*\)".*/\1,\2/p'); do
     mac=${vlan#*,} nic="" i=0
@@ -88,14 +125,20 @@ if fetch_md openstack/latest/network_data.json /run/network_data.json; then
     ip link set "$nic" up
     SUBPORT=1 udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O mtu -S -s /sbin/dhcp-event 2>&1 \
       || echo "udhcpc: no lease on $nic"
-  done
-fi
-for nic in $(ip -o link | sed -n 's/^[0-9]*: \(eth[0-9]*\)[:@].*/\1/p'); do
-  addr=$(ip -o -4 addr show dev "$nic" | awk '{print $4}')
-  mac=$(ip -o link show "$nic" | sed 's/.*ether \([^ ]*\).*/\1/')
-  echo "ci-info: | $nic | True | ${addr:-.} | $mac |"
-done
-exec /usr/bin/setpriv --bounding-set="$(cat /etc/stackling/caps)" --inh-caps=-all /bin/sh /sbin/guest-run
+  done ;;
+esac
+ip -o -4 addr > /tmp/.addrs
+while read -r nic mac; do
+  addr=.
+  while read -r _ n family a _; do
+    [ "$n" = "$nic" ] && [ "$family" = inet ] && addr=$a
+  done < /tmp/.addrs
+  echo "ci-info: | $nic | True | $addr | ${mac%% *} |"
+done <<EOT
+$(eths)
+EOT
+rm -f /tmp/.addrs
+exec /usr/bin/setpriv --bounding-set="$caps" --inh-caps=-all /bin/sh /sbin/guest-run
 """
 
 # After boot: no capability to reconfigure the network, mount or set the host name.
@@ -138,46 +181,55 @@ case "$1" in
     : > /etc/resolv.conf
     for s in $dns; do echo "nameserver $s" >> /etc/resolv.conf; done
     [ -n "$search$domain" ] && echo "search ${search:-$domain}" >> /etc/resolv.conf
-    env | grep -v '^PATH=\|^HOME=\|^PWD=\|^SHLVL=' | sort > "/run/udhcpc.$interface"  # the lease
+    env > "/run/udhcpc.$interface"  # the lease
     echo "udhcpc: lease of $ip obtained from $serverid on $interface" ;;
 esac
 exit 0
 """
 
 
-# IPv6 on one NIC. "pre" (before the link is up): SLAAC is the kernel's, as on any Linux
-# guest (accept_ra, autoconf, EUI-64 link-local and global addresses, no temporary ones).
-# Then, in the background of the boot, DHCPv6 as the cloud says, the way cloud-init reads
+# IPv6 on one NIC. "pre" (before the link is up, ipv6-pre): SLAAC is the kernel's, as on any
+# Linux guest (accept_ra, autoconf, EUI-64 link-local and global addresses, no temporary
+# ones). Then, in the background of the boot, DHCPv6 as the cloud says, the way cloud-init reads
 # Nova's network_data.json: the NIC's IPv6 networks' types (ipv6_dhcpv6-stateful or
 # ipv6_dhcp: a solicit for its address; ipv6_dhcpv6-stateless: an information request for
 # DNS; ipv6_slaac: nothing). With no metadata (an IPv6-only guest) the RA decides: a SLAAC
 # address made means an information request, an RA without one a solicit, no RA nothing.
 # Each ask is bounded.
-IPV6_UP = r"""#!/bin/sh
-nic=$1 conf=/proc/sys/net/ipv6/conf/$1
-if [ "$2" = pre ]; then
-  [ -d "$conf" ] || exit 0
+IPV6_PRE = r"""# sourced by guest-init and ipv6-up (a function, not a process: no fork at boot)
+ipv6_pre() {
+  conf=/proc/sys/net/ipv6/conf/$1
+  [ -d "$conf" ] || return 0
   echo 0 > "$conf/addr_gen_mode"; echo 0 > "$conf/use_tempaddr"
   echo 1 > "$conf/accept_ra"; echo 1 > "$conf/autoconf"; echo 0 > "$conf/disable_ipv6"
-  exit 0
-fi
+}
+"""
+
+IPV6_UP = r"""#!/bin/sh
+nic=$1 conf=/proc/sys/net/ipv6/conf/$1
+if [ "$2" = pre ]; then . /sbin/ipv6-pre; ipv6_pre "$nic"; exit 0; fi
 [ -d "$conf" ] && command -v dhclient >/dev/null || exit 0
 mac=$(ip -o link show "$nic" | sed 's/.*ether \([^ ]*\).*/\1/')
-data=/run/.network_data.$nic types="" known=""
-i=0
-while [ $i -lt 20 ]; do
+data=/run/.network_data.$nic types="" known="" got=""
+t=0  # tenths of a second, 20 s in all as before: the RA has had its time by then
+[ "$2" = ra ] && t=200  # (the boot found no metadata after its DHCPv4's 20 s: decide now)
+# the boot's own ask first (guest-init's, once for every NIC), while it is under way
+while [ ! -e /run/.metadata-done ] && [ $t -lt 200 ]; do sleep 0.2; t=$((t + 2)); done
+if grep -qi "\"ethernet_mac_address\": \"$mac\"" /run/network_data.json 2>/dev/null; then
+  tr '{' '\n' < /run/network_data.json > "$data"; got=1
+fi
+while [ -z "$got" ] && [ $t -lt 200 ]; do  # a NIC plugged later, or no answer at boot
   printf 'GET /openstack/latest/network_data.json HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n' \
     | nc -w 2 169.254.169.254 80 2>/dev/null | tr '{' '\n' > "$data"
-  if grep -q '"ethernet_mac_address"' "$data"; then
-    link=$(grep -i "\"ethernet_mac_address\": \"$mac\"" "$data" | sed -n 's/.*"id": "\([^"]*\)".*/\1/p')
-    if [ -n "$link" ]; then
-      known=1
-      types=$(grep "\"link\": \"$link\"" "$data" | sed -n 's/.*"type": "ipv6_\([^"]*\)".*/\1/p')
-    fi
-    break
-  fi
-  sleep 1; i=$((i + 1))
+  grep -q '"ethernet_mac_address"' "$data" && got=1 || { sleep 1; t=$((t + 10)); }
 done
+if [ -n "$got" ]; then
+  link=$(grep -i "\"ethernet_mac_address\": \"$mac\"" "$data" | sed -n 's/.*"id": "\([^"]*\)".*/\1/p')
+  if [ -n "$link" ]; then
+    known=1
+    types=$(grep "\"link\": \"$link\"" "$data" | sed -n 's/.*"type": "ipv6_\([^"]*\)".*/\1/p')
+  fi
+fi
 rm -f "$data"
 if [ -z "$known" ]; then  # the RA has had its time (the link has been up for 20 s or more)
   if ip -6 addr show dev "$nic" | grep -q 'scope global'; then types=dhcpv6-stateless
@@ -253,6 +305,38 @@ def _net_raw_tools(bin_dir: Path, applets: list[str]) -> None:
             (bin_dir / tool).symlink_to("busybox-net")
 
 
+def _scripts() -> tuple[tuple[str, str], ...]:
+    return (("sbin/guest-init", INIT), ("sbin/guest-run", RUN),
+            (hotplug.WATCH_PATH, hotplug.NIC_WATCH), ("sbin/dhcp-event", DHCP_EVENT),
+            ("sbin/ipv6-up", IPV6_UP), ("sbin/ipv6-pre", IPV6_PRE),
+            ("sbin/dhcp6-event", DHCP6_EVENT))
+
+
+def template_dir(base: Path) -> Path:
+    """Where the template for this code and these host binaries lives under `base` (the
+    cloud's data dir): named by a digest of both, so it is built once and kept across
+    restarts (a clean stop removes kernel objects, not this; a start from nothing then only
+    boots), and a new version of a script or of a host binary gets a template of its own."""
+    digest = hashlib.sha256()
+    for name, text in _scripts():
+        digest.update(f"{name}\0{text}\0".encode())
+    for src in (BUSYBOX, *BINARIES, *OPTIONAL_BINARIES):
+        try:
+            st = os.stat(src)
+        except OSError:
+            continue
+        digest.update(f"{src}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return base / f"rootfs-{digest.hexdigest()[:16]}"
+
+
+def prune(current: Path) -> None:
+    """Remove the templates of earlier versions beside `current` (only when no guest runs:
+    a running guest's root is a bind mount of its template)."""
+    for old in current.parent.glob("rootfs-*"):
+        if old != current and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def build(root: Path) -> Path:
     """Build the template once (idempotent: an existing complete template is kept)."""
     done = root / ".complete"
@@ -285,11 +369,9 @@ def build(root: Path) -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if not target.exists():
                     shutil.copy2(os.path.realpath(lib), target)
-    for name, text in (("sbin/guest-init", INIT), ("sbin/guest-run", RUN),
-                       (hotplug.WATCH_PATH, hotplug.NIC_WATCH),
-                       ("sbin/dhcp-event", DHCP_EVENT), ("sbin/ipv6-up", IPV6_UP),
-                       ("sbin/dhcp6-event", DHCP6_EVENT)):
-        (tmp / name).write_text(text)
+    version = subprocess.run([BUSYBOX], capture_output=True, text=True).stdout.split()[1]
+    for name, text in _scripts():
+        (tmp / name).write_text(text.replace("@BUSYBOX_VERSION@", version))
         (tmp / name).chmod(0o755)
     (tmp / ".complete").touch()
     shutil.rmtree(root, ignore_errors=True)

@@ -23,6 +23,30 @@ def boot_on(dp: DataplaneCloud, name: str, network_id: str, host: str) -> Any:
     return dp.sdk.compute.wait_for_server(server, wait=120, interval=0.2)
 
 
+def open_session(dp: DataplaneCloud, namespace: str, address: str
+                 ) -> tuple[subprocess.Popen, list[int]]:
+    """An SSH session that prints a counter every 50 ms, once it has printed a few lines (a
+    connect that fails at once, the guest still settling after the last move, is made
+    again; the migration under test starts only with a session open)."""
+    stderr = ""
+    for _ in range(5):
+        lines: list[int] = []  # each attempt's own (a killed one's reader may still add)
+        session = subprocess.Popen(
+            ["nsenter", f"--net=/run/netns/{namespace}", "--", "ssh", "-i", str(dp.key),
+             *SSH_OPTS, f"cirros@{address}",
+             "i=0; while [ $i -lt 1200 ]; do echo $i; i=$((i + 1)); usleep 50000; done"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=lambda s=session, out=lines: out.extend(int(x) for x in s.stdout),
+                         daemon=True).start()
+        if eventually(lambda s=session, out=lines: len(out) > 5 or s.poll() is not None) \
+                and len(lines) > 5:
+            return session, lines
+        session.kill()
+        session.wait()
+        stderr = session.stderr.read() if session.stderr else ""
+    raise AssertionError(f"no SSH session to {address}: {stderr}\n{dp.consoles(address)}")
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
 def test_every_move_keeps_the_server_reachable(dataplane_clouds: Any, backend: str) -> None:
     dp: DataplaneCloud = dataplane_clouds(backend)
@@ -83,17 +107,8 @@ def test_every_move_keeps_the_server_reachable(dataplane_clouds: Any, backend: s
     reachable()
 
     # live migration with an SSH session open through it: the session goes on
-    session = subprocess.Popen(
-        ["nsenter", f"--net=/run/netns/{peer_ns}", "--", "ssh", "-i", str(dp.key), *SSH_OPTS,
-         f"cirros@{address}",
-         "i=0; while [ $i -lt 1200 ]; do echo $i; i=$((i + 1)); usleep 50000; done"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines: list[int] = []
-    reader = threading.Thread(target=lambda: lines.extend(int(x) for x in session.stdout),
-                              daemon=True)
-    reader.start()
+    session, lines = open_session(dp, peer_ns, address)
     try:
-        assert eventually(lambda: len(lines) > 5)
         source = host()
         sdk.compute.live_migrate_server(mover, host=None, block_migration="auto")
         assert eventually(lambda: host() != source and on_host_only(host()))
