@@ -59,10 +59,14 @@ class Desired:
 
 def read(db: Session) -> Desired:
     ctx = admin_context()
+    # servers before their ports: each statement sees what was committed when it ran (READ
+    # COMMITTED), so a server read ACTIVE has its ports' binding, committed before, in the
+    # later read (read the other way round, a server turning ACTIVE in between was seen
+    # without them and booted with no NIC: no address, metadata or key at its boot)
+    servers = {s["id"]: s for s in compute.dataplane_servers(db)}
     networks = {n["id"]: n for n in network.list_networks(db, ctx)}
     subnets = {s["id"]: s for s in network.list_subnets(db, ctx)}
     ports = {p["id"]: p for p in network.list_ports(db, ctx)}
-    servers = {s["id"]: s for s in compute.dataplane_servers(db)}
     users: dict[str, str | None] = {}
     for server in servers.values():  # the image's os_admin_user is who SSH lets in
         ref = server["image_ref"]

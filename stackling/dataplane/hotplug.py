@@ -19,7 +19,8 @@ WATCH_PATH = "sbin/nic-watch"
 # port 68, dhclient's 546): guest-init starts it (rootfs.py) before it drops capabilities. A NIC
 # plugged later takes its address only (dhcp-event's SUBPORT, as a trunk's sub-port): the
 # routes and resolv.conf stay eth0's, as a second NIC's DHCP client leaves them on most
-# images.
+# images. eth0 itself plugged again (its link deleted by hand, then re-plugged by the
+# reconciler) takes its routes and resolver again too: they went with the old link.
 NIC_WATCH = r"""#!/bin/sh
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 links() { ip -o link | sed -n 's/^\([0-9]*\): \(eth[0-9]*\)[:@].*/\1:\2/p'; }
@@ -34,7 +35,8 @@ scan() {
     [ -x /sbin/ipv6-up ] && /sbin/ipv6-up "$nic" pre
     ip link set "$nic" up
     [ -x /sbin/ipv6-up ] && /sbin/ipv6-up "$nic" &
-    SUBPORT=1 udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S \
+    sub=1; [ "$nic" = eth0 ] && sub=""  # eth0 plugged again: its routes and resolver too
+    SUBPORT=$sub udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S \
       -s /sbin/dhcp-event -x hostname:"$(hostname)" 2>&1 || echo "udhcpc: no lease on $nic" &
   done
   seen=$now  # by index and name: a NIC plugged again under an old name is new

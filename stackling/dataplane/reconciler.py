@@ -35,6 +35,10 @@ from stackling.dataplane.names import Names
 LOG = logging.getLogger(__name__)
 DEFAULT_USER = "cirros"
 FULL_EVERY = 30  # passes
+# How long a boot waits for a port of its server that is not placed on the wire yet (a port
+# bound a moment after its server turned ACTIVE): a guest booted without its NIC has no
+# address, metadata or key at boot, as a VM started before its NIC was plugged
+BOOT_HOLD = 30.0  # seconds
 
 
 class Reconciler:
@@ -68,6 +72,7 @@ class Reconciler:
         self._passes = 0
         self._present: set[str] = set()
         self._fabric_links: set[str] = set()
+        self._held: dict[str, float] = {}  # server id -> when its boot first waited for a port
 
     # ------------------------------------------------------------------ one pass
     def reconcile(self) -> bool:
@@ -497,6 +502,15 @@ class Reconciler:
         spec = GuestSpec(server["id"], server["hostname"] or server["name"],
                          server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"])
         boot = running.get(server["id"]) != spec.token()
+        unplaced = [p["id"] for p in d.by_device.get(server["id"], [])
+                    if p["device_owner"].startswith("compute:") and p not in ports]
+        if boot and unplaced:
+            held = self._held.setdefault(server["id"], time.monotonic())
+            if time.monotonic() - held < BOOT_HOLD:
+                self.failures[f"guest {server['id']}"] = \
+                    f"its boot waits for port {unplaced[0]} to be placed on the wire"
+                return
+        self._held.pop(server["id"], None)
         ifnames = self.guests.nic_names(server["id"], [p["id"] for p in ports], fresh=boot)
         allowed = conntrack.allowances([(ifnames[p["id"]], p) for p in ports],
                                        d.security_groups, members)

@@ -129,6 +129,7 @@ case "$nd" in *'"type": "vlan"'*)
 esac
 ip -o -4 addr > /tmp/.addrs
 while read -r nic mac; do
+  [ -n "$nic" ] || continue  # (no NIC at all)
   addr=.
   while read -r _ n family a _; do
     [ "$n" = "$nic" ] && [ "$family" = inet ] && addr=$a

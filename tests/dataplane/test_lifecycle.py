@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.dataplane.conftest import DataplaneCloud
+from tests.dataplane.conftest import DataplaneCloud, eventually
 
 
 def _ssh_fails(dp: DataplaneCloud, namespace: str, address: str) -> bool:
@@ -113,6 +113,36 @@ def test_kill_9_and_start_restores_everything_once(dataplane_cloud: DataplaneClo
                  "printf 'GET /latest/meta-data/hostname HTTP/1.0\\r\\n\\r\\n' "
                  "| nc -w 3 169.254.169.254 80 | tail -1")
     assert out.stdout.strip() == "vm-k2", out
+
+
+def test_a_nic_deleted_by_hand_is_plugged_again_and_configured(
+        dataplane_cloud: DataplaneCloud) -> None:
+    """As a VM whose NIC its hypervisor plugs again: the reconciler plugs the port anew into
+    the running guest, which takes its address and default route again by DHCP (it answers
+    across a router) without booting."""
+    dp = dataplane_cloud
+    net1, sub1 = dp.network("dp-re1", "10.84.1.0/24")
+    net2, sub2 = dp.network("dp-re2", "10.84.2.0/24")
+    router = dp.sdk.network.create_router(name="dp-re-router")
+    dp.sdk.network.add_interface_to_router(router, subnet=sub1.id)
+    dp.sdk.network.add_interface_to_router(router, subnet=sub2.id)
+    one = dp.server("vm-re1", net1.id)
+    two = dp.server("vm-re2", net2.id)
+    two_ip, two_ns = dp.address(two), dp.names.guest(two.id)
+    assert dp.wait_ssh(dp.names.guest(one.id), two_ip).strip() == "vm-re2"
+
+    def eth0() -> str:
+        return dp.in_ns(two_ns, "ip", "-o", "link", "show", "eth0").stdout.split(":")[0]
+
+    before = eth0()
+    tap = dp.names.tap(next(iter(dp.sdk.network.ports(device_id=two.id))).id)
+    holder = next(ns for ns in _netns() if ns.startswith(dp.prefix) and f" {tap}@"
+                  in dp.in_ns(ns, "ip", "-o", "link").stdout)  # the guest's host
+    subprocess.run(["ip", "-n", holder, "link", "del", tap], check=True)
+    assert eventually(lambda: eth0() not in ("", before))  # plugged anew: another link
+    assert dp.wait_ssh(dp.names.guest(one.id), two_ip).strip() == "vm-re2"
+    log = dp.sdk.compute.get_server_console_output(two)["output"]
+    assert "NIC eth0 hot-plugged" in log and log.count("vm-re2 login:") == 1, log
 
 
 def _netns() -> list[str]:
