@@ -441,6 +441,11 @@ _DATAPLANE_A = {"test_ipv6.py", "test_routed.py", "test_wire.py", "test_routers.
                 "test_dhcp_names.py", "test_lease.py", "test_power.py", "test_walkthrough.py"}
 
 
+# Long modules whose fixtures are per test: one group per backend, so that their minute
+# or more of work is spread over the workers instead of ending the run on one
+_BY_BACKEND = {"tests/api/test_fuzz.py"}
+
+
 def _id_backend(nodeid: str) -> str | None:
     """The backend a test id names as one of its parameters, if any."""
     params = nodeid.partition("[")[2].rpartition("]")[0]
@@ -461,6 +466,8 @@ def _group(nodeid: str) -> tuple[int, str]:
         # clouds at once never meet; more would crowd the 2 cores the guests boot on)
         stream = "a" if path.rsplit("/", 1)[-1] in _DATAPLANE_A else "b"
         return 1, f"dataplane-{stream}"
+    if path in _BY_BACKEND and backend:
+        return _RANKS.get(folder, 6), f"{path}-{backend}"
     return _RANKS.get(folder, 6), path
 
 
