@@ -24,7 +24,10 @@ import pytest
 
 GUARD = Path(__file__).resolve().parents[3] / "shared" / "tools" / "host-netns-guard"
 SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", "-o", "LogLevel=ERROR"]
+            "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", "-o", "LogLevel=ERROR",
+            # a session whose guest went away without a reset (a move's old guest torn down)
+            # ends within seconds instead of hanging
+            "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=2"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -128,7 +131,11 @@ class DataplaneCloud:
         deadline = time.monotonic() + timeout
         last: Any = None
         while time.monotonic() < deadline:
-            last = self.ssh(namespace, address, command, user=user)
+            try:
+                last = self.ssh(namespace, address, command, user=user)
+            except subprocess.TimeoutExpired as exc:  # a try that hung: try again
+                last = subprocess.CompletedProcess(exc.cmd, 124, "", f"timed out: {exc}")
+                continue
             if last.returncode == 0:
                 return last.stdout
             time.sleep(0.2)
