@@ -1,7 +1,8 @@
 """NIC hot-plug into a running guest, as a hypervisor does it: the dataplane plugs the veth
 into the guest's namespace, then notifies the guest (a VM gets an ACPI event; here its
-`nic-watch` process gets SIGURG), and the guest's side brings each new `ethN` up and takes
-its address by DHCP. An unplug needs nothing from the guest: its link is gone.
+`nic-watch` process gets SIGURG), and the guest's side brings each new `ethN` (or a trunk
+sub-port's `ethN.<vid>`, trunks.py) up and takes its address by DHCP. An unplug needs
+nothing from the guest: its link is gone.
 
 SIGURG because its default action is to be ignored: a notification that reaches the guest
 before its watcher has set its trap is lost, not fatal (the watcher scans when it starts).
@@ -23,7 +24,7 @@ WATCH_PATH = "sbin/nic-watch"
 # reconciler) takes its routes and resolver again too: they went with the old link.
 NIC_WATCH = r"""#!/bin/sh
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-links() { ip -o link | sed -n 's/^\([0-9]*\): \(eth[0-9]*\)[:@].*/\1:\2/p'; }
+links() { ip -o link | sed -n 's/^\([0-9]*\): \(eth[0-9.]*\)[:@].*/\1:\2/p'; }
 seen=""  # the first scan only learns the boot's NICs (guest-init's)
 scan() {
   now=" "

@@ -104,10 +104,11 @@ def audit_wire(db: Any, settings: Any) -> list[tuple[str, str, str, str, str]]:
     With the driver off, nothing is desired."""
     from stackling.dataplane import desired, inventory
     from stackling.dataplane.names import Names, cloud_prefix
+    from stackling.network import interface as network
 
     names = Names(cloud_prefix(settings.db_url))
     if settings.dataplane.driver == "netns":
-        want = inventory.expected(desired.read(db), names)
+        want = inventory.expected(desired.read(db), names, network.trunks_all(db))
     else:
         want = inventory.Inventory()
     have = inventory.observed(names, Path("/run/stackling") / names.prefix)

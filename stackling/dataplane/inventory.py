@@ -64,10 +64,11 @@ def _bridge(names: Names, net: dict) -> str:
     return names.bridge(kind, net.get("provider:segmentation_id"), net["id"])
 
 
-def expected(d: desired_.Desired, names: Names) -> Inventory:
-    """What a converged pass of the reconciler leaves in the kernel for `d`: the same
-    rules as `reconciler.py` (and `topology.plan` for the wire: hosts, physnet switches,
-    underlay, ToRs)."""
+def expected(d: desired_.Desired, names: Names, trunks: list[dict] | None = None) -> Inventory:
+    """What a converged pass of the reconciler leaves in the kernel for `d` (and `trunks`,
+    whose VLAN sub-ports are NICs of their parent's guest): the same rules as
+    `reconciler.py` (and `topology.plan` for the wire: hosts, physnet switches, underlay,
+    ToRs)."""
     inv = Inventory()
     table = names.prefix
     fabric, outside = names.fabric, names.outside
@@ -149,8 +150,13 @@ def expected(d: desired_.Desired, names: Names) -> Inventory:
         ports = [p for p in d.by_device.get(server["id"], [])
                  if p["device_owner"].startswith("compute:") and p["network_id"] in bridges
                  and (plan is None or p["id"] in plan.placement)]
+        subports = _feature("trunks").subports_of(trunks or []) \
+            if _feature("trunks") is not None else {}
         for i, port in enumerate(ports):
-            plug(port, ns, f"eth{i}")
+            if plug(port, ns, f"eth{i}"):
+                for sub in subports.get(port["id"], []):
+                    if sub["port_id"] in d.ports:
+                        plug(d.ports[sub["port_id"]], ns, f"eth{i}.{sub['segmentation_id']}")
     return inv
 
 

@@ -40,6 +40,7 @@ from stackling.common.context import admin_context
 from stackling.common.db import Database
 from stackling.dataplane import desired as desired_
 from stackling.dataplane.kernel import Ns, pid_alive
+from stackling.dataplane.metadata import METADATA_IPV6
 from stackling.network import interface as network
 
 LOG = logging.getLogger(__name__)
@@ -192,10 +193,29 @@ def dhcp6_config(d: desired_.Desired, network_id: str, interface: str) -> Dhcp6 
     return Dhcp6(interface, subnets, advertised, hosts)
 
 
-def dhcp_namespace(ns: Ns, interface: str, d: desired_.Desired, port: dict[str, Any]) -> None:
-    """The DHCP port's IPv6 addresses on its interface; it takes no RA (as Neutron's)."""
+def dhcp_namespace(ns: Ns, interface: str, d: desired_.Desired, port: dict[str, Any]) -> bool:
+    """The DHCP port's IPv6 addresses on its interface; it takes no RA (as Neutron's). On
+    a network with IPv6 subnets the metadata service's link-local address too (metadata.py);
+    whether it is there."""
     ns.sysctl(f"net.ipv6.conf.{interface}.accept_ra", "0")
     ensure_addresses(ns, interface, [f"{ip}/{d.prefixlen(s)}" for s, ip in ipv6(d, port)])
+    wanted = bool(v6_subnets(d, port["network_id"]))
+    _link_local(ns, interface, METADATA_IPV6, wanted)
+    return wanted
+
+
+def _link_local(ns: Ns, ifname: str, address: str, wanted: bool) -> None:
+    """A link-local /64 address on the link (permanent, no duplicate address detection: it
+    is the same on every network, each its own link), or none."""
+    idx = ns.index(ifname)
+    if idx is None:
+        return
+    try:
+        ns.ip.addr("add" if wanted else "del", index=idx, address=address, prefixlen=64,
+                   family=socket.AF_INET6, **({"flags": 0x80 | 0x02} if wanted else {}))
+    except NetlinkError as exc:
+        if exc.code not in (EEXIST, EADDRNOTAVAIL):
+            raise
 
 
 # ------------------------------------------------------------------ netlink

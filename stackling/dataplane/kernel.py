@@ -122,11 +122,18 @@ def in_namespace(name: str, fn: Callable[[], T]) -> T:
     return result["value"]
 
 
-def listen_tcp(namespace: str, address: str, port: int) -> socket.socket:
+def listen_tcp(namespace: str, address: str, port: int, ifname: str | None = None
+               ) -> socket.socket:
+    """A listening socket in the namespace; an IPv6 one (a link-local address) is bound
+    to `ifname`'s scope."""
     def make() -> socket.socket:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        v6 = ":" in address
+        sock = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((address, port))
+        if v6:
+            sock.bind((address, port, 0, socket.if_nametoindex(ifname or "lo")))
+        else:
+            sock.bind((address, port))
         sock.listen(64)
         return sock
 

@@ -4,7 +4,10 @@ network_data.json,user_data}` and the EC2-style `latest/meta-data/...` and `late
 It listens inside each network's DHCP namespace (the route to 169.254.169.254 that DHCP
 hands out points there), so a request's network is the socket it came in on and its
 source address names the port, hence the one server it answers for, as Neutron's
-metadata proxy tags each request with its network for Nova.
+metadata proxy tags each request with its network for Nova. On a network with IPv6 subnets
+it also listens at fe80::a9fe:a9fe on the DHCP port's link, as Neutron's DHCP agent does
+since Wallaby, so a guest with no IPv4 gets its key too; it asks from its link-local address,
+the EUI-64 of its port's MAC (which anti-spoofing holds it to).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 LOG = logging.getLogger(__name__)
 
+METADATA_IPV6 = "fe80::a9fe:a9fe"
 # (network id, source address) -> what the server's metadata says, or None
 Lookup = Callable[[str, str], dict[str, Any] | None]
 
@@ -88,15 +92,24 @@ def documents(server: dict[str, Any], ports: list[dict[str, Any]],
 
 
 class MetadataServers:
-    """One listening socket per network (in its DHCP namespace), served by threads."""
+    """A listening socket per network and family (in its DHCP namespace), served by threads."""
 
     def __init__(self, lookup: Lookup) -> None:
         self.lookup = lookup
-        self.servers: dict[str, ThreadingHTTPServer] = {}
+        self.servers: dict[tuple[str, int], ThreadingHTTPServer] = {}
+        self._bound: dict[tuple[str, int], object] = {}  # what each socket was bound to
 
-    def ensure(self, network_id: str, make_socket: Callable[[], socket.socket]) -> None:
-        if network_id in self.servers:
-            return
+    def networks(self) -> set[str]:
+        return {network_id for network_id, _ in self.servers}
+
+    def ensure(self, network_id: str, make_socket: Callable[[], socket.socket],
+               version: int = 4, bound_to: object = None) -> None:
+        """Listening, once; again when `bound_to` changed (an IPv6 socket is bound to its
+        link's index, which a link plugged anew does not have)."""
+        if (network_id, version) in self.servers:
+            if self._bound.get((network_id, version)) == bound_to:
+                return
+            self.stop(network_id, (version,))
         sock = make_socket()
         lookup = self.lookup
 
@@ -104,7 +117,8 @@ class MetadataServers:
             server_version = "stackling-metadata"
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                docs = lookup(network_id, self.client_address[0])
+                # an IPv6 peer is (address, port, flow, scope): the address without a zone
+                docs = lookup(network_id, self.client_address[0].split("%", 1)[0])
                 path = self.path.split("?", 1)[0].strip("/")
                 body = docs.get(path) if docs is not None else None
                 if body is None:
@@ -128,14 +142,17 @@ class MetadataServers:
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, name=f"metadata-{network_id[:8]}",
                          daemon=True).start()
-        self.servers[network_id] = server
+        self.servers[(network_id, version)] = server
+        self._bound[(network_id, version)] = bound_to
 
-    def stop(self, network_id: str) -> None:
-        server = self.servers.pop(network_id, None)
-        if server is not None:
-            server.shutdown()
-            server.server_close()
+    def stop(self, network_id: str, versions: tuple[int, ...] = (4, 6)) -> None:
+        for version in versions:
+            server = self.servers.pop((network_id, version), None)
+            self._bound.pop((network_id, version), None)
+            if server is not None:
+                server.shutdown()
+                server.server_close()
 
     def stop_all(self) -> None:
-        for network_id in list(self.servers):
+        for network_id in self.networks():
             self.stop(network_id)

@@ -29,7 +29,7 @@ from stackling.dataplane.desired_extras import read as read_extras
 from stackling.dataplane.dhcp import METADATA_IP, DhcpConfig, DhcpServers, DhcpSubnet
 from stackling.dataplane.dhcp_names import build as dhcp_names_of
 from stackling.dataplane.guests import Guests, GuestSpec
-from stackling.dataplane.metadata import MetadataServers, documents
+from stackling.dataplane.metadata import METADATA_IPV6, MetadataServers, documents
 from stackling.dataplane.names import Names
 
 LOG = logging.getLogger(__name__)
@@ -112,7 +112,8 @@ class Reconciler:
             "trunks", trunk_ports.plug, self.handles, d, self.extras.trunks, self.names.guest,
             set(kernel.list_namespaces(self.names.prefix)),
             lambda d_, port, ns, inside: self._plug(fabric, bridges, keep_links, d_, port, ns,
-                                                    inside), self._try, self._trunk_nics)
+                                                    inside), self._try, self._trunk_nics,
+            self.guests.hotplug)
         self._trunk_nics = self._trunk_nics if nics is None else nics
         self._try("trunk anti-spoofing", self.trunk_spoofing.apply, self.names.prefix,
                   self.names.fabric, self.extras.trunks, d.ports, self.names.tap)
@@ -267,8 +268,8 @@ class Reconciler:
                 self.handles.get(ns).ensure_addresses("tap0", [*addresses, f"{METADATA_IP}/32"])
 
             self._try(f"dhcp {net_id} addresses", configure)
-            self._try(f"dhcp {net_id} ipv6", ipv6.dhcp_namespace, self.handles.get(ns), "tap0",
-                      d, port)
+            metadata6 = self._try(f"dhcp {net_id} ipv6", ipv6.dhcp_namespace,
+                                  self.handles.get(ns), "tap0", d, port)
             server_ip = addresses[0].split("/")[0] if addresses else METADATA_IP
             hosts = []
             for p in d.ports.values():
@@ -283,7 +284,10 @@ class Reconciler:
                     body = documents(server, mine, d.subnets, d.networks)
                     body = trunk_ports.with_vlans(body, mine, self.extras.trunks, d.ports,
                                                   d.networks)
-                    for _, ip in d.ipv4(p):
+                    # its addresses on this network: IPv4, and IPv6's link-local (the
+                    # EUI-64 of its MAC, as anti-spoofing allows) and fixed ones
+                    for ip in [ip for _, ip in d.ipv4(p)] + [ip for _, ip in ipv6.ipv6(d, p)] \
+                            + [str(netaddr.EUI(p["mac_address"]).ipv6_link_local())]:
                         docs[(net_id, ip)] = body
             cfg = DhcpConfig(net_id, "tap*" if per_subnet else "tap0", server_ip,
                              net.get("mtu") or 1500,
@@ -298,11 +302,17 @@ class Reconciler:
             self._try(f"dnsmasq {net_id}", self.dhcp.ensure, cfg, ns)
             self._try(f"metadata {net_id}", self.metadata.ensure, net_id,
                       lambda ns=ns: kernel.listen_tcp(ns, METADATA_IP, 80))
+            if metadata6:
+                self._try(f"metadata {net_id} ipv6", self.metadata.ensure, net_id,
+                          lambda ns=ns: kernel.listen_tcp(ns, METADATA_IPV6, 80, "tap0"), 6,
+                          self.handles.get(ns).index("tap0"))
+            elif metadata6 is False:
+                self.metadata.stop(net_id, (6,))
         self._docs = docs
         wanted = {n for n in d.networks if self.names.dhcp(n) in keep}
         for net_id in set(self.dhcp.known()) - wanted:
             self._try(f"dnsmasq {net_id}", self.dhcp.stop, net_id)
-        for net_id in set(self.metadata.servers) - wanted:
+        for net_id in self.metadata.networks() - wanted:
             self.metadata.stop(net_id)
         return keep
 

@@ -61,12 +61,26 @@ for nic in $nics; do
   udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S -s /sbin/dhcp-event \
     -x hostname:"$name" 2>&1 || echo "udhcpc: no lease on $nic"
 done
+# The metadata service: 169.254.169.254 where DHCPv4 routed it; with no IPv4 route to it (an
+# IPv6-only guest) fe80::a9fe:a9fe on the first NIC, as Neutron serves IPv6-only networks,
+# once the NIC's own link-local address (the source the service knows it by) is usable
+MD=169.254.169.254 MDHOST=169.254.169.254
+if ! ip -4 route get $MD >/dev/null 2>&1; then
+  for nic in $nics; do
+    i=0
+    while [ $i -lt 30 ]; do
+      case "$(ip -6 addr show dev "$nic" scope link)" in *tentative*|"") ;; *) break ;; esac
+      sleep 0.1; i=$((i + 1))
+    done
+    MD="fe80::a9fe:a9fe%$nic" MDHOST="[fe80::a9fe:a9fe]"; break
+  done
+fi
 # busybox's static wget crashes in a chroot without NSS: plain HTTP/1.0 over nc instead
 # (1: not there, 2: no answer, or 403: the service does not know this guest's address yet)
 fetch() {
-  nc -w 10 169.254.169.254 80 > /tmp/.md 2>/dev/null <<EOT
+  nc -w 10 "$MD" 80 > /tmp/.md 2>/dev/null <<EOT
 GET /$1 HTTP/1.0$CR
-Host: 169.254.169.254$CR
+Host: $MDHOST$CR
 $CR
 EOT
   code=""
@@ -80,15 +94,22 @@ EOT
 }
 # As cloud-init: every document is asked for again while the service does not answer (up to
 # 60 s each, as long as the guest has an IPv4 route to it), so a busy cloud never boots a
-# guest without its key; one answered ask does not make the next one's timeout fatal
+# guest without its key; one answered ask does not make the next one's timeout fatal. Over
+# IPv6 a link where nothing has answered after 4 asks has no metadata service (an IPv6
+# subnet without DHCP has none, as Neutron's): the boot stops asking
 fetch_md() {
   tries=120
-  while :; do
+  while [ -n "$MD" ]; do
     fetch "$1" "$2"; rc=$?
     [ $rc -eq 2 ] || return $rc
-    [ $tries -gt 0 ] && ip -4 route get 169.254.169.254 >/dev/null 2>&1 || return 2
+    case "$MD" in
+      *%*) [ "$code" = 403 ] || [ $tries -gt 116 ] || { MD=""; return 2; } ;;
+      *) ip -4 route get "$MD" >/dev/null 2>&1 || return 2 ;;
+    esac
+    [ $tries -gt 0 ] || return 2
     tries=$((tries - 1)); sleep 0.5
   done
+  return 2
 }
 if fetch_md latest/meta-data/hostname /tmp/.hostname; then
   read -r host < /tmp/.hostname; host=${host%%.*}
@@ -216,7 +237,8 @@ t=0  # tenths of a second, 20 s in all as before: the RA has had its time by the
 [ "$2" = ra ] && t=200  # (the boot found no metadata after its DHCPv4's 20 s: decide now)
 # the boot's own ask first (guest-init's, once for every NIC), while it is under way
 while [ ! -e /run/.metadata-done ] && [ $t -lt 200 ]; do sleep 0.2; t=$((t + 2)); done
-if grep -qi "\"ethernet_mac_address\": \"$mac\"" /run/network_data.json 2>/dev/null; then
+# a NIC's MAC, or a trunk sub-port's (a vlan link's, trunks.py)
+if grep -qiE "\"(ethernet|vlan)_mac_address\": \"$mac\"" /run/network_data.json 2>/dev/null; then
   tr '{' '\n' < /run/network_data.json > "$data"; got=1
 fi
 while [ -z "$got" ] && [ $t -lt 200 ]; do  # a NIC plugged later, or no answer at boot
@@ -225,7 +247,8 @@ while [ -z "$got" ] && [ $t -lt 200 ]; do  # a NIC plugged later, or no answer a
   grep -q '"ethernet_mac_address"' "$data" && got=1 || { sleep 1; t=$((t + 10)); }
 done
 if [ -n "$got" ]; then
-  link=$(grep -i "\"ethernet_mac_address\": \"$mac\"" "$data" | sed -n 's/.*"id": "\([^"]*\)".*/\1/p')
+  link=$(grep -iE "\"(ethernet|vlan)_mac_address\": \"$mac\"" "$data" \
+    | sed -n 's/.*"id": "\([^"]*\)".*/\1/p')
   if [ -n "$link" ]; then
     known=1
     types=$(grep "\"link\": \"$link\"" "$data" | sed -n 's/.*"type": "ipv6_\([^"]*\)".*/\1/p')

@@ -66,11 +66,14 @@ def with_vlans(body: dict[str, Any], ports: list[dict[str, Any]],
 
 def plug(handles: Any, d: Any, trunks: list[dict[str, Any]], guest_namespace: Callable[[str], str],
          present: set[str], plug_port: Callable[..., bool], attempt: Callable[..., Any],
-         previous: dict[str, set[str]]) -> dict[str, set[str]]:
+         previous: dict[str, set[str]],
+         hotplug: Callable[[str], Any] = lambda _server_id: None) -> dict[str, set[str]]:
     """Each running guest's sub-port NICs (plug_port: the reconciler's `_plug`, which makes
     a port's veth on its network's bridge); those no longer wanted are removed. Returns
     guest namespace -> its sub-port NIC names (the guest's pass leaves them alone). Only
-    guests with a trunk parent, or with sub-port NICs last time, are looked at."""
+    guests with a trunk parent, or with sub-port NICs last time, are looked at. A guest
+    given a sub-port NIC it did not have is told (`hotplug`: its nic-watch takes the
+    address), as a VLAN added to a running trunk is configured without a reboot."""
     by_parent = subports_of(trunks)
     wanted: dict[str, set[str]] = {}
     for server_id, ports in d.by_device.items():
@@ -99,6 +102,8 @@ def plug(handles: Any, d: Any, trunks: list[dict[str, Any]], guest_namespace: Ca
                     mine.add(name)
         for name in have - mine:
             attempt(f"trunk {ns}/{name}", gns.delete_link, name)
+        if mine - have:
+            hotplug(server_id)
         if mine:
             wanted[ns] = mine
     return wanted

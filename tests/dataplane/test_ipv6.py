@@ -347,9 +347,11 @@ def test_ipv6_between_a_guest_and_the_outside_without_nat(
     assert peer and peer[0] == ext6.gateway_ip, peer
 
 
-def test_an_ipv6_only_guest_asks_dhcpv6_as_its_ra_says(dataplane_cloud: DataplaneCloud) -> None:
-    """No IPv4, so no metadata: the guest takes the RA's word (no SLAAC address: a solicit)
-    and gets exactly its port's address from dnsmasq."""
+def test_an_ipv6_only_guest_gets_its_address_and_metadata(dataplane_cloud: DataplaneCloud
+                                                          ) -> None:
+    """No IPv4: the guest reads its metadata at fe80::a9fe:a9fe (as Neutron serves IPv6-only
+    networks), so it has its key, name and user data, and asks DHCPv6 as network_data.json
+    says; it gets exactly its port's address from dnsmasq."""
     dp = dataplane_cloud
     net = dp.sdk.network.create_network(name="v6-only")
     sub6 = dp.sdk.network.create_subnet(network_id=net.id, cidr="2001:db8:8a::/64",
@@ -357,7 +359,8 @@ def test_an_ipv6_only_guest_asks_dhcpv6_as_its_ra_says(dataplane_cloud: Dataplan
                                         ipv6_address_mode="dhcpv6-stateful")
     router = dp.sdk.network.create_router(name="v6-only-router")
     dp.sdk.network.add_interface_to_router(router, subnet=sub6.id)
-    server = dp.server("vm-v6-only", net.id)
+    server = dp.server("vm-v6-only", net.id,
+                       user_data="#!/bin/sh\necho v6-user-data > /tmp/ran\n")
     port = next(iter(dp.sdk.network.ports(device_id=server.id)))
     (v6,) = [ip["ip_address"] for ip in port.fixed_ips]
     ns = dp.names.guest(server.id)
@@ -368,3 +371,7 @@ def test_an_ipv6_only_guest_asks_dhcpv6_as_its_ra_says(dataplane_cloud: Dataplan
 
     assert eventually(lambda: v6 in addresses(), timeout=90), _console(dp, server)
     assert addresses() == {v6}
+    # the key pair's key and the server's name came over IPv6, and so did its user data
+    assert dp.wait_ssh(ns, v6, "hostname; cat /tmp/ran", timeout=90).split() == [
+        "vm-v6-only", "v6-user-data"]
+    assert "Authorized keys" in _console(dp, server)

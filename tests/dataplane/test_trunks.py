@@ -1,10 +1,10 @@
 """Trunk sub-ports appear in the guest as its VLAN interfaces (`eth0.<vid>`, the sub-port's
-MAC, an address by DHCP), the sub-port's address answers on its network, and its security
-groups filter it (issue 23)."""
+MAC, an address by DHCP, at boot or when added to the running trunk), the sub-port's address
+answers on its network, and its security groups filter it (issue 23)."""
 
 from __future__ import annotations
 
-from tests.dataplane.conftest import DataplaneCloud, eventually
+from tests.dataplane.conftest import DataplaneCloud, eventually, wire_findings
 
 
 def test_a_trunk_sub_port_is_a_vlan_interface_with_its_address(dataplane_cloud: DataplaneCloud
@@ -63,7 +63,28 @@ def test_a_trunk_sub_port_is_a_vlan_interface_with_its_address(dataplane_cloud: 
     dp.sdk.network.update_port(child, allowed_address_pairs=[{"ip_address": spoofed}])
     assert dp.wait_ssh(dp.names.guest(other.id), spoofed).strip() == "vm-trunk"
 
+    # the audit of the wire expects the sub-port NICs (no finding while they are in use)
+    assert wire_findings(dp) == []
+
     # a removed sub-port leaves the guest
     dp.sdk.network.delete_trunk_subports(trunk, [{"port_id": child.id}])
     assert eventually(lambda: "eth0.101" not in dp.ssh(guest, parent_ip, "ip -o link").stdout,
+                      timeout=30)
+
+    # a sub-port added to the running trunk is hot-plugged and takes its address (no reboot)
+    late = dp.sdk.network.create_port(network_id=child_net.id, name="trunk-late")
+    late_ip = late.fixed_ips[0]["ip_address"]
+    dp.sdk.network.add_trunk_subports(trunk, [
+        {"port_id": late.id, "segmentation_type": "vlan", "segmentation_id": 102}])
+
+    def late_config() -> str:
+        return dp.ssh(guest, parent_ip, "ip -o addr show dev eth0.102").stdout
+
+    assert eventually(lambda: late_ip in late_config(), timeout=60), late_config()
+    assert dp.wait_ssh(dp.names.guest(other.id), late_ip).strip() == "vm-trunk"
+    # its address only: the default route stays the parent's
+    default = dp.ssh(guest, parent_ip, "ip route | grep ^default").stdout
+    assert "dev eth0" in default and "eth0.10" not in default, default
+    dp.sdk.network.delete_trunk_subports(trunk, [{"port_id": late.id}])
+    assert eventually(lambda: "eth0.102" not in dp.ssh(guest, parent_ip, "ip -o link").stdout,
                       timeout=30)
