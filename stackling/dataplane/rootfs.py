@@ -241,9 +241,11 @@ while [ ! -e /run/.metadata-done ] && [ $t -lt 200 ]; do sleep 0.2; t=$((t + 2))
 if grep -qiE "\"(ethernet|vlan)_mac_address\": \"$mac\"" /run/network_data.json 2>/dev/null; then
   tr '{' '\n' < /run/network_data.json > "$data"; got=1
 fi
+md=169.254.169.254  # (an IPv6-only guest's metadata is on its first NIC's link)
+ip -4 route get $md >/dev/null 2>&1 || md=fe80::a9fe:a9fe%eth0
 while [ -z "$got" ] && [ $t -lt 200 ]; do  # a NIC plugged later, or no answer at boot
-  printf 'GET /openstack/latest/network_data.json HTTP/1.0\r\nHost: 169.254.169.254\r\n\r\n' \
-    | nc -w 2 169.254.169.254 80 2>/dev/null | tr '{' '\n' > "$data"
+  printf 'GET /openstack/latest/network_data.json HTTP/1.0\r\nHost: metadata\r\n\r\n' \
+    | nc -w 2 "$md" 80 2>/dev/null | tr '{' '\n' > "$data"
   grep -q '"ethernet_mac_address"' "$data" && got=1 || { sleep 1; t=$((t + 10)); }
 done
 if [ -n "$got" ]; then

@@ -36,8 +36,9 @@ def test_one_worker_owns_the_dataplane_and_another_takes_over(
     holder = _holder(dp.cloud.database_url)
     assert holder is not None and holder[1]
     owner_pid = int(holder[0].split(":")[1])
-    workers = _children(dp.cloud.proc.pid)
-    assert owner_pid in workers  # a worker process of the service
+    # a worker process of the service (forked by its forkserver, a child of the service)
+    workers = [w for c in _children(dp.cloud.proc.pid) for w in [c, *_children(c)]]
+    assert owner_pid in workers
     # every worker but the owner holds no dataplane object: the guests' launchers and the
     # dnsmasqs were started by the owner only (a launcher's parent is the owner or init)
     for pid in _launchers(dp.prefix):
