@@ -64,7 +64,7 @@ done
 # The metadata service: 169.254.169.254 where DHCPv4 routed it; with no IPv4 route to it (an
 # IPv6-only guest) fe80::a9fe:a9fe on the first NIC, as Neutron serves IPv6-only networks,
 # once the NIC's own link-local address (the source the service knows it by) is usable
-MD=169.254.169.254 MDHOST=169.254.169.254
+MD=169.254.169.254 MDHOST=169.254.169.254 MDWAIT=10
 if ! ip -4 route get $MD >/dev/null 2>&1; then
   for nic in $nics; do
     i=0
@@ -72,13 +72,15 @@ if ! ip -4 route get $MD >/dev/null 2>&1; then
       case "$(ip -6 addr show dev "$nic" scope link)" in *tentative*|"") ;; *) break ;; esac
       sleep 0.1; i=$((i + 1))
     done
-    MD="fe80::a9fe:a9fe%$nic" MDHOST="[fe80::a9fe:a9fe]"; break
+    # (a connect there takes milliseconds; where nothing has the address it takes the
+    # whole wait, which a guest on a subnet without DHCP pays once)
+    MD="fe80::a9fe:a9fe%$nic" MDHOST="[fe80::a9fe:a9fe]" MDWAIT=2; break
   done
 fi
 # busybox's static wget crashes in a chroot without NSS: plain HTTP/1.0 over nc instead
 # (1: not there, 2: no answer, or 403: the service does not know this guest's address yet)
 fetch() {
-  nc -w 10 "$MD" 80 > /tmp/.md 2>/dev/null <<EOT
+  nc -w $MDWAIT "$MD" 80 > /tmp/.md 2>/dev/null <<EOT
 GET /$1 HTTP/1.0$CR
 Host: $MDHOST$CR
 $CR
@@ -95,15 +97,16 @@ EOT
 # As cloud-init: every document is asked for again while the service does not answer (up to
 # 60 s each, as long as the guest has an IPv4 route to it), so a busy cloud never boots a
 # guest without its key; one answered ask does not make the next one's timeout fatal. Over
-# IPv6 a link where nothing has answered after 4 asks has no metadata service (an IPv6
-# subnet without DHCP has none, as Neutron's): the boot stops asking
+# IPv6 (asked only once DHCPv4 has had its 20 s, the service's socket long open) a link
+# where nothing answers the first ask has no metadata service (an IPv4 subnet without
+# DHCP, or an IPv6 one: no DHCP namespace, as Neutron's): the boot stops asking
 fetch_md() {
   tries=120
   while [ -n "$MD" ]; do
     fetch "$1" "$2"; rc=$?
     [ $rc -eq 2 ] || return $rc
     case "$MD" in
-      *%*) [ "$code" = 403 ] || [ $tries -gt 116 ] || { MD=""; return 2; } ;;
+      *%*) [ "$code" = 403 ] || { MD=""; return 2; } ;;
       *) ip -4 route get "$MD" >/dev/null 2>&1 || return 2 ;;
     esac
     [ $tries -gt 0 ] || return 2
