@@ -137,6 +137,8 @@ def expected(d: desired_.Desired, names: Names, trunks: list[dict] | None = None
                 advertised.append((role + port["id"][:11], port))
         if ipv6 is not None and ipv6.radvd_config(d, advertised):
             inv.radvd.add(router_id)
+    trunk_mod = _feature("trunks")
+    subports = trunk_mod.subports_of(trunks or []) if trunk_mod is not None else {}
     for server in d.servers.values():
         if server["state"] == "off":
             continue
@@ -144,14 +146,12 @@ def expected(d: desired_.Desired, names: Names, trunks: list[dict] | None = None
         inv.namespaces.add(ns)
         inv.link(ns, "lo")
         inv.tables[ns] = {f"inet {table}"} | ({f"inet {table}-qos"} if qos is not None else set())
-        if _feature("trunks") is not None:  # the sub-ports' security groups (trunks.py)
+        if trunk_mod is not None:  # the sub-ports' security groups (trunks.py)
             inv.tables[ns].add(f"inet {table}-trunk")
         inv.guests.add(server["id"])
         ports = [p for p in d.by_device.get(server["id"], [])
                  if p["device_owner"].startswith("compute:") and p["network_id"] in bridges
                  and (plan is None or p["id"] in plan.placement)]
-        subports = _feature("trunks").subports_of(trunks or []) \
-            if _feature("trunks") is not None else {}
         for i, port in enumerate(ports):
             if plug(port, ns, f"eth{i}"):
                 for sub in subports.get(port["id"], []):

@@ -96,8 +96,8 @@ class MetadataServers:
 
     def __init__(self, lookup: Lookup) -> None:
         self.lookup = lookup
-        self.servers: dict[tuple[str, int], ThreadingHTTPServer] = {}
-        self._bound: dict[tuple[str, int], object] = {}  # what each socket was bound to
+        # (network, IP version) -> its server and what its socket was bound to
+        self.servers: dict[tuple[str, int], tuple[ThreadingHTTPServer, object]] = {}
 
     def networks(self) -> set[str]:
         return {network_id for network_id, _ in self.servers}
@@ -107,7 +107,7 @@ class MetadataServers:
         """Listening, once; again when `bound_to` changed (an IPv6 socket is bound to its
         link's index, which a link plugged anew does not have)."""
         if (network_id, version) in self.servers:
-            if self._bound.get((network_id, version)) == bound_to:
+            if self.servers[(network_id, version)][1] == bound_to:
                 return
             self.stop(network_id, (version,))
         sock = make_socket()
@@ -142,13 +142,11 @@ class MetadataServers:
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, name=f"metadata-{network_id[:8]}",
                          daemon=True).start()
-        self.servers[(network_id, version)] = server
-        self._bound[(network_id, version)] = bound_to
+        self.servers[(network_id, version)] = (server, bound_to)
 
     def stop(self, network_id: str, versions: tuple[int, ...] = (4, 6)) -> None:
         for version in versions:
-            server = self.servers.pop((network_id, version), None)
-            self._bound.pop((network_id, version), None)
+            server, _ = self.servers.pop((network_id, version), (None, None))
             if server is not None:
                 server.shutdown()
                 server.server_close()

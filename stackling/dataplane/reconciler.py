@@ -284,10 +284,14 @@ class Reconciler:
                     body = documents(server, mine, d.subnets, d.networks)
                     body = trunk_ports.with_vlans(body, mine, self.extras.trunks, d.ports,
                                                   d.networks)
-                    # its addresses on this network: IPv4, and IPv6's link-local (the
-                    # EUI-64 of its MAC, as anti-spoofing allows) and fixed ones
-                    for ip in [ip for _, ip in d.ipv4(p)] + [ip for _, ip in ipv6.ipv6(d, p)] \
-                            + [str(netaddr.EUI(p["mac_address"]).ipv6_link_local())]:
+                    # its addresses on this network: IPv4, and where the IPv6 socket
+                    # listens its link-local (the EUI-64 of its MAC, as anti-spoofing
+                    # allows) and fixed IPv6 ones
+                    sources = [ip for _, ip in d.ipv4(p)]
+                    if metadata6:
+                        sources += [ip for _, ip in ipv6.ipv6(d, p)]
+                        sources.append(str(netaddr.EUI(p["mac_address"]).ipv6_link_local()))
+                    for ip in sources:
                         docs[(net_id, ip)] = body
             cfg = DhcpConfig(net_id, "tap*" if per_subnet else "tap0", server_ip,
                              net.get("mtu") or 1500,

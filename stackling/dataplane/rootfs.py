@@ -59,13 +59,14 @@ for nic in $nics; do
   ipv6_pre "$nic"
   ip link set "$nic" up
   udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S -s /sbin/dhcp-event \
-    -x hostname:"$name" 2>&1 || echo "udhcpc: no lease on $nic"
+    -x hostname:"$name" 2>&1 && v4=1 || echo "udhcpc: no lease on $nic"
 done
-# The metadata service: 169.254.169.254 where DHCPv4 routed it; with no IPv4 route to it (an
-# IPv6-only guest) fe80::a9fe:a9fe on the first NIC, as Neutron serves IPv6-only networks,
-# once the NIC's own link-local address (the source the service knows it by) is usable
+# The metadata service: 169.254.169.254 where DHCPv4 routed it; with no IPv4 lease (an
+# IPv6-only guest: no IPv4 route to it) fe80::a9fe:a9fe on the first NIC, as Neutron serves
+# IPv6-only networks, once the NIC's link-local address (the source the service knows it
+# by) is usable
 MD=169.254.169.254 MDHOST=169.254.169.254 MDWAIT=10
-if ! ip -4 route get $MD >/dev/null 2>&1; then
+if [ -z "$v4" ]; then
   for nic in $nics; do
     i=0
     while [ $i -lt 30 ]; do
@@ -244,8 +245,9 @@ while [ ! -e /run/.metadata-done ] && [ $t -lt 200 ]; do sleep 0.2; t=$((t + 2))
 if grep -qiE "\"(ethernet|vlan)_mac_address\": \"$mac\"" /run/network_data.json 2>/dev/null; then
   tr '{' '\n' < /run/network_data.json > "$data"; got=1
 fi
-md=169.254.169.254  # (an IPv6-only guest's metadata is on its first NIC's link)
-ip -4 route get $md >/dev/null 2>&1 || md=fe80::a9fe:a9fe%eth0
+if [ -z "$got" ]; then  # (an IPv6-only guest's metadata is on its first NIC's link)
+  md=169.254.169.254; ip -4 route get $md >/dev/null 2>&1 || md=fe80::a9fe:a9fe%eth0
+fi
 while [ -z "$got" ] && [ $t -lt 200 ]; do  # a NIC plugged later, or no answer at boot
   printf 'GET /openstack/latest/network_data.json HTTP/1.0\r\nHost: metadata\r\n\r\n' \
     | nc -w 2 "$md" 80 2>/dev/null | tr '{' '\n' > "$data"
