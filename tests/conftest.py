@@ -16,7 +16,6 @@ and each worker has its own databases (uuid names), data directories (tmp_path) 
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import shutil
@@ -34,12 +33,6 @@ import httpx
 import pytest
 
 from tests.openstack_cli import Zygote, shorten_sdk_polls
-
-# The in-process API tests make millions of short-lived objects; with the default young
-# generation (700) the collector ran so often that a larger one took 11 % off a pytest
-# worker's CPU (32.1 -> 28.6 s user on the fuzz, policy-matrix and network modules). The
-# suite is CPU-bound on 2 cores, so that is wall time. Test processes only.
-gc.set_threshold(100_000, 50, 100)
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
