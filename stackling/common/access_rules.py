@@ -101,22 +101,43 @@ def enforce(rules: Iterable[Any] | None, service_type: str, method: str, prefix:
         raise Unauthorized("The request you have made requires authentication.")
 
 
-def validation_error(rule: Any) -> str | None:
-    """Why `rule` is not an access rule Keystone would store (None when it is one)."""
+# Keystone's schema for one rule (application_credential/schema.py): every property a
+# string when present, `service` and `id` an id string, `method` an HTTP verb, `path` from
+# the root; nothing else.
+_PATH_PATTERN = r"^\/.*"
+_METHOD_PATTERN = r"^(POST|GET|HEAD|PATCH|PUT|DELETE)$"
+_ID_PATTERN = r"^[a-zA-Z0-9-]+$"
+
+
+def _string_error(value: Any, pattern: str, max_length: int, min_length: int = 0) -> str | None:
+    """jsonschema's message for a string property `value` that breaks its schema."""
+    if not isinstance(value, str):
+        return f"{value!r} is not of type 'string'"
+    if len(value) < min_length:
+        return f"{value!r} is too short"
+    if len(value) > max_length:
+        return f"{value!r} is too long"
+    if not re.search(pattern, value):
+        return f"{value!r} does not match {pattern!r}"
+    return None
+
+
+def validation_error(rule: Any) -> tuple[str | None, str] | None:
+    """Why `rule` is not an access rule Keystone would store, as its schema says it (the
+    property at fault, or None for the rule itself, and jsonschema's message); None when
+    it is one. A property given as null is of the wrong type, as in Keystone."""
     if not isinstance(rule, dict):
-        return "each access rule must be an object"
-    unknown = set(rule) - {"id", "service", "method", "path"}
+        return None, f"{rule!r} is not of type 'object'"
+    checks = {"path": (_PATH_PATTERN, 225, 0), "method": (_METHOD_PATTERN, 2**31, 0),
+              "service": (_ID_PATTERN, 64, 1), "id": (_ID_PATTERN, 64, 1)}
+    for key, (pattern, longest, shortest) in checks.items():  # in the schema's order
+        if key in rule:
+            why = _string_error(rule[key], pattern, longest, shortest)
+            if why:
+                return key, why
+    unknown = sorted(set(rule) - set(checks), key=str)
     if unknown:
-        return f"unexpected access rule properties: {', '.join(sorted(map(str, unknown)))}"
-    path, method, service = rule.get("path"), rule.get("method"), rule.get("service")
-    if path is not None and (not isinstance(path, str) or not path.startswith("/")
-                             or len(path) > 225):
-        return f"{path!r} is not a valid access rule path"
-    if method is not None and method not in METHODS:
-        return f"{method!r} is not a valid access rule method"
-    if service is not None and (not isinstance(service, str)
-                                or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", service)):
-        return f"{service!r} is not a valid service type"
-    if "id" in rule and not isinstance(rule["id"], str):
-        return f"{rule['id']!r} is not a valid access rule id"
+        names = ", ".join(repr(k) for k in unknown)
+        return None, (f"Additional properties are not allowed ({names} "
+                      f"{'was' if len(unknown) == 1 else 'were'} unexpected)")
     return None

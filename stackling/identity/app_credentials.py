@@ -89,9 +89,11 @@ def resolve_access_rules(db: Session, user_id: str, requested: list[Any] | None
     fields = ("service", "method", "path")
     rules: list[dict[str, str]] = []
     for i, rule in enumerate(requested or []):
-        why = access_rules.validation_error(rule)
-        if why:
-            raise BadRequest(f"Invalid input for field 'access_rules/{i}': {why}")
+        wrong = access_rules.validation_error(rule)
+        if wrong:
+            field, why = wrong
+            where = f"access_rules/{i}" + (f"/{field}" if field else "")
+            raise BadRequest(f"Invalid input for field '{where}': {why}")
         if not all(k in rule for k in fields):
             if "id" not in rule:
                 raise BadRequest(f"Invalid input for field 'access_rules/{i}': service, "

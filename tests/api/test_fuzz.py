@@ -7,7 +7,8 @@ without listing them here. Each route gets malformed path ids, hostile query str
 bodies built from the schemas with one value at a time replaced by something hostile,
 plus, per route, each string field in turn a lone surrogate, a surrogate key and a body
 that is not UTF-8; the cases of a route are a fixed sample seeded by the route, so a
-failure reproduces.
+failure reproduces. Nested bodies no flat spec reaches (SHAPES: application credential
+access rules) have every leaf replaced by every one of a few wrong shapes.
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ QUERIES = [
     "changes-since=yesterday", "member_of=in:%00", "resources=VCPU:" + "9" * 30,
     "required=%00", "in_tree=x", "uuid=x", "tags=%00", "visibility=x", "protected=maybe",
 ]
+# Nested bodies the flat specs never reach (objects in a list in the envelope): each leaf
+# in turn is every one of SHAPE_VALUES, none sampled away. `{self}` is the caller's own
+# user id (a user makes its application credentials itself only).
+SHAPES: list[tuple[str, str, dict[str, Any]]] = [
+    ("POST", "/identity/v3/users/{self}/application_credentials", {"application_credential": {
+        "name": "fuzz-shapes", "access_rules": [
+            {"service": "compute", "method": "GET", "path": "/v2.1/servers"}]}}),
+]
+SHAPE_VALUES: list[Any] = [None, [], {}, ["x"], {"x": 1}, "", 7, True]
 SCHEMA_MODULES = {
     "compute": ["stackling.compute.schemas"],
     "placement": ["stackling.placement.schemas"],
@@ -409,6 +419,12 @@ def cases(api: Any) -> Iterator[tuple[str, str, Any, dict[str, str]]]:
                 routes.append((order.get(method, 6), service, route, method, schemas))
     routes.sort(key=lambda r: (r[0], r[1].prefix, r[2].path))
     fuzzed_paths: set[str] = set()
+    own_id = api.get("/identity/v3/auth/tokens", headers={
+        "X-Subject-Token": api.token("admin")}).json()["token"]["user"]["id"]
+    for method, template, base in SHAPES:
+        for path in leaf_paths(base):
+            for value in SHAPE_VALUES if path else []:
+                yield method, template.replace("{self}", own_id), replaced(base, path, value), {}
     for _, service, route, method, schemas in routes:
         rng = random.Random(f"{service.name} {method} {route.path}")
         template = service.prefix + route.path
