@@ -203,14 +203,24 @@ def authenticate(db: Session, expiration: int, identity: dict[str, Any],
     if not logic.verify_password(ref["secret"], cred.secret_hash if cred else None,
                                  rounds) or cred is None:
         raise Unauthorized("Invalid application credential.")
-    now = dt.datetime.now(dt.UTC)
-    if cred.expires_at is not None and cred.expires_at <= now:
-        raise Unauthorized("Application credential has expired.")
     user = db.get(User, cred.user_id)
     project = db.get(Project, cred.project_id)
     domain = db.get(Domain, user.domain_id) if user else None
     if (user is None or not user.enabled or domain is None or not domain.enabled
             or project is None or not project.enabled):
+        raise Unauthorized()
+    return token_data(db, cred, user, project, [METHOD], expiration)
+
+
+def token_data(db: Session, cred: ApplicationCredential, user: User, project: Project,
+               methods: list[str], expiration: int) -> tokens.TokenData:
+    """A token of the credential (its password-less login, or an EC2 login bound to it):
+    the credential's roles the user still holds on its project, no longer than it lives;
+    its access rules follow the token (`app_cred_id`)."""
+    now = dt.datetime.now(dt.UTC)
+    if cred.expires_at is not None and cred.expires_at <= now:
+        raise Unauthorized("Application credential has expired.")
+    if cred.user_id != user.id or cred.project_id != project.id:
         raise Unauthorized()
     held = user_role_ids(db, user.id, project.id)
     roles = [r for r in logic.expand_implied(db, cred.roles) if r in held]
@@ -221,7 +231,7 @@ def authenticate(db: Session, expiration: int, identity: dict[str, Any],
     if cred.expires_at is not None:
         expires = min(expires, cred.expires_at)
     return tokens.TokenData(
-        user_id=user.id, methods=[METHOD], issued_at=now, expires_at=expires,
+        user_id=user.id, methods=methods, issued_at=now, expires_at=expires,
         audit_ids=[tokens.new_audit_id()], project_id=project.id, project_name=project.name,
         project_domain_id=project.domain_id, roles=names, user_domain_id=user.domain_id,
         user_name=user.name, app_cred_id=cred.id)

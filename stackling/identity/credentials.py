@@ -3,7 +3,11 @@
 with the /v3/ec2tokens login that checks a request's signature against them.
 
 Blobs are stored as given (Keystone encrypts them with its own credential keys; see
-docs/security.md)."""
+docs/security.md), but for what an EC2 blob is bound to: `trust_id` and `app_cred_id`
+are those of the token that made the credential, so that its logins are that trust's or
+that application credential's again, and never ones the blob names (Keystone sets them
+from the token too, but keeps a blob's own; its login then refuses a trust whose trustee
+is not the owner). A PATCH changes neither (Keystone's 400)."""
 
 from __future__ import annotations
 
@@ -18,14 +22,18 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from stackling.common.errors import BadRequest, Conflict, NotFound, Unauthorized
-from stackling.identity import ec2, logic, tokens, trusts
+from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
+from stackling.identity import app_credentials, ec2, logic, tokens, trusts
 from stackling.identity.delegation_models import Credential
+from stackling.identity.group_appcred_models import ApplicationCredential
 from stackling.identity.logic import USER_PROJECT
 from stackling.identity.models import Domain, Project, User
 
 EC2 = "ec2"
 EC2_TTL = dt.timedelta(minutes=15)  # Keystone's [credential] auth_ttl
+# What an EC2 blob is bound to, set from the creating token only (Keystone's keys; OAuth1's
+# access_token_id has no token here to come from, so a blob never carries one)
+BOUND = ("trust_id", "app_cred_id", "access_token_id")
 
 
 def _expecting(attribute: str, target: str) -> BadRequest:
@@ -67,23 +75,29 @@ def list_credentials(db: Session, *, user_id: str | None = None,
     return list(db.scalars(stmt))
 
 
-def with_trust(blob: str, trust_id: str) -> str:
-    """An EC2 blob carrying the trust it was made under."""
-    return json.dumps({**_ec2_blob(blob), "trust_id": trust_id})
+def _bound(blob: dict[str, Any]) -> dict[str, Any]:
+    return {k: blob[k] for k in BOUND if blob.get(k) is not None}
 
 
-def create(db: Session, values: dict[str, Any]) -> Credential:
+def create(db: Session, values: dict[str, Any], *, trust_id: str | None = None,
+           app_cred_id: str | None = None) -> Credential:
+    """A new credential; an EC2 one is bound to the trust or application credential of
+    the token that makes it (`trust_id`, `app_cred_id`), and to nothing its blob names."""
     logic.get_user(db, values["user_id"])
     cred_id = uuid.uuid4().hex
+    blob_text = values["blob"]
     if values["type"] == EC2:
-        blob = _ec2_blob(values["blob"])
+        blob = _ec2_blob(blob_text)
         if not values.get("project_id"):
             raise _expecting("project_id", "credential")
         cred_id = ec2_id(blob["access"])
+        given = {k: v for k, v in blob.items() if k not in BOUND or v is None}
+        bound = {"trust_id": trust_id, "app_cred_id": app_cred_id}
+        blob_text = json.dumps({**given, **{k: v for k, v in bound.items() if v}})
     if values.get("project_id"):
         logic.get_project(db, values["project_id"])
     cred = Credential(id=cred_id, user_id=values["user_id"], project_id=values.get("project_id"),
-                      type=values["type"], blob=values["blob"], extra=values.get("extra") or {})
+                      type=values["type"], blob=blob_text, extra=values.get("extra") or {})
     try:
         with db.begin_nested():
             db.add(cred)
@@ -96,9 +110,17 @@ def create(db: Session, values: dict[str, Any]) -> Credential:
 def update(db: Session, cred: Credential, values: dict[str, Any]) -> Credential:
     kind = values.get("type", cred.type)
     blob = values.get("blob", cred.blob)
-    if kind == EC2 and ec2_id(_ec2_blob(blob)["access"]) != cred.id:
-        # the id is the access key's hash: changing the key would orphan the id
-        raise BadRequest("Credential ID and EC2 access key do not match.")
+    if kind == EC2:
+        # what it is bound to stays (Keystone's check); a credential that was not an EC2
+        # one is bound to nothing, so it becomes one bound to nothing
+        was = _bound(ec2_blob(cred)) if cred.type == EC2 else {}
+        now = _bound(_ec2_blob(blob))
+        for key in BOUND:
+            if was.get(key) != now.get(key):
+                raise BadRequest(f"{key} can not be updated for credential")
+        if ec2_id(_ec2_blob(blob)["access"]) != cred.id:
+            # the id is the access key's hash: changing the key would orphan the id
+            raise BadRequest("Credential ID and EC2 access key do not match.")
     if values.get("user_id"):
         logic.get_user(db, values["user_id"])
         cred.user_id = values["user_id"]
@@ -121,12 +143,14 @@ def ec2_blob(cred: Credential) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def create_ec2(db: Session, user: User, project_id: str, trust_id: str | None = None
-               ) -> Credential:
+def create_ec2(db: Session, user: User, project_id: str, *, trust_id: str | None = None,
+               app_cred_id: str | None = None) -> Credential:
+    """An OS-EC2 access/secret pair, bound as `create` binds (Keystone's blob always has a
+    `trust_id`, null when none)."""
     logic.get_project(db, project_id)
-    blob = {"access": uuid.uuid4().hex, "secret": uuid.uuid4().hex, "trust_id": trust_id}
+    blob = {"access": uuid.uuid4().hex, "secret": uuid.uuid4().hex, "trust_id": None}
     return create(db, {"user_id": user.id, "project_id": project_id, "type": EC2,
-                       "blob": json.dumps(blob)})
+                       "blob": json.dumps(blob)}, trust_id=trust_id, app_cred_id=app_cred_id)
 
 
 def get_ec2(db: Session, user_id: str, access: str) -> Credential:
@@ -163,10 +187,28 @@ def ec2_token_data(db: Session, creds: dict[str, Any], expiration: int,
     if ec2.check_timestamp(creds, EC2_TTL, now):
         raise Unauthorized()  # the request is too old, or its timestamp unreadable
     if blob.get("trust_id"):
-        # made with a trust-scoped token: the token is the trust's again (for the trustee)
+        # made with a trust-scoped token: the token is the trust's again, for its trustee;
+        # the credential is the trustee's, or, made while impersonating, the trustor's.
+        # Anyone else's naming the trust logs in as nobody (Keystone: not a trustee, 403)
         trust = trusts.get(db, str(blob["trust_id"]))
-        trustee = db.get(User, trust.trustee_user_id) or user
+        if user.id not in {trust.trustee_user_id,
+                           *((trust.trustor_user_id,) if trust.impersonation else ())}:
+            raise Forbidden()
+        trustee = db.get(User, trust.trustee_user_id)
+        if trustee is None:
+            raise Unauthorized()
         return trusts.token_data(db, trustee, trust.id, ["ec2credential"], expiration)
+    if blob.get("app_cred_id"):
+        # made with an application credential's token: the login is that credential's
+        # (its roles, access rules and expiry), and ends with it
+        app_cred = db.get(ApplicationCredential, str(blob["app_cred_id"]))
+        if app_cred is None:
+            raise Unauthorized()
+        try:
+            return app_credentials.token_data(db, app_cred, user, project, ["ec2credential"],
+                                              expiration)
+        except Unauthorized:
+            raise Unauthorized() from None  # an EC2 login's 401 never says why
     roles = logic.effective_roles(db, USER_PROJECT, user.id, project.id)
     if not roles:
         raise Unauthorized()  # User not valid for project

@@ -82,9 +82,9 @@ def create_credential(rq: ApiRequest) -> Any:
     caller = _not_from_ec2(rq, "create_credential")
     if body["type"] == credentials.EC2:
         body["project_id"] = body.get("project_id") or rq.ctx.project_id
-        if caller.trust_id:  # its EC2 logins will be the trust's again (as Keystone)
-            body["blob"] = credentials.with_trust(body["blob"], caller.trust_id)
-    cred = credentials.create(rq.db, {**body, "extra": _extra(body)})
+    # an EC2 credential's logins are the caller's trust's or application credential's again
+    cred = credentials.create(rq.db, {**body, "extra": _extra(body)}, trust_id=caller.trust_id,
+                              app_cred_id=caller.app_cred_id)
     return 201, {"credential": credential_view(rq, cred)}
 
 
@@ -137,7 +137,8 @@ def ec2_create(rq: ApiRequest) -> Any:
                          "property")
     check(body, EC2_SPEC, allow_extra=True)
     caller = _not_from_ec2(rq, "ec2_create_credential")
-    cred = credentials.create_ec2(rq.db, user, body["tenant_id"], caller.trust_id)
+    cred = credentials.create_ec2(rq.db, user, body["tenant_id"], trust_id=caller.trust_id,
+                                  app_cred_id=caller.app_cred_id)
     return 201, {"credential": ec2_view(rq, cred)}
 
 
