@@ -244,6 +244,15 @@ class DataplaneSettings:
     driver: str = "none"  # or "netns"
     resync_interval: float = 2.0  # seconds between full passes besides the wake-ups
     lease_ttl: float = 10.0  # seconds a dead owner keeps the dataplane before another takes it
+    # The metadata service's bounds (metadata.py), as Neutron's haproxy metadata proxy sets
+    # them: connections a guest (a source address on a network) may hold open, and all of
+    # this process's; seconds a connection may wait before its request starts, and for the
+    # request line and headers once it has; their size at most (431 or 414 beyond)
+    metadata_connections_per_guest: int = 50
+    metadata_connections: int = 1000
+    metadata_idle_timeout: float = 10.0
+    metadata_request_timeout: float = 10.0
+    metadata_request_bytes: int = 8192
 
 
 @dataclass
