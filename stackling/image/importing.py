@@ -10,7 +10,6 @@ the request's transaction: a failure leaves the image `uploading` with its stage
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +18,12 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from stackling.common import storage
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow
 from stackling.common.errors import ApiError, BadRequest, Conflict
 from stackling.image import stores, tasks, web_download
+from stackling.image.errors import StorageMediaFull
 from stackling.image.logic import get_image
 from stackling.image.models import Image
 from stackling.image.stores import SINGLE, Stores, UnknownStore
@@ -77,18 +78,15 @@ def stage(db: Session, ctx: RequestContext, image_id: str, data: Iterable[bytes]
     if image.status != "queued":
         raise Conflict(f"Image status transition from {image.status} to uploading is not "
                        "allowed")
-    target = staging_path(data_dir, image_id)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{image_id}.{uuid.uuid4().hex}.tmp")
     try:
-        # The data first, to a private file: no row lock is held while it streams in.
-        with open(tmp, "wb") as fh:
+        # The data first, to a private file: no row lock is held while it streams in; it
+        # becomes the staged data once the image is `uploading`.
+        with storage.new_file(staging_path(data_dir, image_id)) as fh:
             for chunk in data:
                 fh.write(chunk)
-        _transition(db, image, "queued", "uploading")
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
+            _transition(db, image, "queued", "uploading")
+    except storage.StorageFull:
+        raise StorageMediaFull() from None  # nothing staged: the image stays queued
 
 
 def parse_import_body(body: Any, configured: Stores,
@@ -207,7 +205,15 @@ def _activate(db: Session, ctx: RequestContext, image: Image, staged: Path, data
                     raise
                 failed.append(store)
     except OSError as exc:
-        stores.discard(data_dir, image.id)
+        # Not imported (the request rolls back): the copies made go, and the data goes
+        # back to staging, where the image (`uploading` again) finds it for another try.
+        for store in req.stores[1:]:
+            stores.path(data_dir, configured, store, image.id).unlink(missing_ok=True)
+        first = stores.path(data_dir, configured, req.stores[0], image.id)
+        if first.exists():
+            first.replace(staged)
+        if isinstance(exc, storage.StorageFull):
+            raise StorageMediaFull() from None
         raise Conflict(f"Image import failed: {exc}") from None
     image.properties = {**(image.properties or {}), IMPORTING: "",
                         FAILED: ",".join(sorted(failed))}
@@ -242,7 +248,11 @@ def import_web_download(db: Session, ctx: RequestContext, image_id: str, body: d
         tasks.record_import(db, ctx, image.id, request, status="failure", message=str(exc))
         return
     _transition(db, image, "queued", "importing")  # of two concurrent imports, one runs
-    _activate(db, ctx, image, staged, data_dir, request, configured, req)
+    try:
+        _activate(db, ctx, image, staged, data_dir, request, configured, req)
+    except ApiError:
+        staged.unlink(missing_ok=True)  # not staged by the user: nothing to keep
+        raise
 
 
 def copy_image(db: Session, ctx: RequestContext, image_id: str, req: ImportRequest,

@@ -11,13 +11,13 @@ Images are returned as read-only records (`id`, `name`, `status`, `min_ram`, `mi
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from stackling.common import storage
 from stackling.common.context import RequestContext
 from stackling.image import logic
 from stackling.image.logic import ImageNotFound
@@ -96,8 +96,8 @@ def _data_dir(db: Session) -> Path | None:
 def _link(source: Path, target: Path) -> None:
     try:
         os.link(source, target)
-    except OSError:  # another file system, or links not allowed: a copy
-        shutil.copyfile(source, target)
+    except OSError:  # another file system, or links not allowed: a whole copy, or none
+        storage.copy_file(source, target)
 
 
 def instance_images(db: Session, project_id: str, instance_uuid: str, *,

@@ -13,11 +13,13 @@ from typing import Any, BinaryIO
 from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session
 
+from stackling.common import storage
 from stackling.common.context import RequestContext
 from stackling.common.db import unique_or, utcnow
 from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound
 from stackling.common.listing import ListParams, Page, paginate
 from stackling.image import filtering, members, validation
+from stackling.image.errors import StorageMediaFull
 from stackling.image.models import Image
 
 # Columns an API body may set; anything else is a free-form property.
@@ -221,19 +223,16 @@ def upload_image(db: Session, ctx: RequestContext, image_id: str, data: Iterable
     if not image.disk_format or not image.container_format:
         raise BadRequest("Properties disk_format, container_format must be set prior to "
                          "saving data.")
-    data_dir.mkdir(parents=True, exist_ok=True)
-    tmp = data_dir / f".{image_id}.{uuid.uuid4().hex}.tmp"
     md5, sha512, size = hashlib.md5(usedforsecurity=False), hashlib.sha512(), 0
     try:
-        with open(tmp, "wb") as fh:
+        with storage.new_file(data_dir / image_id) as fh:
             for chunk in data:
                 fh.write(chunk)
                 md5.update(chunk)
                 sha512.update(chunk)
                 size += len(chunk)
-        tmp.replace(data_dir / image_id)
-    finally:
-        tmp.unlink(missing_ok=True)
+    except storage.StorageFull:
+        raise StorageMediaFull() from None  # nothing written: the image stays queued
     image.size = size
     image.checksum = md5.hexdigest()
     image.os_hash_algo = "sha512"

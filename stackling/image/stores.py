@@ -11,12 +11,11 @@ the single store does (<data_dir>/images/<id>), the others under
 
 from __future__ import annotations
 
-import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stackling.common import storage
 from stackling.common.errors import BadRequest
 from stackling.image.models import Image
 
@@ -106,14 +105,7 @@ def copy_into(data_dir: Path, stores: Stores, image: Image, store: str) -> None:
         if image.size:
             raise FileNotFoundError(f"Image {image.id} has no data in any of its stores")
         return
-    target = path(data_dir, stores, store, image.id)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{image.id}.{uuid.uuid4().hex}.tmp")
-    try:
-        shutil.copyfile(src, tmp)
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    storage.copy_file(src, path(data_dir, stores, store, image.id))  # StorageFull | OSError
 
 
 def place(data_dir: Path, stores: Stores, image: Image, written: Path,
