@@ -134,13 +134,29 @@ class OrchestrationSettings:
 
 @dataclass
 class ImageSettings:
-    """Glance's import filtering for `web-download` ([import_filtering_opts]), narrowed: the
-    hosts a URI may name (Glance's allowed_hosts, whose own default allows any host on
-    ports 80 and 443). Whatever this lists, the address it resolves to must be loopback."""
+    """Glance's import filtering for `web-download` ([import_filtering_opts], its defaults),
+    applied to the URI, to every redirect and to every address the host resolves to
+    (image/web_download.py). An allowed list, when not empty, makes its disallowed list
+    ignored, as Glance's. Beyond Glance, addresses off the public internet (loopback,
+    private, link-local, ...) are refused unless in `web_download_allowed_networks`: a local
+    mirror needs its network there and its port in `web_download_allowed_ports`."""
 
-    web_download_allowed_hosts: list[str] = field(
-        default_factory=lambda: ["127.0.0.1", "localhost", "::1"])
-    web_download_allowed_schemes: list[str] = field(default_factory=lambda: ["http"])
+    web_download_allowed_schemes: list[str] = field(default_factory=lambda: ["http", "https"])
+    web_download_disallowed_schemes: list[str] = field(default_factory=list)
+    # host names or addresses (empty: any host not disallowed)
+    web_download_allowed_hosts: list[str] = field(default_factory=list)
+    web_download_disallowed_hosts: list[str] = field(default_factory=list)
+    web_download_allowed_ports: list[int] = field(default_factory=lambda: [80, 443])
+    web_download_disallowed_ports: list[int] = field(default_factory=list)
+    # CIDRs off the public internet that may be fetched from (e.g. ["127.0.0.1/32"]).
+    web_download_allowed_networks: list[str] = field(default_factory=list)
+    # Seconds a whole fetch may take (connecting, redirects, headers and body); 0: no limit.
+    web_download_timeout: float = 3600.0
+    # Bytes a second the body must average once web_download_read_timeout has passed
+    # (0: no minimum).
+    web_download_min_rate: int = 16384
+    # Seconds to connect, or without a byte from the server.
+    web_download_read_timeout: float = 30.0
     # Glance's enabled_backends, every one a local `file` store here (e.g. "fast,cheap"):
     # set, Glance's multi-store API is on (`stores` on images, the copy-image import
     # method, `X-Image-Meta-Store`). Empty: one store `file` and no multi-store.
@@ -149,6 +165,16 @@ class ImageSettings:
     # data where the single store does (<data_dir>/images), the others under
     # <data_dir>/images/stores/<id>.
     default_store: str = ""
+
+    def __post_init__(self) -> None:
+        import ipaddress
+
+        for i, net in enumerate(self.web_download_allowed_networks):
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError:
+                raise SettingsError(f"image.web_download_allowed_networks[{i}]: {net!r} is "
+                                    "not a network (CIDR)") from None
 
 
 @dataclass

@@ -28,7 +28,7 @@ from stackling.image.logic import get_image
 from stackling.image.models import Image
 from stackling.image.stores import SINGLE, Stores, UnknownStore
 
-# web-download from loopback only (web_download.py); copy-image copies between stores, so
+# web-download through Glance's URI filter (web_download.py); copy-image copies between stores, so
 # it is offered with multi-store only (settings `image.stores`, stores.py)
 METHODS = ("glance-direct", "web-download")
 _CHUNK = 1 << 20
@@ -225,8 +225,9 @@ def import_web_download(db: Session, ctx: RequestContext, image_id: str, body: d
                         data_dir: Path, settings: Any, size_cap: int,
                         configured: Stores | None = None,
                         req: ImportRequest | None = None) -> None:
-    """Fetch the data from the URI (loopback only) and import it; a failed fetch leaves a
-    failure task and the image queued, as Glance's background import would."""
+    """Fetch the data from the URI (filtered: web_download.py) and import it; a failed
+    fetch leaves a failure task and the image queued, as Glance's background import would
+    (multi-store: importing to no store, the target stores in os_glance_failed_import)."""
     image = get_image(db, ctx, image_id)
     if image.status != "queued":
         raise Conflict(f"Image status transition from {image.status} to importing is not "
@@ -243,9 +244,15 @@ def import_web_download(db: Session, ctx: RequestContext, image_id: str, body: d
         request = {"method": {"name": "web-download", "uri": uri}}
     staged = staging_path(data_dir, image_id)
     try:
-        web_download.fetch(target, staged, size_cap)
+        web_download.fetch(target, staged, size_cap, settings)
     except web_download.FetchFailed as exc:
-        tasks.record_import(db, ctx, image.id, request, status="failure", message=str(exc))
+        if configured is not None and configured.multi and req is not None:
+            props = image.properties or {}
+            failed = {s for s in props.get(FAILED, "").split(",") if s} | set(req.stores)
+            image.properties = {**props, IMPORTING: "", FAILED: ",".join(sorted(failed))}
+            image.updated_at = utcnow()
+        tasks.record_import(db, ctx, image.id, request, status="failure", message=str(exc),
+                            backend=req.stores if req is not None else None)
         return
     _transition(db, image, "queued", "importing")  # of two concurrent imports, one runs
     try:
@@ -312,7 +319,7 @@ def legacy_import_task(db: Session, ctx: RequestContext, task_input: dict[str, A
                        data_dir: Path, settings: Any, size_cap: int,
                        configured: Stores) -> Any:
     """Glance's `import` task (`POST /v2/tasks`): a new image from `image_properties`, its
-    data fetched from `import_from` (the web-download filter and loopback rule apply), run
+    data fetched from `import_from` (the web-download filter applies), run
     in the request: the task answered is already `success` (result: the image id) or
     `failure` (Glance's "Error: ..." message). A bad URI is Glance's 400 before any task.
     A failed fetch deletes the image it made (Glance leaves it `saving`)."""
@@ -343,7 +350,7 @@ def legacy_import_task(db: Session, ctx: RequestContext, task_input: dict[str, A
     db.flush()
     staged = staging_path(data_dir, image.id)
     try:
-        web_download.fetch(target, staged, size_cap)
+        web_download.fetch(target, staged, size_cap, settings)
     except web_download.FetchFailed as exc:
         image.status = "deleted"
         db.flush()

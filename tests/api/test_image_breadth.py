@@ -168,8 +168,9 @@ def test_imports_leave_tasks(api):
 
 
 @pytest.fixture
-def web_server():
-    """A loopback HTTP server: /data answers some bytes, anything else a 404."""
+def web_server(api, monkeypatch):
+    """A loopback HTTP server: /data answers some bytes, anything else a 404; the cloud
+    allowed to fetch from it as from a local mirror (its port, the loopback network)."""
     payload = b"web-download data " * 1000
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -188,6 +189,9 @@ def web_server():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    image = api.runtime.settings.image
+    monkeypatch.setattr(image, "web_download_allowed_ports", [server.server_address[1]])
+    monkeypatch.setattr(image, "web_download_allowed_networks", ["127.0.0.1/32"])
     yield f"http://127.0.0.1:{server.server_address[1]}", payload
     server.shutdown()
     server.server_close()

@@ -174,7 +174,7 @@ def test_post_tasks_import(api, web_server):  # noqa: F811
                 {"type": "import", "input": {"import_from": "http://192.0.2.1/x"}}):
         assert api.post(f"{V2}/tasks", user="admin", json=bad).status_code == 400, bad
     refused = api.post(f"{V2}/tasks", user="admin", json={
-        "type": "import", "input": {"import_from": "http://127.0.0.1:9/none",
+        "type": "import", "input": {"import_from": f"{web_server[0]}/none",  # a 404
                                     "image_properties": {"name": "never",
                                                          "disk_format": "raw",
                                                          "container_format": "bare"}}})
