@@ -270,6 +270,8 @@ class DataplaneSettings:
     driver: str = "none"  # or "netns"
     resync_interval: float = 2.0  # seconds between full passes besides the wake-ups
     lease_ttl: float = 10.0  # seconds a dead owner keeps the dataplane before another takes it
+    # processes a guest may have at once (its cgroup's pids.max: a fork bomb stops there)
+    guest_processes: int = 1024
     # The metadata service's bounds (metadata.py), as Neutron's haproxy metadata proxy sets
     # them: connections a guest (a source address on a network) may hold open, and all of
     # this process's; seconds a connection may wait before its request starts, and for the

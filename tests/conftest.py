@@ -59,6 +59,10 @@ SERVER_ENV = {
     # Reboots and rebuilds complete within their request (the test of the transitional
     # states sets its own minimum duration).
     "STACKLING_COMPUTE__ACTION_MIN_DURATION": "0",
+    # The clients' web-download tests fetch from a server of theirs on loopback (a local
+    # mirror, as README.md says to allow one): any port of 127.0.0.1.
+    "STACKLING_IMAGE__WEB_DOWNLOAD_ALLOWED_NETWORKS": "127.0.0.1/32",
+    "STACKLING_IMAGE__WEB_DOWNLOAD_ALLOWED_PORTS": "[]",
 }
 
 

@@ -209,7 +209,8 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
                              Instance.user_data,
                              Instance.host, Instance.image_ref, Instance.project_id,
                              Instance.availability_zone, Instance.metadata_,
-                             Instance.launched_at).where(Instance.host.is_not(None))).all()
+                             Instance.launched_at, Instance.flavor)
+                      .where(Instance.host.is_not(None))).all()
     out = []
     for r in rows:
         try:
@@ -221,9 +222,26 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
                     "key_name": r.key_name, "key_data": r.key_data, "user_data": user_data, "host": r.host,
                     "image_ref": r.image_ref, "project_id": r.project_id,
                     "availability_zone": r.availability_zone, "metadata": r.metadata_ or {},
-                    "boots": boots.get(r.uuid, 0),
+                    "boots": boots.get(r.uuid, 0), "memory_mb": (r.flavor or {}).get("memory_mb"),
+                    "vcpus": (r.flavor or {}).get("vcpus"),
                     "launched_at": r.launched_at.isoformat() if r.launched_at else None})
     return out
+
+
+def fail_server(db: Session, server_id: str, message: str) -> bool:
+    """ERROR with a fault (code 500, as Nova records a hypervisor's failure), for a guest
+    the dataplane cannot run as it must; False when the server is gone or already ERROR."""
+    from stackling.common.db import utcnow_precise
+    from stackling.compute.build import fault
+
+    inst = db.get(Instance, server_id)
+    if inst is None or inst.vm_state == "error":
+        return False
+    # (its host, ports and allocations stay, as Nova leaves them to a delete or rebuild)
+    inst.vm_state, inst.task_state, inst.power_state = "error", None, 4  # SHUTDOWN
+    inst.fault = fault(500, message)
+    inst.updated_at = utcnow_precise()
+    return True
 
 
 # ------------------------------------------------------------------ key pairs and flavors

@@ -111,8 +111,9 @@ def flush(namespace: str, removed: Iterable[Allowance]) -> int:
                     if not any(matches(item, t.family, t.proto, t.saddr, t.daddr, t.dport,
                                        t.icmp_type) for item in removed):
                         continue
-                    try:
-                        ct.delete(entry)
+                    try:  # (in its zone: the hosts' filters keep one per bridge)
+                        ct.entry("del", tuple_orig=entry.tuple_orig,
+                                 **({"zone": entry.zone} if entry.zone else {}))
                         deleted += 1
                     except Exception:  # noqa: BLE001 - gone meanwhile (it timed out)
                         continue

@@ -1,18 +1,28 @@
-"""Security groups and anti-spoofing as nftables rulesets, each written whole.
+"""Security groups, anti-spoofing and QoS marks as nftables rulesets, each written whole,
+in the namespace where the ports' taps are (a compute host's; the network node's for trunk
+sub-ports): no process of a guest reaches them, whatever it holds in its own network
+namespace, and they match the taps' names there, which the guest cannot rename.
 
-- Anti-spoofing (stateless, where the guest cannot reach it): a `bridge` table in the
-  fabric namespace drops what a port sends from a MAC or IP that is not its own or an
-  allowed address pair's (DHCP from 0.0.0.0 excepted).
-- Security groups (stateful): an `inet` table in each guest's network namespace, whose
-  processes hold no CAP_NET_ADMIN after boot. Per NIC an ingress and an egress chain:
-  established/related accepted, invalid dropped, DHCP and IPv6 neighbour discovery
-  allowed as Neutron's firewall drivers allow them, then one accept per rule, then drop.
-  (The fabric's bridges have no conntrack: the kernel lacks nf_conntrack_bridge.)
-`port_security_enabled: false` leaves a port out of both.
+- `bridge <table>`, prerouting (every frame a port sends): the port's QoS egress limit
+  (policed, as upstream's tc police), its DSCP mark; then, for a secured port,
+  anti-spoofing: what it sends from a MAC or IP that is not its own or an allowed address
+  pair's is dropped (DHCP from 0.0.0.0 excepted), and so is whatever only a DHCP server or a
+  router sends (DHCPv4 and DHCPv6 replies, router advertisements), as Neutron's firewall
+  drivers drop them whatever the rules say. Its forward chain marks each frame with the
+  ports it goes from and to (`meta mark`: from << 16 | to).
+- `inet <table>`: bridged traffic passes the inet hooks (the kernel's br_netfilter; this
+  kernel has no nf_conntrack_bridge), so conntrack keeps the state: a zone per bridge (a
+  segment) so that equal addresses on two networks never meet, then per secured port an
+  egress chain (from the port; an accept returns to let the destination's ingress chain
+  judge too) and an ingress chain: established/related accepted, invalid dropped (stateful
+  groups), DHCP and IPv6 neighbour discovery allowed as Neutron allows them, one accept per
+  rule, then drop.
+`port_security_enabled: false` leaves a port out of both (its QoS still applies).
 """
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import netaddr
@@ -47,34 +57,28 @@ def secured(port: dict[str, Any]) -> bool:
         port["device_owner"].startswith("compute:")
 
 
-def anti_spoofing(table: str, taps: dict[str, dict[str, Any]]) -> str:
-    """The fabric's bridge table: taps (link name -> port) of secured ports."""
-    chains, jumps = [], []
-    for i, (tap, port) in enumerate(sorted(taps.items())):
-        macs, v4, v6, _ = _allowed(port)
-        chain = f"spoof{i}"
-        jumps.append(f'    iifname "{tap}" jump {chain}')
-        rules = [f"ether saddr != {{ {', '.join(sorted(macs))} }} drop"]
-        v4s = ", ".join(sorted(v4)) or "255.255.255.255"
-        rules.append(f"ether type arp arp saddr ip != {{ {v4s}, 0.0.0.0 }} drop")
-        rules.append("ether type ip ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept")
-        rules.append(f"ether type ip ip saddr != {{ {v4s} }} drop")
-        # IPv6: the link-local addresses of its MACs (EUI-64, the kernel's default), no
-        # router advertisements and no DHCPv6 server replies (as Neutron's drivers drop
-        # them), neighbour advertisements only for its own addresses
-        v6 |= {str(netaddr.EUI(mac).ipv6_link_local()) for mac in macs}
-        rules.append("ether type ip6 meta l4proto ipv6-icmp icmpv6 type nd-router-advert drop")
-        rules.append("ether type ip6 meta l4proto udp udp sport 547 drop")
-        rules.append("ether type ip6 meta l4proto ipv6-icmp icmpv6 type nd-neighbor-advert "
-                     f"@th,64,128 != {{ {_targets(v6)} }} drop")  # the target address
-        v6s = ", ".join(sorted(v6 | {"::"}))
-        rules.append(f"ether type ip6 ip6 saddr != {{ {v6s} }} drop")
-        chains.append(f"  chain {chain} {{\n" + "".join(f"    {r}\n" for r in rules) + "  }\n")
-    return (f"table bridge {table} {{}}\ndelete table bridge {table}\n"
-            f"table bridge {table} {{\n"
-            "  chain prerouting {\n"
-            "    type filter hook prerouting priority -300; policy accept;\n"
-            + "".join(j + "\n" for j in jumps) + "  }\n" + "".join(chains) + "}\n")
+def _spoofing(port: dict[str, Any]) -> list[str]:
+    """A secured port's anti-spoofing rules (the frames it sends)."""
+    macs, v4, v6, _ = _allowed(port)
+    rules = [f"ether saddr != {{ {', '.join(sorted(macs))} }} drop"]
+    v4s = ", ".join(sorted(v4)) or "255.255.255.255"
+    rules.append(f"ether type arp arp saddr ip != {{ {v4s}, 0.0.0.0 }} drop")
+    # no DHCPv4 server replies from an instance, whatever its rules (a rogue udhcpd's
+    # offers never reach a neighbour)
+    rules.append("ether type ip meta l4proto udp udp sport 67 drop")
+    rules.append("ether type ip ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept")
+    rules.append(f"ether type ip ip saddr != {{ {v4s} }} drop")
+    # IPv6: the link-local addresses of its MACs (EUI-64, the kernel's default), no
+    # router advertisements and no DHCPv6 server replies (as Neutron's drivers drop
+    # them), neighbour advertisements only for its own addresses
+    v6 |= {str(netaddr.EUI(mac).ipv6_link_local()) for mac in macs}
+    rules.append("ether type ip6 meta l4proto ipv6-icmp icmpv6 type nd-router-advert drop")
+    rules.append("ether type ip6 meta l4proto udp udp sport 547 drop")
+    rules.append("ether type ip6 meta l4proto ipv6-icmp icmpv6 type nd-neighbor-advert "
+                 f"@th,64,128 != {{ {_targets(v6)} }} drop")  # the target address
+    v6s = ", ".join(sorted(v6 | {"::"}))
+    rules.append(f"ether type ip6 ip6 saddr != {{ {v6s} }} drop")
+    return rules
 
 
 def _rule(rule: dict[str, Any], group_members: dict[str, dict[str, set[str]]]) -> list[str]:
@@ -123,41 +127,91 @@ def group_members(ports: list[dict[str, Any]]) -> dict[str, dict[str, set[str]]]
     return out
 
 
-def guest_rules(table: str, nics: list[tuple[str, dict[str, Any]]],
-                groups: dict[str, dict[str, Any]],
-                members: dict[str, dict[str, set[str]]]) -> str:
-    """The guest namespace's inet table: nics are (interface, port)."""
-    hooks, chains = [], []
-    for i, (ifname, port) in enumerate(nics):
+def _port_chains(port: dict[str, Any], groups: dict[str, dict[str, Any]],
+                 members: dict[str, dict[str, set[str]]]) -> tuple[list[str], list[str]]:
+    """(ingress, egress) rules of a secured port: an egress allow returns (the frame's
+    destination, when it is a port here too, is judged by its own ingress chain next)."""
+    port_groups = [groups[g] for g in port.get("security_groups") or [] if g in groups]
+    stateful = all(g.get("stateful", True) for g in port_groups)
+    ingress = ["ct state established,related accept", "ct state invalid drop"] \
+        if stateful else []
+    egress = ["ct state established,related return", "ct state invalid drop"] \
+        if stateful else []
+    ingress += ["udp sport 67 udp dport 68 accept",
+                "udp sport 547 udp dport 546 accept",  # DHCPv6 replies (to a multicast ask)
+                "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert, "
+                "mld-listener-query } accept"]
+    egress += ["udp sport 68 udp dport 67 return",
+               "udp sport 546 udp dport 547 return",
+               "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit, "
+               "mld2-listener-report, 131, 132 } return"]
+    for group in port_groups:
+        for rule in group.get("security_group_rules") or []:
+            if rule["direction"] == "ingress":
+                ingress.extend(_rule(rule, members))
+            else:
+                egress.extend(r[:-len("accept")] + "return" for r in _rule(rule, members))
+    return ingress + ["drop"], egress + ["drop"]
+
+
+def zone(bridge: str) -> int:
+    """A bridge's conntrack zone (stable whatever else is on the host: a zone that changed
+    would cut every connection through it)."""
+    return 1 + zlib.crc32(bridge.encode()) % 65000
+
+
+def host_rules(table: str, taps: list[tuple[str, dict[str, Any]]], bridges: set[str],
+               groups: dict[str, dict[str, Any]], members: dict[str, dict[str, set[str]]],
+               qos: dict[str, list[str]] | None = None) -> str:
+    """A namespace's two tables (module docstring): `taps` are (tap, port) of the ports
+    plugged there, `bridges` its bridges, `qos` tap -> its QoS statements (qos.py)."""
+    qos = qos or {}
+    pre, marks, chains = [], [], []
+    fwd_from, fwd_to, inet_from, inet_to, inet_chains = [], [], [], [], []
+    for i, (tap, port) in enumerate(sorted(taps, key=lambda t: t[0]), start=1):
+        sends = list(qos.get(tap, []))
+        if secured(port):
+            sends += _spoofing(port)
+        if sends:
+            pre.append(f'"{tap}" : jump from{i}')
+            chains.append(f"  chain from{i} {{\n" + "".join(f"    {r}\n" for r in sends)
+                          + "  }\n")
         if not secured(port):
             continue
-        port_groups = [groups[g] for g in port.get("security_groups") or [] if g in groups]
-        stateful = all(g.get("stateful", True) for g in port_groups)
-        ingress = ["ct state established,related accept", "ct state invalid drop"] \
-            if stateful else []
-        egress = list(ingress)
-        ingress += ["udp sport 67 udp dport 68 accept",
-                    "udp sport 547 udp dport 546 accept",  # DHCPv6 replies (to a multicast ask)
-                    "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert, "
-                    "mld-listener-query } accept"]
-        # a guest is no router and no DHCP server, whatever its rules say (as upstream)
-        egress[:0] = ["icmpv6 type nd-router-advert drop", "udp sport 547 drop"]
-        egress += ["udp sport 68 udp dport 67 accept",
-                   "udp sport 546 udp dport 547 accept",
-                   "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit, "
-                   "mld2-listener-report, 131, 132 } accept"]
-        for group in port_groups:
-            for rule in group.get("security_group_rules") or []:
-                (ingress if rule["direction"] == "ingress" else egress).extend(
-                    _rule(rule, members))
-        ingress.append("drop")
-        egress.append("drop")
-        hooks.append((f'    iifname "{ifname}" jump ingress{i}', f'    oifname "{ifname}" jump egress{i}'))
-        chains.append(f"  chain ingress{i} {{\n" + "".join(f"    {r}\n" for r in ingress) + "  }\n")
-        chains.append(f"  chain egress{i} {{\n" + "".join(f"    {r}\n" for r in egress) + "  }\n")
-    return (f"table inet {table} {{}}\ndelete table inet {table}\n"
+        fwd_from.append(f'"{tap}" : jump markfrom{i}')
+        fwd_to.append(f'"{tap}" : jump markto{i}')
+        marks.append(f"  chain markfrom{i} {{\n    meta mark set meta mark | 0x{i << 16:x}\n  }}\n"
+                     f"  chain markto{i} {{\n    meta mark set meta mark | 0x{i:x}\n  }}\n")
+        ingress, egress = _port_chains(port, groups, members)
+        inet_from.append(f"0x{i << 16:x} : jump egress{i}")
+        inet_to.append(f"0x{i:x} : jump ingress{i}")
+        inet_chains.append(f"  chain ingress{i} {{\n" + "".join(f"    {r}\n" for r in ingress)
+                           + "  }\n")
+        inet_chains.append(f"  chain egress{i} {{\n" + "".join(f"    {r}\n" for r in egress)
+                           + "  }\n")
+
+    def vmap(key: str, items: list[str]) -> str:
+        return f"    {key} vmap {{ {', '.join(items)} }}\n" if items else ""
+
+    zones = [f'"{b}" : {zone(b)}' for b in sorted(bridges)]
+    return (f"table bridge {table} {{}}\ndelete table bridge {table}\n"
+            f"table bridge {table} {{\n"
+            "  chain prerouting {\n"
+            "    type filter hook prerouting priority -300; policy accept;\n"
+            + vmap("iifname", pre) + "  }\n"
+            # before br_netfilter hands the frame to the inet hooks (its priority is 0)
+            "  chain forward {\n"
+            "    type filter hook forward priority -100; policy accept;\n"
+            + vmap("iifname", fwd_from) + vmap("oifname", fwd_to) + "  }\n"
+            + "".join(chains) + "".join(marks) + "}\n"
+            f"table inet {table} {{}}\ndelete table inet {table}\n"
             f"table inet {table} {{\n"
-            "  chain input {\n    type filter hook input priority filter; policy accept;\n"
-            + "".join(h[0] + "\n" for h in hooks) + "  }\n"
-            "  chain output {\n    type filter hook output priority filter; policy accept;\n"
-            + "".join(h[1] + "\n" for h in hooks) + "  }\n" + "".join(chains) + "}\n")
+            "  chain prerouting {\n"
+            "    type filter hook prerouting priority raw; policy accept;\n"
+            + (f"    ct zone set iifname map {{ {', '.join(zones)} }}\n"
+               if zones and inet_from else "") + "  }\n"
+            "  chain forward {\n"
+            "    type filter hook forward priority filter; policy accept;\n"
+            + vmap("meta mark and 0xffff0000", inet_from)
+            + vmap("meta mark and 0xffff", inet_to) + "  }\n"
+            + "".join(inet_chains) + "}\n")

@@ -1,47 +1,51 @@
-"""Guests: one process tree per ACTIVE server in its own network, UTS, mount, IPC and PID
-namespaces over the shared read-only root filesystem (rootfs.py).
+"""Guests: one process tree per ACTIVE server, unprivileged on the machine (boundary.py).
 
-The launcher runs as PID 1 of the new PID namespace: it mounts the guest's tmpfs
-directories, binds a few device nodes, and chroots into the template with a bounding set
-of capabilities for boot only; the guest's init drops to a smaller one before it runs user
-data and the SSH server. Its stdout is the server's console log. Guests outlive a crash of
-the serving process (kill -9 then start finds them by their pid files and keeps them).
+A guest's network namespace is owned by a user namespace of its own (made when it boots,
+its ids a range of the machine's no one else has); the launcher joins the guest's cgroups
+(cgroups.py: its flavor's RAM and vCPUs, a process limit) and its seccomp filter as the
+machine's root, then enters that user namespace and new mount, PID, UTS, IPC and cgroup
+namespaces owned by it, so nothing it does after holds a capability of the machine's. As
+the guest's root it mounts its tmpfs directories and /proc over the cloud's read-only root
+filesystem (rootfs.py, a tmpfs of its own: no path of the machine's shows in the guest's
+mount table), pivots into it, lets go of the machine's mounts and execs the guest's init
+with the bounding set boundary.CAPS_DROPPED leaves. Its stdout is the server's console
+log. Guests outlive a crash of the serving process (kill -9 then start finds them by their
+pid files and keeps them).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackling.dataplane import hotplug, kernel
+from stackling.dataplane import boundary, cgroups, hotplug, kernel
 from stackling.dataplane.rootfs import BUSYBOX
 
-BOOT_CAPS = "-all,+chown,+dac_override,+fowner,+setuid,+setgid,+kill,+net_bind_service," \
-            "+net_raw,+net_admin,+sys_admin"
-RUN_CAPS = "-all,+chown,+dac_override,+fowner,+setuid,+setgid,+kill,+net_bind_service,+net_raw"
-
+# PID 1 of the guest's PID namespace, at first as the machine's root (seccomp already on,
+# in the guest's cgroups and network namespace, in a new mount namespace): it lays out the
+# guest's root, pivots into it and lets go of the machine's mounts, then enters the guest's
+# user namespace (its ids then an unprivileged range of the machine's) with new mount, UTS
+# and IPC namespaces of that namespace's own, and execs the init with its bounding set.
+# The PID, cgroup and first mount namespaces stay the machine's root's: the guest cannot
+# mount a proc, sysfs or cgroup filesystem, and its /proc masks are locked in place.
 LAUNCH = r"""set -e
-T=$1 G=$2 R=$2/root
-# this mount namespace's copies of the named network namespaces would keep them alive
-# after `ip netns del` (propagation is private here): let go of them, all at once when
-# /run/netns is a mount point (iproute2's and pyroute2's way; one umount per namespace
-# made a pass from nothing with 100 guests quadratic)
-umount -l /run/netns 2>/dev/null ||
-for m in $(awk '$5 ~ "^/run/netns/" || $5 ~ "^/var/run/netns/" {print $5}' /proc/self/mountinfo); do
-  umount -l "$m" 2>/dev/null || true
-done
-mkdir -p "$R"
+T=$1 G=$2 R=$2/root U=$8
+exec 3< "$G/userns"
 mount --bind "$T" "$R"
 mount -o remount,bind,ro "$R"
-for d in tmp run root home var; do mount -t tmpfs -o mode=755,size=16m,nosuid,nodev guest "$R/$d"; done
+for d in tmp run root home var; do
+  mount -t tmpfs -o mode=755,size=16m,nosuid,nodev,uid=$U,gid=$U guest "$R/$d"
+done
 chmod 1777 "$R/tmp"
-mount -t tmpfs -o mode=755,size=4m,nosuid,nodev guest "$R/etc"
+mount -t tmpfs -o mode=755,size=4m,nosuid,nodev,uid=$U,gid=$U guest "$R/etc"
 # the guest's /etc, written here by the shell itself (no file of the host's per guest: each
 # one made on the host's disk was a good part of a restart's kernel time)
 mkdir "$R/etc/stackling" "$R/etc/dropbear"
@@ -52,14 +56,26 @@ echo /bin/sh > "$R/etc/shells"
 echo "127.0.0.1 localhost" > "$R/etc/hosts"
 printf '%s' "$4" > "$R/etc/stackling/name"
 printf '%s' "$5" > "$R/etc/stackling/user"
-printf '%s' "$6" > "$R/etc/stackling/caps"
+printf '%s\n' "$6" > "$R/etc/stackling/boundary"
+printf '%s\n' "$7" > "$R/etc/stackling/dhcp4"
+chown -R "$U:$U" "$R/etc"
 mount -t tmpfs -o mode=755,size=1m,nosuid guest "$R/dev"
 for n in null zero urandom random tty; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
 mkdir "$R/dev/pts"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
 ln -s pts/ptmx "$R/dev/ptmx"
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
-exec chroot "$R" /usr/bin/setpriv --bounding-set="$3" --inh-caps=-all /bin/sh /sbin/guest-init
+# masked as container runtimes mask them (locked: the guest cannot unmount them)
+for f in kcore sysrq-trigger timer_list keys sched_debug; do
+  if [ -e "$R/proc/$f" ]; then mount --bind /dev/null "$R/proc/$f"; fi
+done
+cd "$R"
+pivot_root . mnt
+cd /
+umount -l /mnt
+exec /bin/busybox nsenter -F -U/proc/self/fd/3 -S 0 -G 0 -- \
+  /bin/busybox unshare -m -u -i --propagation private -- \
+  /usr/bin/setpriv --bounding-set="$3" --inh-caps=-all /bin/sh /sbin/guest-init
 """
 
 
@@ -73,16 +89,26 @@ class GuestSpec:
     user: str
     nics: tuple[tuple[str, str, int], ...]  # (port id, MAC, MTU) at boot, eth0 first
     boots: int = 0  # the server's boot count: a reboot or rebuild boots the guest again
+    memory_mb: int = 512  # the flavor's, as cgroup limits
+    vcpus: int = 1
+    dhcp4: tuple[str, ...] = ()  # port ids whose DHCPv4 server is there: the boot waits on it
 
     def token(self) -> str:
         return repr((self.name, self.user, self.boots))
 
 
 class Guests:
-    def __init__(self, run_dir: Path, template: Path, console_dir: Path) -> None:
+    def __init__(self, run_dir: Path, template: Path, console_dir: Path, prefix: str = "sl",
+                 pids_max: int = 1024) -> None:
         self.dir = run_dir / "guests"
-        self.template = template
+        self.template = template  # the root filesystem, as rootfs.publish mounted it
         self.console_dir = console_dir
+        self.ids = boundary.IdRanges(prefix, run_dir)
+        self.cgroups = cgroups.Cgroups(prefix)
+        self.pids_max = pids_max
+        # named by what it refuses: a new version's filter is a file of its own
+        digest = hashlib.sha256(" ".join(boundary.SYSCALLS_REFUSED).encode()).hexdigest()[:12]
+        self.seccomp = run_dir / f"seccomp-{digest}.bpf"
 
     def _gdir(self, server_id: str) -> Path:
         return self.dir / server_id
@@ -133,6 +159,25 @@ class Guests:
             path.write_text(json.dumps(names))
         return names
 
+    def plugged(self, server_id: str) -> list[str]:
+        """The port ids whose NICs were last plugged into the running guest."""
+        try:
+            return list(json.loads((self._gdir(server_id) / "plugged").read_text()))
+        except (OSError, ValueError):
+            return list(self.nic_map(server_id))
+
+    def set_plugged(self, server_id: str, port_ids: list[str]) -> None:
+        path = self._gdir(server_id) / "plugged"
+        text = json.dumps(sorted(port_ids))
+        if path.parent.is_dir() and (not path.exists() or path.read_text() != text):
+            path.write_text(text)
+
+    def nic_map(self, server_id: str) -> dict[str, str]:
+        try:
+            return dict(json.loads((self._gdir(server_id) / "nics").read_text()))
+        except (OSError, ValueError):
+            return {}
+
     def hotplug(self, server_id: str) -> bool:
         """Tell the running guest a NIC was plugged (its watcher takes it by DHCP)."""
         pid = self.pid(server_id)
@@ -141,26 +186,55 @@ class Guests:
     def frozen(self, server_id: str) -> bool:
         return (self._gdir(server_id) / "paused").exists()
 
+    def make_namespaces(self, server_id: str, netns: str, parent: str | None) -> None:
+        """The guest's user namespace and the network namespace it owns, made anew (a boot
+        is a fresh machine: whatever the guest did to its network stack is gone)."""
+        base = self.ids.claim(server_id)
+        boundary.make_namespaces(netns, self._gdir(server_id) / "userns", base, parent)
+
+    def boundary_failed(self, server_id: str) -> bool:
+        """Its last boot stopped at the init's boundary check (boundary.EXIT_BOUNDARY)."""
+        try:
+            return int((self._gdir(server_id) / "exit").read_text()) == boundary.EXIT_BOUNDARY
+        except (OSError, ValueError):
+            return False
+
     def start(self, spec: GuestSpec, netns: str) -> None:
         gdir = self._gdir(spec.server_id)
-        gdir.mkdir(parents=True, exist_ok=True)
+        (gdir / "root").mkdir(parents=True, exist_ok=True)
         (gdir / "spec").write_text(spec.token())
-        (gdir / "paused").unlink(missing_ok=True)
+        for name in ("paused", "exit"):
+            (gdir / name).unlink(missing_ok=True)
+        base = self.ids.claim(spec.server_id)
+        userns = gdir / "userns"
+        if not userns.exists():
+            raise RuntimeError(f"guest {spec.server_id}: no user namespace to boot in")
+        dirs = self.cgroups.create(spec.server_id, cgroups.Limits(
+            spec.memory_mb, spec.vcpus, self.pids_max))
+        bpf = boundary.seccomp_filter(self.seccomp)
+        expected = f"{boundary.caps_mask():016x} 2 0 {base} {boundary.ID_RANGE}"
+        if os.environ.get("STACKLING_TEST_GUEST_BOUNDARY_FAULT"):  # the check's own test
+            expected = f"{boundary.caps_mask() ^ 1:016x} 2 0 {base} {boundary.ID_RANGE}"
+        nics = {p: i for i, (p, _, _) in enumerate(spec.nics)}
+        dhcp4 = " ".join(f"eth{nics[p]}" for p in spec.dhcp4 if p in nics)
         self.console_dir.mkdir(parents=True, exist_ok=True)
         with open(self.console_dir / f"{spec.server_id}.log", "ab") as console:
-            # forked by a thread inside the guest's network namespace (no nsenter), the
-            # launcher a static busybox sh whose mkdir/touch/chmod/ln run in-process: at
-            # 100 guests booting at once their forks and execs were the CPU's bottleneck
+            # forked by a thread inside the guest's network namespace (no nsenter for it);
+            # the launcher a static busybox sh whose mkdir/touch/chmod/ln run in-process:
+            # at 100 guests booting at once their forks and execs were the CPU's bottleneck
             proc = kernel.in_namespace(netns, lambda: subprocess.Popen(
-                ["unshare", "--pid", "--fork", "--mount", "--uts", "--ipc", "--kill-child",
+                [sys.executable, "-S", "-E", "-s", "-c", boundary.LOADER, str(bpf),
+                 ":".join(map(str, dirs)),
+                 "unshare", "--pid", "--fork", "--mount", "--cgroup", "--kill-child",
                  "--propagation", "private", "--",
                  BUSYBOX, "sh", "-c", LAUNCH, "guest", str(self.template), str(gdir),
-                 BOOT_CAPS, spec.name, spec.user, RUN_CAPS],
+                 boundary.bounding_arg(), spec.name, spec.user, expected, dhcp4, str(base)],
                 stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
                 start_new_session=True, close_fds=True))
         (gdir / "pid").write_text(str(proc.pid))
+        self.set_plugged(spec.server_id, [p for p, _, _ in spec.nics])
         # Reaped by a thread of ours (a zombie launcher would look alive to pid()).
-        _reap_later(proc)
+        _reap_later(proc, gdir / "exit")
 
     def stop(self, server_id: str, forget: bool = True) -> None:
         """Power off: the launcher dies, and with it (kill-child) the PID namespace."""
@@ -169,9 +243,19 @@ class Guests:
             _kill_tree(pid)
         gdir = self._gdir(server_id)
         if forget:
-            shutil.rmtree(gdir, ignore_errors=True)
+            self._forget(server_id)
         else:
             (gdir / "pid").unlink(missing_ok=True)
+
+    def _forget(self, server_id: str) -> None:
+        """Its user namespace, cgroups, id range and run directory (its network namespace
+        is the reconciler's: removed when nothing wants it)."""
+        gdir = self._gdir(server_id)
+        self._wait_cgroups_empty(server_id)
+        self.cgroups.remove(server_id)  # (EBUSY: kept, and retried by the next pass)
+        boundary.release_userns(gdir / "userns")
+        self.ids.release(server_id)
+        shutil.rmtree(gdir, ignore_errors=True)
 
     def stop_all(self) -> None:
         """Power every guest off at once (a clean stop, `dataplane down`): one look at the
@@ -185,7 +269,26 @@ class Guests:
         for pid in alive:
             _wait_gone(pid)
         for server_id in pids:
+            try:
+                self._forget(server_id)
+            except OSError:
+                pass  # (its cgroup still busy: remove_all below tries once more)
+            boundary.release_userns(self._gdir(server_id) / "userns")
             shutil.rmtree(self._gdir(server_id), ignore_errors=True)
+        self.ids.release_all()
+        self.cgroups.remove_all()
+
+    def _wait_cgroups_empty(self, server_id: str) -> None:
+        """Its processes gone from its cgroups (a killed process leaves them once reaped)."""
+        deadline = time.monotonic() + 5
+        for d in self.cgroups.dirs(server_id):
+            while time.monotonic() < deadline:
+                try:
+                    if not (d / "cgroup.procs").read_text().strip():
+                        break
+                except OSError:
+                    break
+                time.sleep(0.01)
 
     def pause(self, server_id: str, paused: bool) -> None:
         """Paused is frozen: every process of the guest stopped (SIGSTOP), as a VM's vCPUs."""
@@ -257,7 +360,15 @@ def _wait_gone(pid: int) -> None:
         time.sleep(0.01)
 
 
-def _reap_later(proc: subprocess.Popen) -> None:
+def _reap_later(proc: subprocess.Popen, exit_file: Path) -> None:
+    """Its exit status is kept (boundary_failed reads it)."""
     import threading
 
-    threading.Thread(target=proc.wait, name="guest-reaper", daemon=True).start()
+    def reap() -> None:
+        code = proc.wait()
+        try:
+            exit_file.write_text(str(code))
+        except OSError:
+            pass  # its guest was forgotten meanwhile
+
+    threading.Thread(target=reap, name="guest-reaper", daemon=True).start()

@@ -28,7 +28,17 @@ def unavailable_reason() -> str | None:
         return "pyroute2 is not installed"
     if not Path("/proc/self/ns/net").exists():
         return "no network namespaces"
-    return None
+    if not Path("/proc/self/ns/user").exists():
+        return "no user namespaces (guests run in one of their own)"
+    if not Path("/proc/sys/net/bridge/bridge-nf-call-iptables").exists():
+        return "no br_netfilter (security groups are filtered on the hosts' bridges)"
+    try:
+        import pyseccomp  # noqa: F401
+    except (ImportError, OSError):
+        return "pyseccomp (libseccomp) is not installed"
+    from stackling.dataplane.cgroups import Cgroups
+
+    return Cgroups("").available()
 
 
 def start(settings: Any, ready: threading.Event | None = None) -> None:

@@ -72,23 +72,24 @@ def expected(d: desired_.Desired, names: Names, trunks: list[dict] | None = None
     inv = Inventory()
     table = names.prefix
     fabric, outside = names.fabric, names.outside
-    topology, ipv6, qos = _feature("topology"), _feature("ipv6"), _feature("qos")
+    topology, ipv6 = _feature("topology"), _feature("ipv6")
     inv.namespaces |= {fabric, outside}
     plan = topology.plan(d, names) if topology is not None else None
     if plan is not None:
         for ns, links in plan.links(names).items():
             inv.link(ns, *links)
         inv.namespaces |= plan.namespaces(names)
-        for host_ns in plan._host_by_ns:  # anti-spoofing where the guests' taps are
-            inv.tables[host_ns] = {f"bridge {table}"}
+        for host_ns in plan._host_by_ns:  # the guests' filters, where their taps are
+            inv.tables[host_ns] = {f"bridge {table}", f"inet {table}"}
         bridges = {net_id: names.segment_bridge(topology.network_segments(d, net_id)[0])
                    for net_id in d.networks}
     else:
-        inv.tables[fabric] = {f"bridge {table}"}
+        inv.tables[fabric] = {f"bridge {table}", f"inet {table}"}
         bridges = {net_id: _bridge(names, net) for net_id, net in d.networks.items()}
         inv.link(fabric, *bridges.values())
-    if _feature("trunks") is not None:  # the sub-ports' anti-spoofing (trunks.py)
-        inv.tables.setdefault(fabric, set()).add(f"bridge {table}-trunk")
+    if _feature("trunks") is not None:  # the sub-ports' filters (trunks.py)
+        inv.tables.setdefault(fabric, set()).update({f"bridge {table}-trunk",
+                                                     f"inet {table}-trunk"})
     for ns in inv.namespaces:
         inv.link(ns, "lo")
 
@@ -102,7 +103,8 @@ def expected(d: desired_.Desired, names: Names, trunks: list[dict] | None = None
                 return False  # its host reaches no segment it can be on
             node = placed[0]
         inv.link(node, names.tap(port["id"]))
-        inv.link(namespace, "lo", inside)
+        if not namespace.startswith(names.guest("")):  # (a guest's own links are its own)
+            inv.link(namespace, "lo", inside)
         return True
 
     for net in d.networks.values():
@@ -143,11 +145,7 @@ def expected(d: desired_.Desired, names: Names, trunks: list[dict] | None = None
         if server["state"] == "off":
             continue
         ns = names.guest(server["id"])
-        inv.namespaces.add(ns)
-        inv.link(ns, "lo")
-        inv.tables[ns] = {f"inet {table}"} | ({f"inet {table}-qos"} if qos is not None else set())
-        if trunk_mod is not None:  # the sub-ports' security groups (trunks.py)
-            inv.tables[ns].add(f"inet {table}-trunk")
+        inv.namespaces.add(ns)  # (what is inside is the guest's: its own network stack)
         inv.guests.add(server["id"])
         ports = [p for p in d.by_device.get(server["id"], [])
                  if p["device_owner"].startswith("compute:") and p["network_id"] in bridges
@@ -168,6 +166,8 @@ def observed(names: Names, run_dir: Path) -> Inventory:
     from pyroute2 import IPRoute
 
     for ns in inv.namespaces:
+        if ns.startswith(names.guest("")):
+            continue  # the guest's own network stack: nothing of ours is inside
         try:  # a thread in the namespace (never made again if it went meanwhile)
             inv.links[ns], inv.tables[ns] = read_in(ns, _links_and_tables)
         except OSError:

@@ -103,6 +103,23 @@ def remove_namespace(name: str) -> None:
         pass
 
 
+MS_BIND, MNT_DETACH, EINVAL = 4096, 2, 22
+
+
+def bind_mount(source: str, target: str) -> None:
+    if _libc.mount(source.encode(), target.encode(), None, MS_BIND, None) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount --bind {source} {target}: {os.strerror(err)}")
+
+
+def unmount(target: str) -> None:
+    """Lazily; nothing there (not a mount point, or gone) is no error."""
+    if _libc.umount2(target.encode(), MNT_DETACH) != 0 and \
+            ctypes.get_errno() not in (EINVAL, ENOENT):
+        err = ctypes.get_errno()
+        raise OSError(err, f"umount {target}: {os.strerror(err)}")
+
+
 def in_namespace(name: str, fn: Callable[[], T]) -> T:
     """Run fn in a thread that entered the namespace (a socket made there stays there)."""
     result: dict[str, Any] = {}

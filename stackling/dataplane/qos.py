@@ -1,18 +1,17 @@
-"""QoS on the wire: a port's bandwidth-limit rules as token bucket filters (pyroute2's tc)
-and its DSCP marking rule as an nftables mangle, as Neutron's Linux bridge agent applies
-them.
+"""QoS on the wire, all of it on the host's side of a port's veth where the guest cannot
+reach it, as Neutron's Linux bridge agent applies it on the tap:
 
 - `ingress` (towards the server): a `tbf` root qdisc on the host's end of the port's veth,
-  which sends into the guest, as upstream's agents shape a tap's egress.
+  which sends into the guest, as upstream's agents shape a tap's egress (pyroute2's tc).
 - `egress` (from the server): upstream polices the tap's ingress with a tc filter. This
   machine's kernel has no tc classifiers or police action (`cls_u32`, `cls_matchall`,
-  `act_police` cannot be loaded), so the same rate is a `tbf` root qdisc on the guest's
-  side of the veth instead, which the guest cannot remove (no CAP_NET_ADMIN after boot):
-  shaping where upstream drops, the same limit on the wire.
+  `act_police` cannot be loaded), so the same token bucket is an nftables `limit rate over
+  ... drop` on the frames the tap receives, in its host's bridge table (`sends`, written
+  by firewall.host_rules): policed as upstream polices it.
 - Rates are `max_kbps` (kbit/s); the bucket is `max_burst_kbps`, or 80 % of the rate when
   0 (Neutron's default), never below one full-size frame; latency 50 ms (Neutron's).
-- `dscp_marking`: an `inet` table in the guest's namespace whose postrouting chain sets the
-  DSCP of every IPv4 and IPv6 packet leaving that NIC.
+- `dscp_marking`: the same bridge table sets the DSCP of every IPv4 and IPv6 packet the
+  port sends.
 """
 
 from __future__ import annotations
@@ -47,20 +46,21 @@ def dscp(rules: list[dict[str, Any]]) -> int | None:
                  if r["type"] == "dscp_marking" and r.get("dscp_mark") is not None), None)
 
 
-def dscp_ruleset(prefix: str, nics: list[tuple[str, list[dict[str, Any]]]]) -> str:
-    """The guest's marking table (empty without marking rules), written with its security
-    group table: nics are (NIC name, the port's QoS rules)."""
-    table = f"{prefix}-qos"
-    lines = []
-    for nic, rules in nics:
-        mark = dscp(rules)
-        if mark is not None:
-            lines += [f'oifname "{nic}" meta nfproto ipv4 ip dscp set {mark}',
-                      f'oifname "{nic}" meta nfproto ipv6 ip6 dscp set {mark}']
-    return (f"table inet {table} {{}}\ndelete table inet {table}\n"
-            f"table inet {table} {{\n"
-            "  chain postrouting { type filter hook postrouting priority mangle; policy accept;\n"
-            + "".join(f"    {r}\n" for r in lines) + "  }\n}\n")
+def sends(rules: list[dict[str, Any]], mtu: int = 1500) -> list[str]:
+    """The nftables statements for what a port sends, in its host's bridge table (firewall.py,
+    out of the guest's reach): its egress limit, policed as upstream's agents police a tap's
+    ingress (this kernel has no tc classifiers or police action, nftables' limit is the
+    same token bucket), and its DSCP mark."""
+    out = []
+    wanted = limit(rules, "egress")
+    if wanted is not None:
+        rate, burst = wanted
+        burst_bytes = max(burst * 125, mtu + 14)
+        out.append(f"limit rate over {rate * 125} bytes/second burst {burst_bytes} bytes drop")
+    mark = dscp(rules)
+    if mark is not None:
+        out += [f"ether type ip ip dscp set {mark}", f"ether type ip6 ip6 dscp set {mark}"]
+    return out
 
 
 class Limits:
@@ -98,35 +98,21 @@ class Limits:
 
 
 def apply(limits: Limits, handles: Any, d: Any, rules_by_port: dict[str, list[dict[str, Any]]],
-          guest_namespace: Any, tap_namespace: Any, tap_name: Any, present: set[str]) -> None:
-    """Every running guest's bandwidth limits: its NICs found by their ports' MACs, the
-    host ends by name (`tap_namespace(port id)` says where they are); limits that no longer
-    apply are cleared."""
+          tap_namespace: Any, tap_name: Any, present: set[str]) -> None:
+    """Every running guest's ingress limits on its host ends (`tap_namespace(port id)` says
+    where they are); limits that no longer apply are cleared."""
     keep: set[tuple[str, str]] = set()
     for server_id, ports in d.by_device.items():
         server = d.servers.get(server_id)
         if server is None or server["state"] == "off":
             continue
-        wanted = {p["id"]: (limit(rules_by_port[p["id"]], "egress"),
-                            limit(rules_by_port[p["id"]], "ingress"))
-                  for p in ports if p["id"] in rules_by_port}
-        wanted = {k: v for k, v in wanted.items() if v != (None, None)}
-        gns_name = guest_namespace(server_id)
-        if not wanted or gns_name not in present:
-            continue
-        gns = handles.get(gns_name)
-        by_mac = {(info.get("address") or "").lower(): name for name, info in gns.links().items()}
         for port in ports:
-            if port["id"] not in wanted:
+            ingress = limit(rules_by_port.get(port["id"], []), "ingress")
+            if ingress is None:
                 continue
-            egress, ingress = wanted[port["id"]]
             mtu = d.networks[port["network_id"]].get("mtu") or 1500
-            nic = by_mac.get(port["mac_address"].lower())
-            if nic and egress:
-                limits.ensure(gns, nic, egress, mtu)
-                keep.add((gns_name, nic))
             tns, tap = tap_namespace(port["id"]), tap_name(port["id"])
-            if tns in present and ingress:
+            if tns in present:
                 limits.ensure(handles.get(tns), tap, ingress, mtu)
                 keep.add((tns, tap))
     for ns, ifname in limits.forget(keep):

@@ -18,6 +18,7 @@ from typing import Any
 import netaddr
 
 from stackling.common.db import Database
+from stackling.compute import interface as compute
 from stackling.dataplane import conntrack, firewall, guest_jobs, ipv6, kernel, nft, rootfs, topology
 from stackling.dataplane import desired as desired_
 from stackling.dataplane import port_forwarding as forwarding
@@ -42,13 +43,15 @@ BOOT_HOLD = 30.0  # seconds
 
 
 class Reconciler:
-    def __init__(self, database: Database, prefix: str, data_dir: Path) -> None:
+    def __init__(self, database: Database, prefix: str, data_dir: Path,
+                 guest_processes: int = 1024) -> None:
         self.database = database
         self.names = Names(prefix)
         self.run_dir = Path("/run/stackling") / prefix
         self.console_dir = data_dir / "dataplane" / "console"
         self.template = rootfs.template_dir(data_dir / "dataplane")
-        self.guests = Guests(self.run_dir, self.template, self.console_dir)
+        self.guests = Guests(self.run_dir, self.run_dir / "rootfs", self.console_dir, prefix,
+                             guest_processes)
         self.dhcp = DhcpServers(self.run_dir)
         self.radvd = ipv6.Radvd(self.run_dir)
         self.metadata = MetadataServers(self._metadata_for)
@@ -64,7 +67,7 @@ class Reconciler:
         self.extras = Extras()  # port forwardings, QoS rules, trunks (desired_extras.py)
         self.qos = qos_.Limits()
         self._trunk_nics: dict[str, set[str]] = {}  # guest namespace -> sub-port NICs
-        self.trunk_spoofing = trunk_ports.AntiSpoofing()
+        self.trunk_filters = trunk_ports.SubportFilters()
         # guest -> what was last applied in full; a pass skips a guest whose desired state,
         # namespace, fabric ports and process are unchanged, and every FULL_EVERY-th pass
         # checks everything again (a hand-made change inside a namespace is repaired then)
@@ -73,6 +76,7 @@ class Reconciler:
         self._present: set[str] = set()
         self._fabric_links: set[str] = set()
         self._held: dict[str, float] = {}  # server id -> when its boot first waited for a port
+        self._members: dict[str, dict[str, set[str]]] = {}  # group -> its members' addresses
 
     # ------------------------------------------------------------------ one pass
     def reconcile(self) -> bool:
@@ -88,6 +92,7 @@ class Reconciler:
             rootfs.build(self.template)
             if not self.guests.known():
                 rootfs.prune(self.template)
+        rootfs.publish(self.template, self.run_dir)
         with self.database.transaction(write=False) as db:
             d = desired_.read(db)
             self.extras = read_extras(db, list(d.ports.values()))
@@ -104,7 +109,7 @@ class Reconciler:
         keep_ns |= self._dhcp_servers(d, fabric, bridges, keep_links)
         keep_ns |= self._routers(d, fabric, bridges, keep_links)
         keep_ns |= self._guests(d, fabric, bridges, keep_links)
-        self._try("qos", qos_.apply, self.qos, self.handles, d, self.extras.qos, self.names.guest,
+        self._try("qos", qos_.apply, self.qos, self.handles, d, self.extras.qos,
                   lambda port_id: (self.wire.place(port_id) or ("",))[0]
                   if getattr(self, "wire", None) else self.names.fabric,
                   self.names.tap, set(kernel.list_namespaces(self.names.prefix)))
@@ -115,8 +120,9 @@ class Reconciler:
                                                     inside), self._try, self._trunk_nics,
             self.guests.hotplug)
         self._trunk_nics = self._trunk_nics if nics is None else nics
-        self._try("trunk anti-spoofing", self.trunk_spoofing.apply, self.names.prefix,
-                  self.names.fabric, self.extras.trunks, d.ports, self.names.tap)
+        self._try("trunk filters", self.trunk_filters.apply, self.names.prefix,
+                  self.names.fabric, self.extras.trunks, d.ports, self.names.tap,
+                  d.security_groups, self._members, set(bridges.values()))
         self.wire.finish()
         for name, _link in fabric.links().items():
             if self.names.owns(name) and name not in keep_links:
@@ -480,28 +486,67 @@ class Reconciler:
         running = self.guests.running()
         self._present = set(kernel.list_namespaces(self.names.prefix))
         compute_ports = [p for p in d.ports.values() if p["device_owner"].startswith("compute:")]
-        members = firewall.group_members(compute_ports)
-        secured: dict[str, dict[str, Any]] = {}
+        self._members = firewall.group_members(compute_ports)
+        # every guest's filter in its host's namespace before any guest boots (a rule for a
+        # tap not plugged yet matches nothing)
+        self._host_filters(d)
         for server in d.servers.values():
             if server["state"] == "off":
                 continue
             ns = self.names.guest(server["id"])
             keep.add(ns)
             self._try(f"guest {server['id']}", self._guest, d, fabric, bridges, keep_links,
-                      server, ns, running, members)
-            secured.update({self.names.tap(p["id"]): p for p in d.by_device.get(server["id"], [])
-                            if firewall.secured(p)})
+                      server, ns, running, self._members)
         self._jobs.wait()
-        # anti-spoofing where the taps are: in each host's namespace, for its guests' ports
-        for host_ns in sorted(self.wire.plan._host_by_ns if self.wire.plan else ()):
-            mine = {tap: p for tap, p in secured.items()
-                    if (self.wire.place(p["id"]) or ("",))[0] == host_ns}
-            self._try(f"anti-spoofing {host_ns}", self._nft_apply, host_ns,
-                      firewall.anti_spoofing(self.names.prefix, mine))
+        self._boundary_faults(d)
         wanted = {s for s in d.servers if self.names.guest(s) in keep}
         for server_id in set(self.guests.known()) - wanted:
             self._try(f"guest {server_id}", self.guests.stop, server_id)
         return keep
+
+    def _host_filters(self, d: desired_.Desired) -> None:
+        """Each host's tables (firewall.host_rules): its guests' ports' security groups,
+        anti-spoofing and QoS, where no guest reaches them."""
+        if not self.wire.plan:
+            return
+        by_host: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        qos: dict[str, list[str]] = {}
+        for server in d.servers.values():
+            if server["state"] == "off":
+                continue
+            for port in d.by_device.get(server["id"], []):
+                placed = self.wire.place(port["id"]) if \
+                    port["device_owner"].startswith("compute:") else None
+                if placed is None:
+                    continue
+                tap = self.names.tap(port["id"])
+                by_host.setdefault(placed[0], []).append((tap, port))
+                mtu = d.networks.get(port["network_id"], {}).get("mtu") or 1500
+                statements = qos_.sends(self.extras.qos.get(port["id"], []), mtu)
+                if statements:
+                    qos[tap] = statements
+        for host_ns in sorted(self.wire.plan._host_by_ns):
+            bridges = {name for name, link in self.wire._links(host_ns).items()
+                       if link.get("kind") == "bridge"} if host_ns in self._present else set()
+            self._try(f"filters {host_ns}", self._nft_apply, host_ns, firewall.host_rules(
+                self.names.prefix, by_host.get(host_ns, []), bridges, d.security_groups,
+                self._members, qos))
+
+    def _boundary_faults(self, d: desired_.Desired) -> None:
+        """A guest whose init found its boundary not as meant never runs: its server goes
+        to ERROR with a fault (boundary.py)."""
+        for server in d.servers.values():
+            if server["state"] != "off" and self.guests.pid(server["id"]) is None \
+                    and self.guests.boundary_failed(server["id"]):
+                message = ("The guest's isolation from the machine was not what was meant "
+                           "(its capabilities, seccomp filter or user namespace); it was "
+                           "stopped before it ran anything. See its console log.")
+
+                def fail(server_id: str = server["id"], message: str = message) -> None:
+                    with self.database.transaction() as db:
+                        compute.fail_server(db, server_id, message)
+
+                self._try(f"guest {server['id']} fault", fail)
 
     def _guest(self, d: desired_.Desired, fabric: kernel.Ns, bridges: dict[str, str],
                keep_links: set[str], server: dict[str, Any], ns: str,
@@ -510,140 +555,124 @@ class Reconciler:
                  if p["device_owner"].startswith("compute:") and p["network_id"] in bridges
                  and self.wire.place(p["id"]) is not None]  # cut ports: topology.plan says why
         places = [self.wire.place(p["id"]) or ("", "") for p in ports]
-        host_ns = self.names.host(server["host"])
         nics = tuple((p["id"], p["mac_address"], d.networks[p["network_id"]].get("mtu") or 1500)
                      for p in ports)
         spec = GuestSpec(server["id"], server["hostname"] or server["name"],
-                         server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"])
-        boot = running.get(server["id"]) != spec.token()
+                         server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"],
+                         server.get("memory_mb") or 512, server.get("vcpus") or 1,
+                         tuple(p["id"] for p in ports if d.ipv4(p) and any(
+                             d.subnets[s].get("enable_dhcp", True) for s, _ in d.ipv4(p))))
+        if self.guests.boundary_failed(server["id"]) and server["id"] not in running:
+            return  # (its fault is recorded: _boundary_faults)
+        boot = running.get(server["id"]) != spec.token() or ns not in self._present
         unplaced = [p["id"] for p in d.by_device.get(server["id"], [])
                     if p["device_owner"].startswith("compute:") and p not in ports]
-        if boot and unplaced:
+        # a boot waits (within BOOT_HOLD) for its ports to be placed and their networks'
+        # DHCP servers to be up: a guest booted before them has no address, key or user data
+        waits = [f"port {unplaced[0]} to be placed on the wire"] if unplaced else []
+        waits += [f"the DHCP server of network {p['network_id']}" for p in ports
+                  if p["id"] in spec.dhcp4 and any(
+                      k.startswith((f"dnsmasq {p['network_id']}", f"dhcp {p['network_id']}",
+                                    f"dhcp port {p['network_id']}")) for k in self.failures)]
+        if boot and waits:
             held = self._held.setdefault(server["id"], time.monotonic())
             if time.monotonic() - held < BOOT_HOLD:
-                self.failures[f"guest {server['id']}"] = \
-                    f"its boot waits for port {unplaced[0]} to be placed on the wire"
+                self.failures[f"guest {server['id']}"] = f"its boot waits for {waits[0]}"
                 return
         self._held.pop(server["id"], None)
         ifnames = self.guests.nic_names(server["id"], [p["id"] for p in ports], fresh=boot)
         allowed = conntrack.allowances([(ifnames[p["id"]], p) for p in ports],
                                        d.security_groups, members)
-        rules = firewall.guest_rules(self.names.prefix, [(ifnames[p["id"]], p) for p in ports],
-                                     d.security_groups, members)
-        rules += qos_.dscp_ruleset(self.names.prefix, [(ifnames[p["id"]], self.extras.qos.get(p["id"], []))
-                                                       for p in ports])
-        rules += trunk_ports.guest_rules(self.names.prefix, [(ifnames[p["id"]], p) for p in ports],
-                                         self.extras.trunks, d.ports, d.security_groups, members)
         taps = [self.names.tap(p["id"]) for p in ports]
-        fingerprint = (spec.token(), tuple(taps), tuple(places), rules, server["state"])
-        if not boot and ns in self._present and host_ns in self._present \
-                and set(taps) <= set(self.wire._links(host_ns)) \
+        fingerprint = (spec.token(), tuple(taps), tuple(places), server["state"], allowed)
+        if boot:
+            # a boot is a fresh machine: its namespaces made anew, each NIC plugged with its
+            # port's MAC and MTU (one request each, from a netlink socket of the job's own:
+            # the pass's handles are not shared between threads), its filter already in its
+            # host's table; done by a job thread (a namespace and its veths wait on the
+            # kernel's locks: 100 of them serially were most of a restart's pass)
+            if server["id"] in running:
+                self.guests.stop(server["id"], forget=False)
+            self.handles.drop(ns)
+            self._applied.pop(server["id"], None)
+            for i in range(len(ports)):
+                self.wire.keep.setdefault(places[i][0], set()).add(taps[i])
+
+            def boot_guest() -> None:
+                self.guests.make_namespaces(server["id"], ns, self.names.fabric)
+                for i, port in enumerate(ports):
+                    with kernel.Ns(places[i][0]) as host:
+                        host.add_veth_into(taps[i], ns, ifnames[port["id"]], bridge=places[i][1],
+                                           mac=port["mac_address"], mtu=nics[i][2])
+                self._allowed[server["id"]] = allowed
+                self.guests.start(spec, ns)
+                self._applied[server["id"]] = fingerprint
+
+            self._jobs.add(f"guest {server['id']}", boot_guest)
+            return
+        host_ns = self.names.host(server["host"])
+        if host_ns in self._present and set(taps) <= set(self.wire._links(host_ns)) \
                 and self._applied.get(server["id"]) == fingerprint:
             # unchanged since the last pass that checked it all
             self.wire.keep.setdefault(host_ns, set()).update(taps)
             return
         self._applied.pop(server["id"], None)
-        if boot and ns not in self._present and server["id"] not in running:
-            # a new guest: its namespace, each NIC in one request (from a netlink socket of
-            # the job's own into its host's namespace: the pass's handles are not shared
-            # between threads), its filter and its boot, all by a job thread (a namespace and
-            # its veths wait on the kernel's locks: 100 of them serially were most of a
-            # restart's pass)
-            for i in range(len(ports)):
-                self.wire.keep.setdefault(places[i][0], set()).add(taps[i])
-
-            def new_guest() -> None:
-                self._ensure_namespace(ns)
-                for i, port in enumerate(ports):
-                    with kernel.Ns(places[i][0]) as host:
-                        host.add_veth_into(taps[i], ns, ifnames[port["id"]], bridge=places[i][1],
-                                           mac=port["mac_address"], mtu=nics[i][2])
-                self._nft_apply(ns, rules)
-                self._allowed[server["id"]] = allowed
-                self.guests.start(spec, ns)
-                self._applied[server["id"]] = fingerprint
-
-            self._jobs.add(f"guest {server['id']}", new_guest)
-            return
-        if self._ensure_namespace(ns) and boot:
-            # a new guest in a new namespace: each NIC made there in one request
-            if server["id"] in running:
-                self.guests.stop(server["id"], forget=False)
-            for i, port in enumerate(ports):
-                self.wire.keep.setdefault(places[i][0], set()).add(taps[i])
-                self.handles.get(places[i][0]).add_veth_into(
-                    taps[i], ns, ifnames[port["id"]], bridge=places[i][1], mac=port["mac_address"],
-                    mtu=nics[i][2])
-
-            def first_boot() -> None:  # filtered before it boots
-                self._nft_apply(ns, rules)
-                self._allowed[server["id"]] = allowed
-                self.guests.start(spec, ns)
-                self._applied[server["id"]] = fingerprint
-
-            self._jobs.add(f"guest {server['id']}", first_boot)
-            return
-        gns = self.handles.get(ns)
-        if boot:
-            if server["id"] in running:
-                self.guests.stop(server["id"], forget=False)
-            # a boot plugs its NICs anew, with the ports' MACs (as a hypervisor does);
-            # afterwards the guest's own changes are its own (anti-spoofing answers them)
-            for name in gns.links():
-                if name != "lo":
-                    gns.delete_link(name)
-        wanted = {"lo"}
-        current = gns.links()
-        before = {name: link["index"] for name, link in current.items()}
-        # a running guest found as it was left (adopted after a restart): no NIC to plug
-        ready = not boot and self._nics_in_place(current, ports, places, taps, nics, ifnames)
+        # a running guest: its NICs are judged by their host ends only (inside, its network
+        # stack is the guest's own: a NIC it renamed or took down is its business, as a
+        # VM's); a port attached since is plugged (a hot-plug), one detached unplugged
+        plugged = False
         for i, port in enumerate(ports):
-            if ready:
-                self.wire.keep.setdefault(places[i][0], set()).add(taps[i])
-            if ready or self._plug(fabric, bridges, keep_links, d, port, ns,
-                                   ifnames[port["id"]]):
-                wanted.add(ifnames[port["id"]])
-        after = current if ready else gns.links()
-        # a NIC plugged (or plugged anew) into the running guest: it is told (hotplug.py)
-        plugged = not boot and any(before.get(n) != after[n]["index"] for n in wanted
-                                   if n in after)
-        for name in set(after) - wanted - self._trunk_nics.get(ns, set()):
-            gns.delete_link(name)
+            made = self._try(f"port {port['id']}", self._plug_guest, d, port, places[i], ns,
+                             ifnames[port["id"]], nics[i][2])
+            plugged |= bool(made)
+        for port_id in set(self.guests.plugged(server["id"])) - {p["id"] for p in ports}:
+            tap = self.names.tap(port_id)
+            for other in sorted(self.wire.plan._host_by_ns if self.wire.plan else ()):
+                if tap in self.wire._links(other):
+                    self._try(f"port {port_id} unplug", self.handles.get(other).delete_link, tap)
+                    self.wire.seen.pop(other, None)
+        self.guests.set_plugged(server["id"], [p["id"] for p in ports])
 
-        def finish() -> None:  # waits on the kernel (an nftables commit), not the CPU
-            self._nft_apply(ns, rules)
+        def finish() -> None:  # waits on the kernel, not the CPU
             # what the rules no longer allow is cut off, established or not (conntrack.py)
             removed = self._allowed.get(server["id"], allowed) - allowed
-            if removed and not boot:
-                conntrack.flush(ns, removed)
+            if removed:
+                for place in sorted({p[0] for p in places}):
+                    conntrack.flush(place, removed)
             self._allowed[server["id"]] = allowed
-            if boot:
-                self.guests.start(spec, ns)
-            elif plugged:
+            if plugged:
                 self.guests.hotplug(server["id"])
             paused = server["state"] == "paused"
             if self.guests.frozen(server["id"]) != paused:
                 self.guests.pause(server["id"], paused)
-            if len(wanted) == len(ports) + 1:
+            if f"guest {server['id']}" not in self.failures and not any(
+                    f"port {p['id']}" in self.failures for p in ports):
                 self._applied[server["id"]] = fingerprint
 
         self._jobs.add(f"guest {server['id']}", finish)
 
-    def _nics_in_place(self, inside: dict[str, dict[str, Any]], ports: list[dict[str, Any]],
-                       places: list[tuple[str, str]], taps: list[str],
-                       nics: tuple[tuple[str, str, int], ...], ifnames: dict[str, str]) -> bool:
-        """Every NIC of a running guest plugged as wanted: its tap up at the MTU on its
-        bridge in its host's namespace (the pass's one dump of it) and its interface up at
-        the MTU inside. Adopting 100 guests after a restart then costs no per-NIC netlink
-        round trips (they were most of that pass)."""
-        for i, port in enumerate(ports):
-            host = self.wire._links(places[i][0])
-            tap, bridge = host.get(taps[i]), host.get(places[i][1])
-            nic = inside.get(ifnames[port["id"]])
-            if not (tap and bridge and nic) or tap["master"] != bridge["index"] \
-                    or not (tap["up"] and nic["up"]) or not tap["mtu"] == nic["mtu"] == nics[i][2]:
-                return False
-        return True
+    def _plug_guest(self, d: desired_.Desired, port: dict[str, Any], place: tuple[str, str],
+                    ns: str, inside: str, mtu: int) -> bool:
+        """A running guest's NIC, by its host end: moved here from another host (a live
+        migration: the guest's side never changes), kept (master, MTU, up: the host's side
+        only), or plugged anew when its tap is gone (True: the guest is told)."""
+        host_ns, bridge = place
+        tap = self.names.tap(port["id"])
+        self.wire.keep.setdefault(host_ns, set()).add(tap)
+        moved = self.wire.adopt(tap, host_ns)
+        host = self.handles.get(host_ns)
+        link = self.wire._links(host_ns).get(tap)
+        if link is None:
+            host.add_veth_into(tap, ns, inside, bridge=bridge, mac=port["mac_address"], mtu=mtu)
+            self.wire.seen.pop(host_ns, None)
+            return True
+        master = self.wire._links(host_ns).get(bridge, {}).get("index")
+        if link.get("master") != master or link.get("mtu") != mtu or not link.get("up"):
+            host.ip.link("set", index=link["index"], master=master, mtu=mtu, state="up")
+            self.wire.seen.pop(host_ns, None)
+        if moved:
+            kernel.announce(ns, inside, [ip for _, ip in d.ipv4(port)])
+        return False
 
     # ------------------------------------------------------------------ teardown
     def teardown(self) -> None:
@@ -653,6 +682,7 @@ class Reconciler:
         self.handles.close_all()
         self._applied.clear()
         self.guests.stop_all()
+        kernel.unmount(str(self.run_dir / "rootfs"))
         for net_id in self.dhcp.known():
             self.dhcp.stop(net_id)
         for router_id in self.radvd.known():

@@ -25,23 +25,39 @@ OPTIONAL_BINARIES = {"/usr/sbin/dhclient": "usr/sbin/dhclient",
                      "/sbin/dhclient": "usr/sbin/dhclient"}
 WRITABLE = ("etc", "tmp", "run", "root", "home", "var", "dev", "proc")
 
-# The guest's PID 1 (busybox sh): network by DHCP, then what the metadata service says,
-# then capabilities dropped for good, user data, and the SSH server.
+# The guest's PID 1 (busybox sh): first the boundary it was meant to have is checked, then
+# network by DHCP, what the metadata service says, user data, and the SSH server.
 INIT = r"""#!/bin/sh
 # Every fork is a boot's cost (100 guests boot at once on a restart from nothing): the
 # shell's own read, case and parameter expansion stand in for cat, cut, sed and awk.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
 CR=$'\r'
+exec 3<&-  # (the launcher's handle on its user namespace)
+# boundary.py: this init's capabilities (effective, permitted, bounding), seccomp mode and
+# id map are exactly what the launcher meant, or the guest does not boot (its server goes
+# to ERROR): nothing runs with more than that because one step failed silently
+read -r want_caps want_seccomp want_map < /etc/stackling/boundary
+eff="" prm="" bnd="" sec=""
+while read -r key value _; do
+  case "$key" in CapEff:) eff=$value ;; CapPrm:) prm=$value ;; CapBnd:) bnd=$value ;;
+    Seccomp:) sec=$value ;; esac
+done < /proc/self/status
+read -r m1 m2 m3 _ < /proc/self/uid_map
+if [ "$eff $prm $bnd" != "$want_caps $want_caps $want_caps" ] || [ "$sec" != "$want_seccomp" ] \
+    || [ "$m1 $m2 $m3" != "$want_map" ] || [ "$m2" = 0 ]; then
+  echo "stackling: guest boundary check failed: CapEff $eff CapPrm $prm CapBnd $bnd" \
+    "Seccomp $sec uid_map '$m1 $m2 $m3'; meant $want_caps, seccomp $want_seccomp, '$want_map'"
+  exit 86
+fi
 read -r kernel < /proc/sys/kernel/osrelease
 echo "[    0.000000] stackling guest: busybox @BUSYBOX_VERSION@, $kernel"
 echo "Run /sbin/init as init process"
 read -r name < /etc/stackling/name; read -r user < /etc/stackling/user
-read -r caps < /etc/stackling/caps
+read -r dhcp4 < /etc/stackling/dhcp4 || true
 . /sbin/ipv6-pre
 ip link set lo up
-# NIC hot-plug (hotplug.py): the watcher keeps what it needs to configure a NIC, nothing else
-/usr/bin/setpriv --bounding-set=-all,+net_admin,+net_raw,+net_bind_service --inh-caps=-all \
-  /bin/sh /sbin/nic-watch &
+# NIC hot-plug (hotplug.py)
+/bin/sh /sbin/nic-watch &
 # the boot's NICs (not a trunk's eth<n>.<vid>), from one `ip -o link`
 eths() {
   ip -o link > /tmp/.links
@@ -55,11 +71,21 @@ nics=""
 while read -r nic _; do nics="$nics $nic"; done <<EOT
 $(eths)
 EOT
+# A NIC whose port has a DHCPv4 server (the cloud says so, as a config drive would) asks
+# until it answers, as a VM's DHCP client does (a busy cloud's dnsmasq may start late);
+# another asks for udhcpc's 20 tries once
 for nic in $nics; do
   ipv6_pre "$nic"
   ip link set "$nic" up
-  udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S -s /sbin/dhcp-event \
-    -x hostname:"$name" 2>&1 && v4=1 || echo "udhcpc: no lease on $nic"
+  rounds=1
+  case " $dhcp4 " in *" $nic "*) rounds=30 ;; esac
+  while :; do
+    udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S -s /sbin/dhcp-event \
+      -x hostname:"$name" 2>&1 && { v4=1; break; }
+    rounds=$((rounds - 1))
+    [ $rounds -gt 0 ] || { echo "udhcpc: no lease on $nic"; break; }
+    echo "udhcpc: no lease on $nic yet, asking again"
+  done
 done
 # The metadata service: 169.254.169.254 where DHCPv4 routed it; with no IPv4 lease (an
 # IPv6-only guest: no IPv4 route to it) fe80::a9fe:a9fe on the first NIC, as Neutron serves
@@ -164,10 +190,10 @@ done <<EOT
 $(eths)
 EOT
 rm -f /tmp/.addrs
-exec /usr/bin/setpriv --bounding-set="$caps" --inh-caps=-all /bin/sh /sbin/guest-run
+exec /bin/sh /sbin/guest-run
 """
 
-# After boot: no capability to reconfigure the network, mount or set the host name.
+# After boot: user data (as root, as cloud-init runs it) and the SSH server.
 RUN = r"""#!/bin/sh
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
 if [ -s /run/user-data ] && [ "$(head -c 2 /run/user-data)" = "#!" ]; then
@@ -368,6 +394,32 @@ def prune(current: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
+def publish(built: Path, run_dir: Path) -> Path:
+    """The template on a tmpfs of its own (`<run dir>/rootfs`), which guests bind read-only:
+    the root of a filesystem, so a guest's mount table shows no path of the machine's (a
+    bind of a directory of the data dir showed it). Copied once per template and start."""
+    import ctypes
+
+    from stackling.dataplane import kernel
+
+    target, marker = run_dir / "rootfs", run_dir / "rootfs.published"
+    if marker.exists() and marker.read_text() == built.name and os.path.ismount(target):
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    kernel.unmount(str(target))  # (running guests keep the one they bound)
+    size = sum(p.lstat().st_size for p in built.rglob("*")) * 2 + (16 << 20)
+    libc = ctypes.CDLL(None, use_errno=True)
+    # nodev (not nosuid: ping's file capability is the image user's)
+    if libc.mount(b"stackling-rootfs", str(target).encode(), b"tmpfs", 4,
+                  f"size={size},mode=755".encode()) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount tmpfs {target}: {os.strerror(err)}")
+    subprocess.run(["cp", "-a", f"{built}/.", str(target)], check=True)
+    (target / ".complete").unlink(missing_ok=True)
+    marker.write_text(built.name)
+    return target
+
+
 def build(root: Path) -> Path:
     """Build the template once (idempotent: an existing complete template is kept)."""
     done = root / ".complete"
@@ -375,7 +427,7 @@ def build(root: Path) -> Path:
         return root
     tmp = root.with_name(root.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    for d in ("bin", "sbin", "usr/bin", "usr/sbin", *WRITABLE):
+    for d in ("bin", "sbin", "usr/bin", "usr/sbin", "mnt", *WRITABLE):
         (tmp / d).mkdir(parents=True, exist_ok=True)
     shutil.copy2(BUSYBOX, tmp / "bin/busybox")
     applets = subprocess.run([BUSYBOX, "--list"], capture_output=True, text=True,

@@ -28,7 +28,8 @@ class DataplaneLoop:
         # the settings the services' rules read where no runtime is (network.dns_domain)
         self.database.sessions.kw.setdefault("info", {})["stackling.settings"] = settings
         self.prefix = cloud_prefix(settings.db_url)
-        self.reconciler = Reconciler(self.database, self.prefix, settings.data_dir.resolve())
+        self.reconciler = Reconciler(self.database, self.prefix, settings.data_dir.resolve(),
+                                     settings.dataplane.guest_processes)
         self.holder = lease.holder_name()
         self.owner = False
         self.wake = threading.Event()

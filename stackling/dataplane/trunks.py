@@ -109,44 +109,27 @@ def plug(handles: Any, d: Any, trunks: list[dict[str, Any]], guest_namespace: Ca
     return wanted
 
 
-def guest_rules(prefix: str, nics: list[tuple[str, dict[str, Any]]],
-                trunks: list[dict[str, Any]], ports: dict[str, dict[str, Any]],
-                groups: dict[str, dict[str, Any]], members: dict[str, dict[str, set[str]]]
-                ) -> str:
-    """The sub-port NICs' security groups, as a table of their own (`<prefix>-trunk`) in
-    the guest's namespace beside its ports' (firewall.py's rules, the sub-port's groups and
-    port security)."""
-    from stackling.dataplane import firewall
-
-    by_parent = subports_of(trunks)
-    subs = []
-    for nic, parent in nics:
-        for sub in by_parent.get(parent["id"], []):
-            port = ports.get(sub["port_id"])
-            if port is not None:  # filtered as a server's port is
-                subs.append((f"{nic}.{sub['segmentation_id']}",
-                             {**port, "device_owner": "compute:trunk-subport"}))
-    return firewall.guest_rules(f"{prefix}-trunk", subs, groups, members)
-
-
-class AntiSpoofing:
-    """The sub-ports' anti-spoofing in the network node's namespace, where their veths are:
-    a `bridge <prefix>-trunk` table (firewall.py's rules: the sub-port's MAC, addresses and
-    allowed address pairs), written whole when it changes (or the namespace is new)."""
+class SubportFilters:
+    """The sub-ports' anti-spoofing and security groups in the network node's namespace,
+    where their veths are: `bridge`/`inet <prefix>-trunk` tables (firewall.host_rules: the
+    sub-port's MAC, addresses, allowed address pairs and groups), written whole when they
+    change (or the namespace is new)."""
 
     def __init__(self) -> None:
         self._applied: tuple[int, str] | None = None
 
     def apply(self, prefix: str, namespace: str, trunks: list[dict[str, Any]],
-              ports: dict[str, dict[str, Any]], tap: Callable[[str], str]) -> None:
+              ports: dict[str, dict[str, Any]], tap: Callable[[str], str],
+              groups: dict[str, dict[str, Any]], members: dict[str, dict[str, set[str]]],
+              bridges: set[str]) -> None:
         """Every VLAN sub-port's rules (a rule for a veth not made yet matches nothing)."""
         from stackling.dataplane import firewall, nft
 
         subs = [ports[s["port_id"]] for ss in subports_of(trunks).values() for s in ss
                 if s["port_id"] in ports]
-        secured = {tap(port["id"]): port for port in subs
-                   if port.get("port_security_enabled", True)}
-        ruleset = firewall.anti_spoofing(f"{prefix}-trunk", secured)
+        taps = [(tap(port["id"]), {**port, "device_owner": "compute:trunk-subport"})
+                for port in subs]
+        ruleset = firewall.host_rules(f"{prefix}-trunk", taps, bridges, groups, members)
         key = (os.stat(f"/run/netns/{namespace}").st_ino,
                hashlib.sha256(ruleset.encode()).hexdigest())
         if self._applied != key:

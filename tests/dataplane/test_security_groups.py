@@ -77,7 +77,8 @@ def test_a_removed_rule_cuts_the_connections_it_allowed(dataplane_cloud: Datapla
     dp.sdk.network.create_security_group(name="dp-ct-client")  # egress only
     target = dp.server("vm-ct", net.id, security_groups=["dp-ct-served"])
     client = dp.server("vm-ct-client", net.id, security_groups=["dp-ct-client"])
-    ns, ip, target_ns = dp.names.guest(client.id), dp.address(target), dp.names.guest(target.id)
+    ns, ip = dp.names.guest(client.id), dp.address(target)
+    tap = dp.names.tap(next(iter(dp.sdk.network.ports(device_id=target.id))).id)
     assert dp.wait_ssh(ns, ip).strip() == "vm-ct"
     listen = "setsid sh -c 'sleep 600 | nc -l -p 5000 > /tmp/got' > /dev/null 2>&1 < /dev/null &"
     assert dp.ssh(ns, ip, listen).returncode == 0
@@ -92,14 +93,18 @@ def test_a_removed_rule_cuts_the_connections_it_allowed(dataplane_cloud: Datapla
             return False
         return True
 
-    def tracked() -> list[Any]:  # the target's conntrack entries of port 5000
-        def run() -> list[Any]:
-            from pyroute2 import Conntrack
+    def tracked() -> list[Any]:  # the conntrack entries of port 5000 where the target's
+        def run() -> list[Any]:  # filter is: its host's namespace (firewall.py)
+            from pyroute2 import Conntrack, IPRoute
 
+            with IPRoute() as ip:
+                if not ip.link_lookup(ifname=tap):
+                    return []
             with Conntrack() as ct:
                 return [e for e in ct.dump_entries() if e.tuple_orig.dport == 5000]
 
-        return kernel.in_namespace(target_ns, run)
+        hosts = [n for n in kernel.list_namespaces(dp.prefix) if n.startswith(dp.names.host(""))]
+        return [e for host in hosts for e in kernel.in_namespace(host, run)]
 
     assert eventually(connect)
     sock = connected[0]

@@ -1,0 +1,139 @@
+"""A guest's cgroups: its flavor's RAM and vCPUs and a process limit, as the kernel's limits.
+
+Per guest `<controller root>/<prefix>/<server id>` in the memory, cpu and pids hierarchies
+(cgroup v1, as this machine mounts them) or in the unified one (cgroup v2), plus the unified
+hierarchy in any case: the guest's cgroup namespace is rooted there, so a cgroup2 mount
+made inside a guest shows its own cgroup, never the machine's tree. A memory hog is killed
+by the kernel's OOM killer inside its own cgroup and a fork bomb stops at `pids.max`; the
+machine, its neighbours and the API go on.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+CONTROLLERS = ("memory", "cpu", "pids")
+PERIOD_US = 100_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int
+    vcpus: int
+    pids: int
+
+
+def _mounts() -> tuple[dict[str, Path], Path | None]:
+    """controller -> its v1 hierarchy's mount point; the unified (v2) mount point."""
+    v1: dict[str, Path] = {}
+    v2 = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            fields, rest = left.split(), right.split()
+            if len(fields) < 5 or len(rest) < 3:
+                continue
+            if rest[0] == "cgroup2" and v2 is None:
+                v2 = Path(fields[4])
+            elif rest[0] == "cgroup":
+                for option in rest[2].split(","):
+                    if option in CONTROLLERS:
+                        v1.setdefault(option, Path(fields[4]))
+    return v1, v2
+
+
+class Cgroups:
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.v1, self.v2 = _mounts()
+
+    def available(self) -> str | None:
+        """Why guests cannot be limited here, or None."""
+        v2_has = set()
+        if self.v2 is not None:
+            try:
+                v2_has = set((self.v2 / "cgroup.controllers").read_text().split())
+            except OSError:
+                pass
+        missing = [c for c in CONTROLLERS if c not in self.v1 and c not in v2_has]
+        return f"no cgroup controller for {', '.join(missing)}" if missing else None
+
+    def dirs(self, server_id: str) -> list[Path]:
+        out = [self.v1[c] / self.prefix / server_id for c in CONTROLLERS if c in self.v1]
+        if self.v2 is not None:
+            out.append(self.v2 / self.prefix / server_id)
+        return list(dict.fromkeys(out))
+
+    def create(self, server_id: str, limits: Limits) -> list[Path]:
+        """The guest's cgroups with its limits (written again at each boot: a resize)."""
+        v2_controllers = [c for c in CONTROLLERS if c not in self.v1]
+        if self.v2 is not None and v2_controllers:
+            parent = self.v2 / self.prefix
+            parent.mkdir(exist_ok=True)
+            # (the machine's root must delegate them; our own level passes them on)
+            _write(parent / "cgroup.subtree_control",
+                   " ".join(f"+{c}" for c in v2_controllers), missing_ok=True)
+        for d in self.dirs(server_id):
+            d.mkdir(parents=True, exist_ok=True)
+        memory = limits.memory_mb * 1024 * 1024
+        quota = max(1, limits.vcpus) * PERIOD_US
+        if "memory" in self.v1:
+            d = self.v1["memory"] / self.prefix / server_id
+            # (memory+swap is never below memory: lifted first, so a resize either way works)
+            _write(d / "memory.memsw.limit_in_bytes", "-1", missing_ok=True)
+            _write(d / "memory.limit_in_bytes", str(memory))
+            _write(d / "memory.memsw.limit_in_bytes", str(memory), missing_ok=True)
+        if "cpu" in self.v1:
+            d = self.v1["cpu"] / self.prefix / server_id
+            _write(d / "cpu.cfs_period_us", str(PERIOD_US))
+            _write(d / "cpu.cfs_quota_us", str(quota))
+        if "pids" in self.v1:
+            _write(self.v1["pids"] / self.prefix / server_id / "pids.max", str(limits.pids))
+        if self.v2 is not None and v2_controllers:
+            d = self.v2 / self.prefix / server_id
+            if "memory" in v2_controllers:
+                _write(d / "memory.max", str(memory))
+                _write(d / "memory.swap.max", "0", missing_ok=True)
+            if "cpu" in v2_controllers:
+                _write(d / "cpu.max", f"{quota} {PERIOD_US}")
+            if "pids" in v2_controllers:
+                _write(d / "pids.max", str(limits.pids))
+        return self.dirs(server_id)
+
+    def remove(self, server_id: str) -> None:
+        """Once its processes are gone (EBUSY until then: retried by the next pass)."""
+        for d in self.dirs(server_id):
+            _rmdir(d)
+
+    def remove_all(self) -> None:
+        roots = {self.v1[c] for c in CONTROLLERS if c in self.v1}
+        if self.v2 is not None:
+            roots.add(self.v2)
+        for root in roots:
+            top = root / self.prefix
+            if top.is_dir():
+                for child in top.iterdir():
+                    if child.is_dir():
+                        _rmdir(child)
+                _rmdir(top)
+
+
+def _write(path: Path, value: str, missing_ok: bool = False) -> None:
+    try:
+        path.write_text(value)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+    except OSError as exc:
+        if not (missing_ok and exc.errno in (errno.EINVAL, errno.EOPNOTSUPP, errno.EACCES)):
+            raise
+
+
+def _rmdir(path: Path) -> None:
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
