@@ -234,7 +234,7 @@ def fail_server(db: Session, server_id: str, message: str) -> bool:
     from stackling.common.db import utcnow_precise
     from stackling.compute.build import fault
 
-    inst = db.get(Instance, server_id)
+    inst = db.execute(select(Instance).where(Instance.uuid == server_id)).scalar_one_or_none()
     if inst is None or inst.vm_state == "error":
         return False
     # (its host, ports and allocations stay, as Nova leaves them to a delete or rebuild)

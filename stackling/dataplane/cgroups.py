@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +104,30 @@ class Cgroups:
             if "pids" in v2_controllers:
                 _write(d / "pids.max", str(limits.pids))
         return self.dirs(server_id)
+
+    def kill(self, server_id: str, patience: float = 10.0) -> None:
+        """Every process of the guest, whatever its parent: its processes outlive their
+        launcher (the kernel clears a parent-death signal when a process enters another
+        user namespace), so a guest is ended by its cgroups, not by its process tree.
+        Returns once they are empty (or after `patience`: remove() then says EBUSY)."""
+        if self.v2 is not None:
+            _write(self.v2 / self.prefix / server_id / "cgroup.kill", "1", missing_ok=True)
+        deadline = time.monotonic() + patience
+        while True:
+            pids = set()
+            for d in self.dirs(server_id):
+                try:
+                    pids |= {int(p) for p in (d / "cgroup.procs").read_text().split()}
+                except OSError:
+                    continue
+            if not pids or time.monotonic() > deadline:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
 
     def remove(self, server_id: str) -> None:
         """Once its processes are gone (EBUSY until then: retried by the next pass)."""

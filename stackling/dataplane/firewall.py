@@ -172,23 +172,24 @@ def host_rules(table: str, taps: list[tuple[str, dict[str, Any]]], bridges: set[
         sends = list(qos.get(tap, []))
         if secured(port):
             sends += _spoofing(port)
+        # (chains named by the tap: `ingress-<tap>` is what path.py reads, and a person)
         if sends:
-            pre.append(f'"{tap}" : jump from{i}')
-            chains.append(f"  chain from{i} {{\n" + "".join(f"    {r}\n" for r in sends)
+            pre.append(f'"{tap}" : jump from-{tap}')
+            chains.append(f"  chain from-{tap} {{\n" + "".join(f"    {r}\n" for r in sends)
                           + "  }\n")
         if not secured(port):
             continue
-        fwd_from.append(f'"{tap}" : jump markfrom{i}')
-        fwd_to.append(f'"{tap}" : jump markto{i}')
-        marks.append(f"  chain markfrom{i} {{\n    meta mark set meta mark | 0x{i << 16:x}\n  }}\n"
-                     f"  chain markto{i} {{\n    meta mark set meta mark | 0x{i:x}\n  }}\n")
+        fwd_from.append(f'"{tap}" : jump markfrom-{tap}')
+        fwd_to.append(f'"{tap}" : jump markto-{tap}')
+        marks.append(f"  chain markfrom-{tap} {{\n    meta mark set meta mark | 0x{i << 16:x}\n"
+                     f"  }}\n  chain markto-{tap} {{\n    meta mark set meta mark | 0x{i:x}\n  }}\n")
         ingress, egress = _port_chains(port, groups, members)
-        inet_from.append(f"0x{i << 16:x} : jump egress{i}")
-        inet_to.append(f"0x{i:x} : jump ingress{i}")
-        inet_chains.append(f"  chain ingress{i} {{\n" + "".join(f"    {r}\n" for r in ingress)
-                           + "  }\n")
-        inet_chains.append(f"  chain egress{i} {{\n" + "".join(f"    {r}\n" for r in egress)
-                           + "  }\n")
+        inet_from.append(f"0x{i << 16:x} : jump egress-{tap}")
+        inet_to.append(f"0x{i:x} : jump ingress-{tap}")
+        inet_chains.append(f"  chain ingress-{tap} {{\n" +
+                           "".join(f"    {r}\n" for r in ingress) + "  }\n")
+        inet_chains.append(f"  chain egress-{tap} {{\n" +
+                           "".join(f"    {r}\n" for r in egress) + "  }\n")
 
     def vmap(key: str, items: list[str]) -> str:
         return f"    {key} vmap {{ {', '.join(items)} }}\n" if items else ""

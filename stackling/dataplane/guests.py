@@ -206,6 +206,7 @@ class Guests:
         for name in ("paused", "exit"):
             (gdir / name).unlink(missing_ok=True)
         base = self.ids.claim(spec.server_id)
+        self.cgroups.kill(spec.server_id)  # a guest whose launcher was killed, still there
         userns = gdir / "userns"
         if not userns.exists():
             raise RuntimeError(f"guest {spec.server_id}: no user namespace to boot in")
@@ -241,6 +242,7 @@ class Guests:
         pid = self.pid(server_id)
         if pid is not None:
             _kill_tree(pid)
+        self.cgroups.kill(server_id)  # (and whatever outlived its launcher)
         gdir = self._gdir(server_id)
         if forget:
             self._forget(server_id)
@@ -251,7 +253,7 @@ class Guests:
         """Its user namespace, cgroups, id range and run directory (its network namespace
         is the reconciler's: removed when nothing wants it)."""
         gdir = self._gdir(server_id)
-        self._wait_cgroups_empty(server_id)
+        self.cgroups.kill(server_id)
         self.cgroups.remove(server_id)  # (EBUSY: kept, and retried by the next pass)
         boundary.release_userns(gdir / "userns")
         self.ids.release(server_id)
@@ -277,18 +279,6 @@ class Guests:
             shutil.rmtree(self._gdir(server_id), ignore_errors=True)
         self.ids.release_all()
         self.cgroups.remove_all()
-
-    def _wait_cgroups_empty(self, server_id: str) -> None:
-        """Its processes gone from its cgroups (a killed process leaves them once reaped)."""
-        deadline = time.monotonic() + 5
-        for d in self.cgroups.dirs(server_id):
-            while time.monotonic() < deadline:
-                try:
-                    if not (d / "cgroup.procs").read_text().strip():
-                        break
-                except OSError:
-                    break
-                time.sleep(0.01)
 
     def pause(self, server_id: str, paused: bool) -> None:
         """Paused is frozen: every process of the guest stopped (SIGSTOP), as a VM's vCPUs."""

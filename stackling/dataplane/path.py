@@ -4,8 +4,9 @@ the hops (guest, host, segment, physnet switch, ToR, router) and, where it stops
 
 The tracer does what the kernel would: a route look-up in each namespace it reaches, the
 link the route leaves by, then across the L2 domain (bridges, veth pairs, VXLAN devices
-of one id) to whoever holds the next hop's address; the nftables rules of the guests and
-routers on the way are evaluated for the probe (a new connection: protocol, port).
+of one id) to whoever holds the next hop's address; the ports' security groups (in their
+hosts' namespaces, firewall.py) and the routers' rules on the way are evaluated for the
+probe (a new connection: protocol, port).
 """
 
 from __future__ import annotations
@@ -186,6 +187,31 @@ def evaluate(rules: list[dict[str, Any]], hook: str, packet: dict[str, Any]
     return "accept", None
 
 
+def port_verdict(rules: list[dict[str, Any]], tap: str, direction: str,
+                 packet: dict[str, Any]) -> tuple[str, str | None]:
+    """A port's security groups, as its host's namespace applies them (firewall.py: the
+    chain `ingress-<tap>` or `egress-<tap>` of the `inet` table): ("accept" | "drop", where).
+    A port without one (port security off) lets everything through."""
+    chains = {}
+    for item in rules:
+        if "chain" in item:
+            c = item["chain"]
+            chains[(c["family"], c["table"], c["name"])] = dict(c, rules=[])
+    for item in rules:
+        if "rule" in item:
+            r = item["rule"]
+            chain = chains.get((r["family"], r["table"], r["chain"]))
+            if chain is not None:
+                chain["rules"].append(r["expr"])
+    name = f"{direction}-{tap}"
+    chain = next((c for (family, _, n), c in chains.items() if family == "inet" and n == name),
+                 None)
+    if chain is None:
+        return "accept", None
+    verdict, where = _walk(chains, chain, packet, 0)
+    return ("drop", where) if verdict == "drop" else ("accept", None)
+
+
 def _walk(chains: dict, chain: dict[str, Any], packet: dict[str, Any], depth: int
           ) -> tuple[str | None, str | None]:
     if depth > 8:
@@ -300,6 +326,7 @@ def _trace_to(wire: live.Wire, names: Names, src: live.Namespace, dst: live.Name
         return rules[ns]
 
     iif: str | None = None
+    arrived: live.Link | None = None
     for _ in range(MAX_HOPS):
         out.hop(here.role, here.name, here.label)
         if here is dst or here.holds(target):
@@ -307,7 +334,9 @@ def _trace_to(wire: live.Wire, names: Names, src: live.Namespace, dst: live.Name
                 return out.stop(here.name, "wrong holder", f"{target} is held by {here.name}, "
                                                            "not by the destination guest")
             probe = Probe(source_ip or "0.0.0.0", target, protocol, port)
-            verdict, where = evaluate(nft(here.name), "input", probe.fields(iif, None))
+            tap = wire.peer(arrived) if arrived is not None else None  # its host's end
+            verdict, where = port_verdict(nft(tap.ns), tap.name, "ingress", probe.fields(
+                iif, None)) if tap is not None else ("accept", None)
             if verdict == "drop":
                 return out.stop(here.name, "security group",
                                 f"the destination's security groups let no {_what(probe)} in "
@@ -326,7 +355,9 @@ def _trace_to(wire: live.Wire, names: Names, src: live.Namespace, dst: live.Name
                 return out.stop(here.name, "no address", f"{link.name} of the source has no "
                                                           "IPv4 address")
             probe = Probe(source_ip, target, protocol, port)
-            verdict, where = evaluate(nft(here.name), "output", probe.fields(None, link.name))
+            tap = wire.peer(link)
+            verdict, where = port_verdict(nft(tap.ns), tap.name, "egress", probe.fields(
+                None, link.name)) if tap is not None else ("accept", None)
             if verdict == "drop":
                 return out.stop(here.name, "security group",
                                 f"the source's security groups let no {_what(probe)} out to "
@@ -358,7 +389,7 @@ def _trace_to(wire: live.Wire, names: Names, src: live.Namespace, dst: live.Name
                                                        f"path to {hop_ip} crosses it")
             return out.stop(here.name, "unreachable", f"nothing on the segment of {link.name} "
                                                       f"holds {hop_ip}")
-        iif = holder.name
+        iif, arrived = holder.name, holder
         here = wire.spaces[holder.ns]
     return out.stop(here.name, "too long", f"more than {MAX_HOPS} hops")
 

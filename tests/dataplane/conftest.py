@@ -175,6 +175,19 @@ class DataplaneCloud:
                 out.append(f"process {pid}: {cmdline[:120]}")
         links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
         out += [f"host link {line}" for line in links.splitlines() if f" {self.prefix}-" in line]
+        # the guests' boundary (boundary.py, cgroups.py): mounts under the run directory
+        # (user namespaces, the root filesystem), cgroups, claimed id ranges
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+        out += [f"mount {line.split()[4]}" for line in mounts if f" {run_dir}/" in line
+                or line.split()[4] == run_dir]
+        out += [f"cgroup {d}" for d in Path("/sys/fs/cgroup").glob(f"*/{self.prefix}")]
+        ids = Path("/run/stackling/ids")
+        for claim in ids.iterdir() if ids.is_dir() else ():
+            try:
+                if claim.name.isdigit() and claim.read_text().startswith(self.prefix + " "):
+                    out.append(f"id range claim {claim}")
+            except OSError:
+                continue
         return out
 
 
