@@ -59,8 +59,11 @@ SERVER_ENV = {
     # Reboots and rebuilds complete within their request (the test of the transitional
     # states sets its own minimum duration).
     "STACKLING_COMPUTE__ACTION_MIN_DURATION": "0",
-    # The clients' web-download tests fetch from a server of theirs on loopback (a local
-    # mirror, as README.md says to allow one): any port of 127.0.0.1.
+}
+# Live servers only (the in-process tests of web-download test its defaults): the clients'
+# web-download tests fetch from a server of theirs on loopback (a local mirror, as
+# README.md says to allow one), any port of 127.0.0.1.
+LIVE_SERVER_ENV = {
     "STACKLING_IMAGE__WEB_DOWNLOAD_ALLOWED_NETWORKS": "127.0.0.1/32",
     "STACKLING_IMAGE__WEB_DOWNLOAD_ALLOWED_PORTS": "[]",
 }
@@ -174,7 +177,7 @@ class Cloud:
         self.workers = workers
         self.url = f"http://127.0.0.1:{port}"
         self.clouds_yaml = data_dir / "clouds.yaml"
-        self.env = {**os.environ, **SERVER_ENV, **(extra_env or {})}
+        self.env = {**os.environ, **SERVER_ENV, **LIVE_SERVER_ENV, **(extra_env or {})}
         self.config = config
         self.proc: subprocess.Popen[bytes] | None = None
         self._sdk: dict[str, Any] = {}

@@ -116,6 +116,10 @@ class DhcpServers:
     def known(self) -> list[str]:
         return [p.name for p in self.dir.iterdir()] if self.dir.exists() else []
 
+    def serving(self, network_id: str) -> bool:
+        """Its dnsmasq runs (a guest whose port it serves waits for it before it boots)."""
+        return self._pid(network_id) is not None
+
     def ensure(self, cfg: DhcpConfig, namespace: str) -> None:
         directory = self.dir / cfg.network_id
         hosts = directory / "hosts"

@@ -560,8 +560,7 @@ class Reconciler:
         spec = GuestSpec(server["id"], server["hostname"] or server["name"],
                          server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"],
                          server.get("memory_mb") or 512, server.get("vcpus") or 1,
-                         tuple(p["id"] for p in ports if d.ipv4(p) and any(
-                             d.subnets[s].get("enable_dhcp", True) for s, _ in d.ipv4(p))))
+                         tuple(p["id"] for p in ports if self._served_by_dhcp(d, p)))
         if self.guests.boundary_failed(server["id"]) and server["id"] not in running:
             return  # (its fault is recorded: _boundary_faults)
         boot = running.get(server["id"]) != spec.token() or ns not in self._present
@@ -571,9 +570,9 @@ class Reconciler:
         # DHCP servers to be up: a guest booted before them has no address, key or user data
         waits = [f"port {unplaced[0]} to be placed on the wire"] if unplaced else []
         waits += [f"the DHCP server of network {p['network_id']}" for p in ports
-                  if p["id"] in spec.dhcp4 and any(
+                  if p["id"] in spec.dhcp4 and (not self.dhcp.serving(p["network_id"]) or any(
                       k.startswith((f"dnsmasq {p['network_id']}", f"dhcp {p['network_id']}",
-                                    f"dhcp port {p['network_id']}")) for k in self.failures)]
+                                    f"dhcp port {p['network_id']}")) for k in self.failures))]
         if boot and waits:
             held = self._held.setdefault(server["id"], time.monotonic())
             if time.monotonic() - held < BOOT_HOLD:
@@ -650,6 +649,16 @@ class Reconciler:
                 self._applied[server["id"]] = fingerprint
 
         self._jobs.add(f"guest {server['id']}", finish)
+
+    @staticmethod
+    def _served_by_dhcp(d: desired_.Desired, port: dict[str, Any]) -> bool:
+        """Whether a DHCPv4 server of ours serves the port's address (its boot asks until
+        it answers): a DHCP subnet of a network that is not external (an external one has
+        no DHCP namespace here)."""
+        if d.networks[port["network_id"]].get("router:external"):
+            return False
+        mine = {s for s, _ in d.ipv4(port)}
+        return any(s["id"] in mine for s in d.dhcp_subnets(port["network_id"]))
 
     def _plug_guest(self, d: desired_.Desired, port: dict[str, Any], place: tuple[str, str],
                     ns: str, inside: str, mtu: int) -> bool:
