@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.dataplane.conftest import DataplaneCloud, eventually
 
 ROOT_KEY = ("#!/bin/sh\nmkdir -p /root/.ssh\ncp /home/cirros/.ssh/authorized_keys /root/.ssh/\n"
@@ -319,11 +321,12 @@ def test_a_memory_hog_and_a_fork_bomb_die_inside_their_guest(
     assert dp.sdk.compute.get_server(hog.id).status == "ACTIVE"
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_guest_whose_boundary_is_not_as_meant_is_error_with_a_fault(
-        dataplane_clouds: Any) -> None:
+        dataplane_clouds: Any, backend: str) -> None:
     """The boot's check (rootfs.INIT): made to fail by the launcher's test switch, which
     makes the expected set differ by one capability from the one the guest gets."""
-    dp = dataplane_clouds("sqlite", extra_env={"STACKLING_TEST_GUEST_BOUNDARY_FAULT": "1"})
+    dp = dataplane_clouds(backend, extra_env={"STACKLING_TEST_GUEST_BOUNDARY_FAULT": "1"})
     net, _ = dp.network("dp-fault", "10.85.0.0/24")
     server = dp.server("vm-fault", net.id)
     failed = dp.sdk.compute.wait_for_server(server, status="ERROR", wait=60, interval=0.2)
