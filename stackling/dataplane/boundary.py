@@ -127,7 +127,7 @@ class IdRanges:
 
     def _owner_alive(self, text: str) -> bool:
         prefix, _, server_id = text.partition(" ")
-        return (Path("/run/stackling") / prefix / "guests" / server_id).is_dir()
+        return bool(server_id) and (Path("/run/stackling") / prefix / "guests" / server_id).is_dir()
 
     def claim(self, server_id: str) -> int:
         """The first machine id of the guest's range (the same one while it is claimed)."""
@@ -142,15 +142,15 @@ class IdRanges:
                     return slot * ID_RANGE
             except (OSError, ValueError):
                 pass
-            for slot in range(FIRST_SLOT, LAST_SLOT + 1):
-                claim = IDS_DIR / str(slot)
-                try:
-                    text = claim.read_text()
-                except FileNotFoundError:
-                    text = None
-                if text is not None and text != me and self._owner_alive(text):
-                    continue
-                claim.write_text(me)
+            # the lowest slot nobody holds (one listing: 100 guests booting at once each
+            # read every claim before, under the lock, and that was a restart's longest wait)
+            taken = {int(n) for n in os.listdir(IDS_DIR) if n.isdigit()}
+            slot = next((k for k in range(FIRST_SLOT, LAST_SLOT + 1) if k not in taken), None)
+            if slot is None:  # all claimed: one whose guest is gone (its cloud was removed)
+                slot = next((k for k in sorted(taken)
+                             if not self._owner_alive(_read(IDS_DIR / str(k)))), None)
+            if slot is not None:
+                (IDS_DIR / str(slot)).write_text(me)
                 mine.parent.mkdir(parents=True, exist_ok=True)
                 mine.write_text(str(slot))
                 return slot * ID_RANGE
@@ -184,6 +184,13 @@ class IdRanges:
                             claim.unlink()
                     except OSError:
                         pass
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
 
 
 # ------------------------------------------------------------------ namespaces
