@@ -6,6 +6,12 @@ whose headers have not all arrived `client_timeout` seconds after it opened or a
 previous response. A slow body is the ASGI layer's (common/limits.py: 408). The timeout
 comes from the environment (`STACKLING_HTTP__CLIENT_TIMEOUT`), which `stackling serve`
 sets for its worker processes too.
+
+Its connections close as HTTP servers close them (nginx's `lingering_close`): the answer is
+sent and the write side shut, what the client still sends is read and dropped for up to
+LINGER seconds (or until it closes), then the socket is closed. Closed at once with bytes
+of a body unread (a 408 or 413 to a client still sending), the kernel resets the
+connection, and the client could lose the answer ("connection reset by peer").
 """
 
 from __future__ import annotations
@@ -23,6 +29,46 @@ def client_timeout() -> float:
         return float(os.environ.get("STACKLING_HTTP__CLIENT_TIMEOUT", "60"))
     except ValueError:
         return 60.0
+
+
+LINGER = 2.0  # seconds
+
+
+class _LingeringTransport:
+    """The connection's transport, whose close() lingers (the module's docstring)."""
+
+    def __init__(self, transport: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._timer: asyncio.TimerHandle | None = None
+        self.lingering = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def is_closing(self) -> bool:
+        return self.lingering or self._transport.is_closing()
+
+    def close(self) -> None:
+        if self.lingering or self._transport.is_closing():
+            return
+        self.lingering = True
+        try:
+            if not self._transport.can_write_eof():
+                self._transport.close()
+                return
+            self._transport.write_eof()  # (after what is still buffered is sent)
+            self._transport.resume_reading()
+        except (OSError, RuntimeError):
+            self._transport.close()
+            return
+        self._timer = self._loop.call_later(LINGER, self.finish)
+
+    def finish(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._transport.close()
 
 
 class TimedH11Protocol(H11Protocol):
@@ -47,12 +93,25 @@ class TimedH11Protocol(H11Protocol):
             self.transport.close()
 
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(_LingeringTransport(transport, self.loop))
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if isinstance(self.transport, _LingeringTransport) and self.transport.lingering:
+            self.transport.finish()
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if isinstance(self.transport, _LingeringTransport) and self.transport.lingering:
+            return  # the rest of a body after the answer: read and dropped
+        super().data_received(data)
+
+    def eof_received(self) -> bool | None:  # type: ignore[override]
+        if isinstance(self.transport, _LingeringTransport) and self.transport.lingering:
+            self.transport.finish()  # the client is done too
+            return None
+        return super().eof_received()
 
     def handle_events(self) -> None:
         super().handle_events()
