@@ -181,7 +181,7 @@ class Guests:
     def hotplug(self, server_id: str) -> bool:
         """Tell the running guest a NIC was plugged (its watcher takes it by DHCP)."""
         pid = self.pid(server_id)
-        return pid is not None and hotplug.notify(_descendants(pid)) > 0
+        return pid is not None and hotplug.notify(descendants(pid)) > 0
 
     def frozen(self, server_id: str) -> bool:
         return (self._gdir(server_id) / "paused").exists()
@@ -267,7 +267,7 @@ class Guests:
         alive = [pid for pid in pids.values() if pid is not None]
         table = _children()
         for pid in alive:
-            _kill([pid, *_descendants(pid, table)])
+            _kill([pid, *descendants(pid, table)])
         for pid in alive:
             _wait_gone(pid)
         for server_id in pids:
@@ -285,7 +285,7 @@ class Guests:
         pid = self.pid(server_id)
         if pid is None:
             return
-        for p in [pid, *_descendants(pid)]:
+        for p in [pid, *descendants(pid)]:
             try:
                 os.kill(p, signal.SIGSTOP if paused else signal.SIGCONT)
             except ProcessLookupError:
@@ -314,7 +314,8 @@ def _children() -> dict[int, list[int]]:
     return children
 
 
-def _descendants(pid: int, children: dict[int, list[int]] | None = None) -> list[int]:
+def descendants(pid: int, children: dict[int, list[int]] | None = None) -> list[int]:
+    """Every process below `pid`, from one reading of /proc."""
     children = _children() if children is None else children
     out, todo = [], [pid]
     while todo:
@@ -325,7 +326,7 @@ def _descendants(pid: int, children: dict[int, list[int]] | None = None) -> list
 
 
 def _kill_tree(pid: int) -> None:
-    _kill([pid, *_descendants(pid)])
+    _kill([pid, *descendants(pid)])
     _wait_gone(pid)
 
 

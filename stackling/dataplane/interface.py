@@ -11,7 +11,7 @@ from typing import Any
 
 _LOOP: Any = None
 _CONSOLE_DIR: Path | None = None
-TOOLS = ("nsenter", "unshare", "dnsmasq", "nft", "dropbear", "busybox", "setpriv", "chroot")
+TOOLS = ("nsenter", "unshare", "dnsmasq", "nft", "dropbear", "busybox", "setpriv")
 
 
 def unavailable_reason() -> str | None:

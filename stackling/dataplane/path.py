@@ -160,10 +160,8 @@ def _rule_verdict(packet: dict[str, Any], expr: list[dict[str, Any]]
     return None, None
 
 
-def evaluate(rules: list[dict[str, Any]], hook: str, packet: dict[str, Any]
-             ) -> tuple[str, str | None]:
-    """The verdict of every base chain on `hook` for the packet, in priority order:
-    ("accept" | "drop", the chain and rule that dropped it)."""
+def _chains(rules: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(family, table, name) -> the chain with its rules' expressions, from `nft -j`."""
     chains = {}
     for item in rules:
         if "chain" in item:
@@ -175,6 +173,14 @@ def evaluate(rules: list[dict[str, Any]], hook: str, packet: dict[str, Any]
             chain = chains.get((r["family"], r["table"], r["chain"]))
             if chain is not None:
                 chain["rules"].append(r["expr"])
+    return chains
+
+
+def evaluate(rules: list[dict[str, Any]], hook: str, packet: dict[str, Any]
+             ) -> tuple[str, str | None]:
+    """The verdict of every base chain on `hook` for the packet, in priority order:
+    ("accept" | "drop", the chain and rule that dropped it)."""
+    chains = _chains(rules)
     bases = sorted((c for c in chains.values() if c.get("hook") == hook and
                     c["family"] in ("ip", "inet")), key=lambda c: c.get("prio", 0))
     for base in bases:
@@ -192,17 +198,7 @@ def port_verdict(rules: list[dict[str, Any]], tap: str, direction: str,
     """A port's security groups, as its host's namespace applies them (firewall.py: the
     chain `ingress-<tap>` or `egress-<tap>` of the `inet` table): ("accept" | "drop", where).
     A port without one (port security off) lets everything through."""
-    chains = {}
-    for item in rules:
-        if "chain" in item:
-            c = item["chain"]
-            chains[(c["family"], c["table"], c["name"])] = dict(c, rules=[])
-    for item in rules:
-        if "rule" in item:
-            r = item["rule"]
-            chain = chains.get((r["family"], r["table"], r["chain"]))
-            if chain is not None:
-                chain["rules"].append(r["expr"])
+    chains = _chains(rules)
     name = f"{direction}-{tap}"
     chain = next((c for (family, _, n), c in chains.items() if family == "inet" and n == name),
                  None)

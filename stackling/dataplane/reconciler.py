@@ -498,7 +498,7 @@ class Reconciler:
             self._try(f"guest {server['id']}", self._guest, d, fabric, bridges, keep_links,
                       server, ns, running, self._members)
         self._jobs.wait()
-        self._boundary_faults(d)
+        self._boundary_faults(d, running)
         wanted = {s for s in d.servers if self.names.guest(s) in keep}
         for server_id in set(self.guests.known()) - wanted:
             self._try(f"guest {server_id}", self.guests.stop, server_id)
@@ -535,11 +535,12 @@ class Reconciler:
                            self._nft_apply(ns, text))
         self._jobs.wait()
 
-    def _boundary_faults(self, d: desired_.Desired) -> None:
+    def _boundary_faults(self, d: desired_.Desired, running: dict[str, str]) -> None:
         """A guest whose init found its boundary not as meant never runs: its server goes
-        to ERROR with a fault (boundary.py)."""
+        to ERROR with a fault (boundary.py). (`running`: the pass's look at the guests; one
+        that stopped at its check was not running then, nor booted again since.)"""
         for server in d.servers.values():
-            if server["state"] != "off" and self.guests.pid(server["id"]) is None \
+            if server["state"] != "off" and server["id"] not in running \
                     and self.guests.boundary_failed(server["id"]):
                 message = ("The guest's isolation from the machine was not what was meant "
                            "(its capabilities, seccomp filter or user namespace); it was "
@@ -564,7 +565,7 @@ class Reconciler:
                          server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"],
                          server.get("memory_mb") or 512, server.get("vcpus") or 1,
                          tuple(p["id"] for p in ports if self._served_by_dhcp(d, p)))
-        if self.guests.boundary_failed(server["id"]) and server["id"] not in running:
+        if server["id"] not in running and self.guests.boundary_failed(server["id"]):
             return  # (its fault is recorded: _boundary_faults)
         boot = running.get(server["id"]) != spec.token() or ns not in self._present
         unfiltered = sorted({p[0] for p in places if f"filters {p[0]}" in self.failures})
@@ -577,12 +578,8 @@ class Reconciler:
                     if p["device_owner"].startswith("compute:") and p not in ports]
         # a boot waits (within BOOT_HOLD) for its ports to be placed and their networks'
         # DHCP servers to be up: a guest booted before them has no address, key or user data
-        waits = [f"port {unplaced[0]} to be placed on the wire"] if unplaced else []
-        waits += [f"the DHCP server of network {p['network_id']}" for p in ports
-                  if p["id"] in spec.dhcp4 and (not self.dhcp.serving(p["network_id"]) or any(
-                      k.startswith((f"dnsmasq {p['network_id']}", f"dhcp {p['network_id']}",
-                                    f"dhcp port {p['network_id']}")) for k in self.failures))]
-        if boot and waits:
+        waits = self._boot_waits(d, ports, unplaced, spec) if boot else []
+        if waits:
             held = self._held.setdefault(server["id"], time.monotonic())
             if time.monotonic() - held < BOOT_HOLD:
                 self.failures[f"guest {server['id']}"] = f"its boot waits for {waits[0]}"
@@ -658,6 +655,16 @@ class Reconciler:
                 self._applied[server["id"]] = fingerprint
 
         self._jobs.add(f"guest {server['id']}", finish)
+
+    def _boot_waits(self, d: desired_.Desired, ports: list[dict[str, Any]], unplaced: list[str],
+                    spec: GuestSpec) -> list[str]:
+        """What a boot waits for: its ports placed, their networks' DHCP servers up."""
+        waits = [f"port {unplaced[0]} to be placed on the wire"] if unplaced else []
+        return waits + [
+            f"the DHCP server of network {p['network_id']}" for p in ports
+            if p["id"] in spec.dhcp4 and (not self.dhcp.serving(p["network_id"]) or any(
+                k.startswith((f"dnsmasq {p['network_id']}", f"dhcp {p['network_id']}",
+                              f"dhcp port {p['network_id']}")) for k in self.failures))]
 
     @staticmethod
     def _served_by_dhcp(d: desired_.Desired, port: dict[str, Any]) -> bool:

@@ -9,7 +9,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,23 +26,9 @@ def _guest_dir(dp: DataplaneCloud, server_id: str) -> Path:
 
 def _guest_pids(dp: DataplaneCloud, server_id: str) -> list[int]:
     """The guest's processes as the machine numbers them (its launcher's descendants)."""
-    launcher = int((_guest_dir(dp, server_id) / "pid").read_text())
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-    out, todo = [], [launcher]
-    while todo:
-        pid = todo.pop()
-        for child, parent in parents.items():
-            if parent == pid:
-                out.append(child)
-                todo.append(child)
-    return out
+    from stackling.dataplane.guests import descendants
+
+    return descendants(int((_guest_dir(dp, server_id) / "pid").read_text()))
 
 
 def _status(pid: int | str) -> dict[str, str]:
@@ -189,12 +174,14 @@ def test_security_groups_hold_whatever_root_does_in_the_guest(
 
 
 def _sniff(namespace: str, ifname: str, seconds_max: float, stop: threading.Event,
-           seen: list[tuple[str, int]]) -> None:
-    """(source MAC, UDP source port) of DHCP frames on `ifname` in `namespace`, until `stop`."""
+           seen: list[tuple[str, int]], ready: threading.Event) -> None:
+    """(source MAC, UDP source port) of DHCP frames on `ifname` in `namespace`, until `stop`;
+    `ready` is set once its socket is bound."""
     code = (
         "import socket,sys,time\n"
         "s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW,socket.htons(3))\n"
         f"s.bind(('{ifname}',0)); s.settimeout(0.5); end=time.time()+{seconds_max}\n"
+        "print('ready', 0, flush=True)\n"
         "while time.time()<end:\n"
         "  try: f=s.recv(2048)\n"
         "  except socket.timeout: continue\n"
@@ -208,7 +195,10 @@ def _sniff(namespace: str, ifname: str, seconds_max: float, stop: threading.Even
     def read() -> None:
         for line in proc.stdout:  # type: ignore[union-attr]
             mac, port = line.split()
-            seen.append((mac, int(port)))
+            if mac == "ready":
+                ready.set()
+            else:
+                seen.append((mac, int(port)))
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -245,12 +235,14 @@ def test_a_rogue_dhcp_server_in_a_guest_never_reaches_its_neighbours(
     at_victim: list[tuple[str, int]] = []
     at_rogue: list[tuple[str, int]] = []
     stop = threading.Event()
-    sniffers = [threading.Thread(target=_sniff, args=(ns, "eth0", 90, stop, at_victim)),
+    ready = [threading.Event(), threading.Event()]
+    sniffers = [threading.Thread(target=_sniff, args=(ns, "eth0", 90, stop, at_victim,
+                                                      ready[0])),
                 threading.Thread(target=_sniff, args=(dp.names.guest(rogue.id), "eth0", 90,
-                                                      stop, at_rogue))]
+                                                      stop, at_rogue, ready[1]))]
     for t in sniffers:
         t.start()
-    time.sleep(1)  # (the sniffers' sockets bound: a python start in a namespace)
+    assert all(r.wait(60) for r in ready)  # (their sockets bound)
     try:
         def asked_and_answered() -> bool:
             dp.ssh(dp.names.guest(rogue.id), victim_ip,
