@@ -4,6 +4,7 @@ subnet fills up (10, 1,000 and 50,000 existing ports) and across subnet sizes (/
 IPv6 /64).
 
     python -m bench.network [samples]
+    python -m bench.network hot [samples] [--before DIR]   # the hot paths (below)
 
 One `stackling serve` on SQLite (one process), driven over HTTP with a pre-issued admin
 token by one client (latency = median per call; throughput = calls per second of that
@@ -175,5 +176,261 @@ def main() -> None:
     report("network", text)
 
 
+# ------------------------------------------------------------------ hot paths
+# The writes of issue 35, each beside the floors measured in the same run: the server's
+# authenticated no-op (GET extensions) and a hello-world Starlette app under the same
+# uvicorn (bench/floor.py). `--before DIR` runs a second tree (e.g. `git archive` of an
+# older commit) beside this one, alternating rounds, so before and after share the machine.
+HOT = ("version document", "list 1 network", "create network", "delete network",
+       "create subnet", "delete subnet", "create port", "delete port",
+       "segment range create", "segment range delete", "list 200 networks")
+PG = "postgresql+psycopg://postgres@127.0.0.1:5432"
+
+
+def _pg_database() -> str:
+    import psycopg
+
+    name = f"stackling_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres",
+                         autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{PG}/{name}"
+
+
+def _drop_pg(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres",
+                         autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+
+
+def hot_calls(c: httpx.Client) -> dict[str, Any]:
+    """One call per hot operation (each creating what the next deletes), keyed by HOT."""
+    made: dict[str, list[str]] = {k: [] for k in ("net", "sub", "port", "range")}
+    counter = iter(range(1, 10**6))
+    net = _ok(c.post(f"{N}/networks", json={"network": {"name": "ports"}}), 201)["network"]
+    _ok(c.post(f"{N}/subnets", json={"subnet": {"network_id": net["id"], "ip_version": 4,
+                                                "cidr": "10.255.0.0/16"}}), 201)
+
+    def create_network() -> None:
+        made["net"].append(_ok(c.post(f"{N}/networks", json={"network": {"name": "b"}}),
+                               201)["network"]["id"])
+
+    def create_subnet() -> None:
+        i = next(counter)
+        made["sub"].append(_ok(c.post(f"{N}/subnets", json={"subnet": {
+            "network_id": made["net"][-1], "ip_version": 4,
+            "cidr": f"10.{i // 250 % 250}.{i % 250}.0/24"}}), 201)["subnet"]["id"])
+
+    def create_port() -> None:
+        made["port"].append(_ok(c.post(f"{N}/ports", json={"port": {
+            "network_id": net["id"]}}), 201)["port"]["id"])
+
+    def create_range() -> None:
+        i = next(counter)
+        made["range"].append(_ok(c.post(f"{N}/network_segment_ranges", json={
+            "network_segment_range": {"name": "b", "network_type": "vxlan", "shared": True,
+                                      "minimum": 100000 + 10 * i,
+                                      "maximum": 100000 + 10 * i + 9}}),
+            201)["network_segment_range"]["id"])
+
+    def delete(kind: str, path: str) -> Any:
+        return lambda: _ok(c.delete(f"{N}/{path}/{made[kind].pop()}"), 204)
+
+    return {
+        "version document": lambda: _ok(c.get(f"{N}/", headers={"X-Auth-Token": ""})),
+        "list 1 network": lambda: _ok(c.get(f"{N}/networks?limit=1")),
+        "create network": create_network, "create subnet": create_subnet,
+        "delete subnet": delete("sub", "subnets"), "delete network": delete("net", "networks"),
+        "create port": create_port, "delete port": delete("port", "ports"),
+        "segment range create": create_range,
+        "segment range delete": delete("range", "network_segment_ranges"),
+        "list 200 networks": lambda: _ok(c.get(f"{N}/networks")),
+    }
+
+
+def count_statements(database_url: str | None) -> dict[str, int]:
+    """Statements per request of each hot operation, in process (this interpreter's
+    stackling tree), on a fresh database: every cursor execute, BEGIN included."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from sqlalchemy import event
+    from starlette.testclient import TestClient
+
+    from bench.common import SERVER_ENV
+    from stackling.app import create_app, create_runtime
+    from stackling.config import load_settings
+    from stackling.migrations.schema import upgrade
+
+    os.environ.update(SERVER_ENV)
+    data = Path(tempfile.mkdtemp(prefix="stackling-count-"))
+    extra = {"database_url": database_url} if database_url else {}
+    runtime = create_runtime(load_settings(data_dir=str(data), **extra))
+    upgrade(runtime.db.engine)
+    runtime.run_bootstrap()
+    seen: list[str] = []
+    with TestClient(create_app(runtime), base_url="http://stackling.test") as client:
+        body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+            "name": "admin", "domain": {"id": "default"}, "password": SERVER_ENV[
+                "STACKLING_ADMIN_PASSWORD"]}}},
+            "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}}
+        token = client.post("/identity/v3/auth/tokens", json=body).headers["X-Subject-Token"]
+        client.headers["X-Auth-Token"] = token
+        calls = hot_calls(client)  # type: ignore[arg-type]
+        for _ in range(200):
+            calls["create network"]()
+        for _ in range(3):  # warm: the first of each compiles its statements
+            for name in ("create network", "create subnet", "create port", "delete port",
+                         "delete subnet", "delete network", "segment range create",
+                         "segment range delete"):
+                calls[name]()
+        event.listen(runtime.db.engine, "before_cursor_execute",
+                     lambda *a: seen.append(a[2]))
+        counts = {}
+        for name in HOT:
+            seen.clear()
+            calls[name]()
+            counts[name] = len(seen)
+    runtime.db.dispose()
+    return counts
+
+
+def _tree_env(tree: str | None) -> dict[str, str]:
+    import os
+
+    env = dict(os.environ)
+    if tree:
+        env["PYTHONPATH"] = tree
+    return env
+
+
+def _counts(tree: str | None, database_url: str | None) -> dict[str, int]:
+    import json
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-m", "bench.network", "count", database_url or ""],
+                         env=_tree_env(tree), cwd=tree or None, capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+class _TreeServer:
+    """`stackling serve` of one tree on one backend, its hello-world twin beside it."""
+
+    def __init__(self, tree: str | None, backend: str) -> None:
+        import tempfile
+        from pathlib import Path
+
+        from bench.common import Server, free_port
+        from bench.floor import H11, Hello
+
+        self.tree, self.backend = tree, backend
+        self.url = _pg_database() if backend == "postgresql" else None
+        args = ["--workers", "1"] + (["--database-url", self.url] if self.url else [])
+        env = _tree_env(tree)
+        self.srv = Server(Path(tempfile.mkdtemp(prefix="stackling-hot-")) / "data",
+                          free_port(), args, env)
+        self.srv.command = lambda: [sys.executable, "-m", "stackling.cli", "serve",  # type: ignore[method-assign]
+                                    "--data-dir", str(self.srv.data_dir), "--port",
+                                    str(self.srv.port), "--quiet", *self.srv.extra_args]
+        self.srv.start()
+        import subprocess
+
+        proto = subprocess.run([sys.executable, "-c", "from stackling.common import server as s;"
+                                "print(getattr(s, 'HTTP', ''), getattr(s, 'LOOP', ''))"],
+                               env=env, capture_output=True, text=True).stdout.split()
+        self.proto = tuple(proto) if len(proto) == 2 else H11
+        self.hello = Hello(*self.proto, env=env)
+        self.c = self.srv.client()
+        self.h = self.hello.client()
+        self.calls = hot_calls(self.c)
+        for _ in range(200):
+            self.calls["create network"]()
+
+    def round(self, samples: int) -> dict[str, tuple[float, float, float]]:
+        """{operation: (median ms, hello ms, no-op floor ms)}, each sample of the
+        operation followed by one hello-world GET and one authenticated no-op."""
+        out = {}
+        for name in HOT:
+            fn = self.calls[name]
+            n = 20 if name == "list 200 networks" else samples
+            times, hello, floor = [], [], []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                self.h.get("/")
+                hello.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                self.c.get(f"{N}/extensions")
+                floor.append(time.perf_counter() - t0)
+            out[name] = (median_ms(times), median_ms(hello), median_ms(floor))
+        return out
+
+    def stop(self) -> None:
+        self.c.close()
+        self.h.close()
+        self.hello.stop()
+        self.srv.stop()
+        if self.url:
+            _drop_pg(self.url)
+
+
+def hot(samples: int, before: str | None) -> None:
+    import statistics
+
+    trees = [("before", before), ("after", None)] if before else [("now", None)]
+    configs = [(label, tree, backend) for backend in ("sqlite", "postgresql")
+               for label, tree in trees]
+    counts = {(label, backend): _counts(tree, _pg_database() if backend == "postgresql"
+                                        else None)
+              for label, tree, backend in configs}
+    servers = {(label, backend): _TreeServer(tree, backend) for label, tree, backend in configs}
+    results: dict[tuple[str, str], list[dict[str, tuple[float, float, float]]]] = {
+        k: [] for k in servers}
+    try:
+        for r in range(3):  # alternating rounds: each config first once
+            keys = list(servers) if r % 2 == 0 else list(reversed(servers))
+            for key in keys:
+                results[key].append(servers[key].round(samples))
+    finally:
+        for s in servers.values():
+            s.stop()
+    sections = []
+    for (label, backend), rounds in results.items():
+        rows = []
+        for name in HOT:
+            ms = statistics.median(x[name][0] for x in rounds)
+            hello = statistics.median(x[name][0] / x[name][1] for x in rounds)
+            floor = statistics.median(x[name][0] / x[name][2] for x in rounds)
+            rows.append([name, counts[(label, backend)][name], ms, floor, hello])
+        proto = servers[(label, backend)].proto
+        sections.append(f"### {label}, {backend} `--workers 1` ({proto[0].rsplit(':', 1)[-1]}, "
+                        f"{proto[1]})\n\n" + table(
+                            ["operation", "statements", "median ms", "x no-op floor",
+                             "x hello-world"], rows))
+    text = (f"Hot paths: {samples} samples per operation per round, 3 alternating rounds, "
+            "medians of the rounds' ratios; each sample followed by a hello-world GET and "
+            "an authenticated no-op (GET extensions). Statements counted in process on a "
+            "fresh database (SQLite counts BEGIN; PostgreSQL's is implicit).\n\n"
+            + "\n\n".join(sections))
+    report("network_hot", text)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["count"]:
+        import json
+
+        print(json.dumps(count_statements(sys.argv[2] if len(sys.argv) > 2 and sys.argv[2]
+                                          else None)))
+    elif sys.argv[1:2] == ["hot"]:
+        args = sys.argv[2:]
+        before = args[args.index("--before") + 1] if "--before" in args else None
+        n = next((int(a) for a in args if a.isdigit()), 100)
+        hot(n, before)
+    else:
+        main()

@@ -58,6 +58,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.config:
         os.environ["STACKLING_CONFIG"] = str(Path(args.config).resolve())
+    from stackling.common import server as http_server
     from stackling.config import load_settings
 
     overrides = _settings_overrides(args)
@@ -93,7 +94,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                   access_log=False, log_config=None, timeout_keep_alive=limits.keep_alive_timeout,
                   # A stop waits this long for requests in flight, then cancels their SQL.
                   timeout_graceful_shutdown=limits.shutdown_timeout,
-                  http="stackling.common.server:TimedH11Protocol",
+                  http=http_server.HTTP, loop=http_server.LOOP,
                   # X-Forwarded-* rewrite the client and scheme only behind a trusted proxy
                   proxy_headers=limits.enable_proxy_headers_parsing, forwarded_allow_ips="*")
     # uvicorn.run, on the socket bound above.

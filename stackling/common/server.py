@@ -32,6 +32,9 @@ def client_timeout() -> float:
 
 
 LINGER = 2.0  # seconds
+# What `stackling serve` runs (bench/floor.py runs its hello-world app under the same).
+HTTP = "stackling.common.server:TimedH11Protocol"
+LOOP = "asyncio"
 
 
 class _LingeringTransport:
