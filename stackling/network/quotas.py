@@ -13,7 +13,7 @@ never both take the last free slot. A bulk POST checks its whole count once
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -127,16 +127,66 @@ def check(db: Session, project_id: str, resource: str, requested: int = 1) -> No
 
 
 def _check(db: Session, project_id: str, resource: str, requested: int) -> None:
-    limit = limit_of(db, project_id, resource)
-    if limit < 0:
-        return
     # Once per transaction: the row lock is held until it ends. The memo forgets it on any
     # rollback, a savepoint's included (which may release locks taken inside it).
-    if ("quota_lock", project_id) not in memo.table(db):
-        lock_project(db, QuotaLock, project_id)
-        memo.table(db)[("quota_lock", project_id)] = True
+    if ("quota_lock", project_id) in memo.table(db):
+        limit = limit_of(db, project_id, resource)
+    else:
+        limit = _lock(db, project_id, resource)
+    if limit < 0:
+        return
     if used(db, project_id, resource) + requested > limit:
         raise errors.OverQuota(overs=[resource])
+
+
+# ------------------------------------------------------------------ project facts
+# What other modules need of a project on create (its default security group, its default
+# QoS policy), read by the statement that takes the quota lock: a create reads them in no
+# statement of its own. name -> f(project id column) -> scalar subquery; registered at
+# import by the owning module, which reads them back with `fact`.
+FACTS: dict[str, Callable[[Any], Any]] = {}
+_LOCK_READS: dict[tuple[str, tuple[str, ...]], Any] = {}
+_FACTS_KEY = "project_facts"
+
+
+def _lock(db: Session, project_id: str, resource: str) -> int:
+    """Lock the project's quota row (made on first use) and read, in that statement, the
+    resource's limit override and the project's FACTS; returns the limit."""
+    key = (resource, tuple(FACTS))
+    stmt = _LOCK_READS.get(key)
+    if stmt is None:  # built once per resource: every create takes the lock
+        lock = QuotaLock.project_id
+        override = select(Quota.hard_limit).where(
+            Quota.project_id == lock, Quota.resource == resource).scalar_subquery()
+        stmt = _LOCK_READS[key] = select(
+            lock, override, *(f(lock).label(n) for n, f in FACTS.items())
+        ).where(lock == bindparam("project")).with_for_update()
+    row = db.execute(stmt, {"project": project_id}).first()
+    if row is None:
+        lock_project(db, QuotaLock, project_id)
+        row = db.execute(stmt, {"project": project_id}).one()
+    known = memo.table(db)
+    known[("quota_lock", project_id)] = True
+    known[(_FACTS_KEY, project_id)] = dict(zip(FACTS, row[2:], strict=True))
+    limits_known = known.get(("quota_limits", project_id))
+    if limits_known is not None:
+        return limits_known[resource]
+    return row[1] if row[1] is not None else getattr(settings_of(db), resource)
+
+
+def fact(db: Session, project_id: str, name: str) -> tuple[bool, Any]:
+    """(known, value) of a project fact read with this transaction's quota lock."""
+    facts = memo.table(db).get((_FACTS_KEY, project_id))
+    if facts is None or name not in facts:
+        return False, None
+    return True, facts[name]
+
+
+def forget_fact(db: Session, project_id: str, name: str) -> None:
+    """A writer of a fact changed it: later reads in this transaction query again."""
+    facts = memo.table(db).get((_FACTS_KEY, project_id))
+    if facts is not None:
+        facts.pop(name, None)
 
 
 @contextmanager

@@ -57,12 +57,25 @@ def touch(obj: Any) -> None:
     obj.revision_number = (obj.revision_number or 0) + 1
     obj.updated_at = utcnow()
     obj.__dict__.pop(KNOWN, None)  # what its create knew is no longer the whole story
+    obj.__dict__.pop(WRITTEN, None)
 
 
 # A create stores on its new object what the render would read back (its child rows:
 # fixed IPs, tags...), as `obj.known_parts`; the render right after takes them instead of
 # querying. Taken once: a later render of the same (identity-mapped) object reads.
 KNOWN = "known_parts"
+# What a create's extension writers wrote (`qos_policy_id`, `dns_domain`...), for their
+# renderers of new objects (RENDER_NEW of networks and ports): no read-back either.
+WRITTEN = "written_values"
+
+
+def written(obj: Any) -> dict[str, Any]:
+    """The new object's written extension values (made on first use)."""
+    return obj.__dict__.setdefault(WRITTEN, {})
+
+
+def take_written(obj: Any) -> dict[str, Any]:
+    return obj.__dict__.pop(WRITTEN, None) or {}
 
 
 def take_known(objs: Any) -> list[Any] | None:

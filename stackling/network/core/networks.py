@@ -118,6 +118,10 @@ DEFAULTS = {"shared": False, "router:external": False, "is_default": False}
 # (db, ctx, obj, attrs, created) -> None stores theirs on a create or an update.
 RENDER_EXTENSIONS: list[Callable[[Session, list[dict[str, Any]]], None]] = []
 ATTR_WRITERS: list[Callable[[Session, RequestContext, Any, dict[str, Any], bool], None]] = []
+# A render extension's twin for networks made in this request: (views, what the writers
+# wrote: standard.written) -> None, with no query.
+RENDER_NEW: dict[Callable[..., None], Callable[
+    [Session, list[dict[str, Any]], list[dict[str, Any]]], None]] = {}
 
 
 def _segment_filter(column: Any) -> Any:
@@ -181,8 +185,13 @@ def render(db: Session, ctx: RequestContext, nets: Sequence[Network]) -> list[di
     if known is not None:  # just created: nothing to read back
         made = [hide.apply(view(standard.values(n), [], k[0], {}, True, k[1]))
                 for n, k in zip(nets, known, strict=True)]
+        written = [standard.take_written(n) for n in nets]
         for extend in RENDER_EXTENSIONS:
-            extend(db, made)
+            fresh = RENDER_NEW.get(extend)
+            if fresh is None:
+                extend(db, made)
+            else:
+                fresh(db, made, written)
         return made
     ids = [n.id for n in nets]
     subnets: dict[str, list[str]] = {i: [] for i in ids}

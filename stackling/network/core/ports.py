@@ -93,6 +93,10 @@ AFTER_UPDATE: list[Callable[[Session, Port], None]] = []
 RULED_READS: list[str] = []
 # (db, ctx, port, attrs, created) -> None stores an extension's attributes.
 ATTR_WRITERS: list[Callable[[Session, RequestContext, Port, dict[str, Any], bool], None]] = []
+# A render extension's twin for ports made in this request: (views, what the writers
+# wrote: standard.written) -> None, with no query.
+RENDER_NEW: dict[Callable[..., None], Callable[
+    [Session, list[dict[str, Any]], list[dict[str, Any]]], None]] = {}
 
 
 def _fixed_ips(value: Any) -> list[dict[str, str]]:
@@ -241,8 +245,13 @@ def render(db: Session, ctx: RequestContext, ports: Sequence[Port],
     if known is not None:  # just created: nothing to read back
         made = [hide.apply(view(standard.values(p), *k)) for p, k in zip(ports, known,
                                                                           strict=True)]
+        written = [standard.take_written(p) for p in ports]
         for extend in RENDER_EXTENSIONS:
-            extend(db, made)
+            fresh = RENDER_NEW.get(extend)
+            if fresh is None:
+                extend(db, made)
+            else:
+                fresh(db, made, written)
         return [hide.apply(v) for v in made] if RULED_READS else made
     ids = [p.id for p in ports]
     fixed: dict[str, list[dict[str, str]]] = {i: [] for i in ids}

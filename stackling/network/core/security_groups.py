@@ -258,7 +258,9 @@ def ensure_default(db: Session, project_id: str | None) -> str | None:
     found = known.get(key)
     if found is not None:
         return found
-    found = db.scalar(_DEFAULT_GROUP, {"project": project_id})
+    read, found = quotas.fact(db, project_id, "default_sg")  # with the quota lock
+    if not read:
+        found = db.scalar(_DEFAULT_GROUP, {"project": project_id})
     if found is None:
         try:
             with db.begin_nested():
@@ -277,6 +279,13 @@ def _forget_defaults(db: Session) -> None:
     known = memo.table(db)
     for key in [k for k in known if isinstance(k, tuple) and k[0] == "default_sg"]:
         del known[key]
+    for key in [k for k in known if isinstance(k, tuple) and k[0] == "project_facts"]:
+        quotas.forget_fact(db, key[1], "default_sg")
+
+
+quotas.FACTS["default_sg"] = lambda project: select(
+    DefaultSecurityGroup.security_group_id).where(
+    DefaultSecurityGroup.project_id == project).scalar_subquery()
 
 
 def default_ids(db: Session, sg_ids: Sequence[str]) -> set[str]:

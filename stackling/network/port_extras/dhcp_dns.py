@@ -217,6 +217,15 @@ def write_port(db: Session, ctx: RequestContext, port: Port, attrs: dict[str, An
         _set_value(db, PortDnsDomain, PortDnsDomain.port_id, port.id, attrs["dns_domain"])
     if "extra_dhcp_opts" in attrs:
         _merge_opts(db, port.id, attrs["extra_dhcp_opts"], created)
+    if created:  # what render_new shows, without reading it back
+        opts = attrs.get("extra_dhcp_opts") or []
+        standard.written(port).update(
+            dns_domain=attrs.get("dns_domain") or "",
+            extra_dhcp_opts=[{"opt_name": o["opt_name"], "opt_value": o["opt_value"],
+                              "ip_version": o["ip_version"]}
+                             for o in sorted(opts, key=lambda o: (o["opt_name"],
+                                                                  o["ip_version"]))
+                             if o["opt_value"] is not None])
 
 
 def _set_value(db: Session, model: Any, key: Any, obj_id: str, value: str) -> None:
@@ -266,12 +275,24 @@ def render_ports(db: Session, views: list[dict[str, Any]]) -> None:
         v["extra_dhcp_opts"] = opts[v["id"]]
 
 
+def render_new_ports(db: Session, views: list[dict[str, Any]],
+                     written: list[dict[str, Any]]) -> None:
+    """render_ports of ports made in this request, from what write_port wrote."""
+    for v, w in zip(views, written, strict=True):
+        v["dns_domain"] = w.get("dns_domain", "")
+        v["dns_assignment"] = dns_assignment(db, v.get("dns_name") or "",
+                                             v.get("fixed_ips") or [])
+        v["extra_dhcp_opts"] = w.get("extra_dhcp_opts", [])
+
+
 # ------------------------------------------------------------------ networks, floating IPs
 def write_network(db: Session, ctx: RequestContext, net: Any, attrs: dict[str, Any],
                   created: bool) -> None:
     if "dns_domain" in attrs:
         _set_value(db, NetworkDnsDomain, NetworkDnsDomain.network_id, net.id,
                    attrs["dns_domain"])
+    if created:
+        standard.written(net)["dns_domain"] = attrs.get("dns_domain") or ""
 
 
 def render_networks(db: Session, views: list[dict[str, Any]]) -> None:
@@ -281,6 +302,12 @@ def render_networks(db: Session, views: list[dict[str, Any]]) -> None:
                                 .where(NetworkDnsDomain.network_id.in_(chunk))).all())
     for v in views:
         v["dns_domain"] = found.get(v["id"], "")
+
+
+def render_new_networks(db: Session, views: list[dict[str, Any]],
+                        written: list[dict[str, Any]]) -> None:
+    for v, w in zip(views, written, strict=True):
+        v["dns_domain"] = w.get("dns_domain", "")
 
 
 def write_floatingip(db: Session, ctx: RequestContext, fip: Any, attrs: dict[str, Any],
@@ -303,8 +330,10 @@ def render_floatingips(db: Session, views: list[dict[str, Any]]) -> None:
 
 
 ports.RENDER_EXTENSIONS.append(render_ports)
+ports.RENDER_NEW[render_ports] = render_new_ports
 ports.ATTR_WRITERS.append(write_port)
 networks.RENDER_EXTENSIONS.append(render_networks)
+networks.RENDER_NEW[render_networks] = render_new_networks
 networks.ATTR_WRITERS.append(write_network)
 floatingips.RENDER_EXTENSIONS.append(render_floatingips)
 floatingips.ATTR_WRITERS.append(write_floatingip)

@@ -73,8 +73,9 @@ def physnet_trait(physnet: str) -> str:
 
 # ------------------------------------------------------------------ writes
 def _bind(db: Session, ctx: RequestContext, model: Any, key: Any, obj_id: str,
-          project_id: str, policy_id: str | None) -> bool:
-    current = db.scalar(select(model.qos_policy_id).where(key == obj_id))
+          project_id: str, policy_id: str | None, created: bool = False) -> bool:
+    # an object made in this request has no binding yet
+    current = None if created else db.scalar(select(model.qos_policy_id).where(key == obj_id))
     if current == policy_id:
         return False
     if policy_id is not None:
@@ -84,7 +85,8 @@ def _bind(db: Session, ctx: RequestContext, model: Any, key: Any, obj_id: str,
         # the policy's row lock keeps a concurrent delete from missing this binding
         db.execute(select(policies.QosPolicy.id).where(policies.QosPolicy.id == policy_id)
                    .with_for_update())
-    db.execute(delete(model).where(key == obj_id))
+    if not created:
+        db.execute(delete(model).where(key == obj_id))
     if policy_id is not None:
         db.add(model(**{key.key: obj_id, "qos_policy_id": policy_id}))
     db.flush()
@@ -95,7 +97,7 @@ def write_port(db: Session, ctx: RequestContext, port: Port, attrs: dict[str, An
                created: bool) -> None:
     if "qos_policy_id" in attrs:
         _bind(db, ctx, QosPortPolicy, QosPortPolicy.port_id, port.id, port.project_id,
-              attrs["qos_policy_id"])
+              attrs["qos_policy_id"], created)
 
 
 def write_network(db: Session, ctx: RequestContext, net: Any, attrs: dict[str, Any],
@@ -106,8 +108,10 @@ def write_network(db: Session, ctx: RequestContext, net: Any, attrs: dict[str, A
         wanted = policies.default_policy_id(db, net.project_id)
     else:
         return
+    if created:
+        standard.written(net)["qos_policy_id"] = wanted
     if _bind(db, ctx, QosNetworkPolicy, QosNetworkPolicy.network_id, net.id, net.project_id,
-             wanted) and not created:
+             wanted, created) and not created:
         standard.touch(net)
 
 
@@ -202,6 +206,12 @@ def render_networks(db: Session, views: list[dict[str, Any]]) -> None:
         v["qos_policy_id"] = found.get(v["id"])
 
 
+def render_new_networks(db: Session, views: list[dict[str, Any]],
+                        written: list[dict[str, Any]]) -> None:
+    for v, w in zip(views, written, strict=True):
+        v["qos_policy_id"] = w.get("qos_policy_id")
+
+
 def port_resource_request(db: Session, port_id: str) -> dict[str, Any] | None:
     """For compute: what placement must give the port (None: nothing)."""
     port = db.get(Port, port_id)
@@ -238,4 +248,5 @@ ports.RULED_READS.append("resource_request")  # get_port:resource_request (admin
 ports.ATTR_WRITERS.append(write_port)
 ports.AFTER_UPDATE.append(drop_allocation)
 networks.RENDER_EXTENSIONS.append(render_networks)
+networks.RENDER_NEW[render_networks] = render_new_networks
 networks.ATTR_WRITERS.append(write_network)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import uuid_str
 from stackling.common.listing import ListParams, Page
-from stackling.network import errors, standard
+from stackling.network import errors, quotas, standard
 from stackling.network import policy as pol
 from stackling.network.attributes import (
     DESCRIPTION,
@@ -290,6 +290,7 @@ def _target(policy: QosPolicy) -> dict[str, Any]:
 
 
 def _set_default(db: Session, policy: QosPolicy, on: bool) -> None:
+    quotas.forget_fact(db, policy.project_id, "qos_default")
     current = db.get(QosDefault, policy.project_id)
     if not on:
         if current is not None and current.qos_policy_id == policy.id:
@@ -360,6 +361,7 @@ def delete_policy(db: Session, ctx: RequestContext, policy_id: str,
     rbac.delete_for(db, "qos_policy", policy.id)
     db.execute(delete(QosRule).where(QosRule.qos_policy_id == policy.id))
     db.execute(delete(QosDefault).where(QosDefault.qos_policy_id == policy.id))
+    quotas.forget_fact(db, policy.project_id, "qos_default")
     db.delete(policy)
     try:
         db.flush()
@@ -369,7 +371,14 @@ def delete_policy(db: Session, ctx: RequestContext, policy_id: str,
 
 
 def default_policy_id(db: Session, project_id: str) -> str | None:
+    read, found = quotas.fact(db, project_id, "qos_default")  # with the quota lock
+    if read:
+        return found
     return db.scalar(select(QosDefault.qos_policy_id).where(QosDefault.project_id == project_id))
+
+
+quotas.FACTS["qos_default"] = lambda project: select(QosDefault.qos_policy_id).where(
+    QosDefault.project_id == project).scalar_subquery()
 
 
 # ------------------------------------------------------------------ rules

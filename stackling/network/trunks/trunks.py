@@ -480,6 +480,7 @@ def follow_parent_binding(db: Session, port: Port) -> None:
 
 
 ports.RENDER_EXTENSIONS.append(trunk_details)
+ports.RENDER_NEW[trunk_details] = lambda db, views, written: None  # no trunk's parent yet
 ports.DELETE_CHECKS.append(check_port_delete)
 ports.AFTER_UPDATE.append(follow_parent_binding)
 standard.register_taggable("trunks", standard.Taggable(
