@@ -1,4 +1,7 @@
-"""uvicorn's HTTP/1.1 protocol with a deadline for a request's headers.
+"""uvicorn's HTTP/1.1 protocols with a deadline for a request's headers.
+
+`stackling serve` runs httptools' parser on uvloop (HTTP, LOOP; pinned in pyproject.toml):
+bench/floor.py measured a hello-world GET under them against h11 on asyncio.
 
 uvicorn closes idle keep-alive connections (`timeout_keep_alive`), but a connection that
 never finishes its headers (slowloris) is held forever. This protocol closes a connection
@@ -22,6 +25,7 @@ from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 
 def client_timeout() -> float:
@@ -33,8 +37,8 @@ def client_timeout() -> float:
 
 LINGER = 2.0  # seconds
 # What `stackling serve` runs (bench/floor.py runs its hello-world app under the same).
-HTTP = "stackling.common.server:TimedH11Protocol"
-LOOP = "asyncio"
+HTTP = "stackling.common.server:TimedHttpToolsProtocol"
+LOOP = "uvloop"
 
 
 class _LingeringTransport:
@@ -74,9 +78,14 @@ class _LingeringTransport:
         self._transport.close()
 
 
-class TimedH11Protocol(H11Protocol):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+class _Deadlines:
+    """The header deadline and the lingering close, shared by both protocols below; each
+    says when a request's headers are all in (`_disarm`)."""
+
+    loop: asyncio.AbstractEventLoop
+    transport: Any
+
+    def _setup(self) -> None:
         self._header_deadline: asyncio.TimerHandle | None = None
         self._header_timeout = client_timeout()
 
@@ -89,39 +98,66 @@ class TimedH11Protocol(H11Protocol):
             self._header_deadline.cancel()
             self._header_deadline = None
 
+    def _waiting_for_headers(self) -> bool:
+        return True  # the timer runs only until the headers are in
+
     def _expire(self) -> None:
         self._header_deadline = None
         # Only a connection still waiting for (the rest of) a request's headers.
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+        if self._waiting_for_headers() and not self.transport.is_closing():
             self.transport.close()
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-        super().connection_made(_LingeringTransport(transport, self.loop))
+    def _lingering(self) -> bool:
+        return isinstance(self.transport, _LingeringTransport) and self.transport.lingering
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(_LingeringTransport(transport, self.loop))  # type: ignore[misc]
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
-        if isinstance(self.transport, _LingeringTransport) and self.transport.lingering:
+        if self._lingering():
             self.transport.finish()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
 
     def data_received(self, data: bytes) -> None:
-        if isinstance(self.transport, _LingeringTransport) and self.transport.lingering:
+        if self._lingering():
             return  # the rest of a body after the answer: read and dropped
-        super().data_received(data)
+        super().data_received(data)  # type: ignore[misc]
 
-    def eof_received(self) -> bool | None:  # type: ignore[override]
-        if isinstance(self.transport, _LingeringTransport) and self.transport.lingering:
+    def eof_received(self) -> bool | None:
+        if self._lingering():
             self.transport.finish()  # the client is done too
             return None
-        return super().eof_received()
+        return super().eof_received()  # type: ignore[misc]
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # type: ignore[misc]
+        if not self.transport.is_closing():
+            self._arm()  # the next request's headers get the same deadline
+
+
+class TimedH11Protocol(_Deadlines, H11Protocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._setup()
+
+    def _waiting_for_headers(self) -> bool:
+        return self.conn.their_state is h11.IDLE
 
     def handle_events(self) -> None:
         super().handle_events()
         if self.conn.their_state is not h11.IDLE:
             self._disarm()  # the headers are in
 
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing():
-            self._arm()  # the next request's headers get the same deadline
+
+class TimedHttpToolsProtocol(_Deadlines, HttpToolsProtocol):
+    """The same on httptools' parser (C, several times h11's speed)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._setup()
+
+    def on_headers_complete(self) -> None:
+        self._disarm()  # the headers are in
+        super().on_headers_complete()
