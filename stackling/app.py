@@ -34,6 +34,7 @@ COMPONENTS = [
     ("stackling.placement.component", "/placement"),
     ("stackling.compute.component", "/compute"),
     ("stackling.image.component", "/image"),
+    ("stackling.block_storage.component", "/volume"),
     ("stackling.orchestration.component", "/orchestration"),
     ("stackling.dataplane.component", "/dataplane"),  # the wire's admin API (no catalog entry)
 ]
@@ -42,7 +43,7 @@ EAGER = ("stackling.identity.component",)
 # Loaded (and started) first after the socket opens: the services a newcomer's first
 # requests use (network, whose start waits for compute's hosts); placement next (compute's
 # start writes its host providers through placement's interface, which needs no placement
-# routes), then image and orchestration. Network and compute stay in one group: compute's
+# routes), then image, block storage and orchestration. Network and compute stay in one group: compute's
 # import registers what network asks of it (a segment's host aggregate, a server's
 # project: network.compute_hooks) before network's requests run.
 FIRST = ("stackling.network.component", "stackling.compute.component")
@@ -53,7 +54,8 @@ SECOND = ("stackling.placement.component",)
 BOOTSTRAP_STEPS = frozenset({
     "identity.base", "catalog.identity", "network.base", "network.default_sg_rules", "catalog.network",
     "catalog.placement", "compute.flavors", "catalog.compute", "image.cirros", "catalog.image",
-    "catalog.orchestration",
+    "catalog.orchestration", "block_storage.default_type", "block_storage.volumev3",
+    "catalog.block-storage",
 })
 
 

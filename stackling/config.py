@@ -284,6 +284,26 @@ class DataplaneSettings:
 
 
 @dataclass
+class BlockStorageSettings:
+    """The block-storage service (stackling/block_storage): its file backend and workers."""
+
+    # Where the file backend keeps volumes (sparse files) and snapshots; "" is
+    # <data_dir>/volumes. Backups go to backup_dir ("" is <data_dir>/backups).
+    backend_dir: str = ""
+    backup_dir: str = ""
+    backup_chunk_size: int = 4194304  # bytes per backup chunk (a SHA-256 each)
+    workers: int = 2  # threads per process doing volume copies and backups
+    # Cinder's [DEFAULT] quota_* defaults, per project; -1 is unlimited.
+    quota_volumes: int = 10
+    quota_snapshots: int = 10
+    quota_gigabytes: int = 1000
+    quota_backups: int = 10
+    quota_backup_gigabytes: int = 1000
+    quota_groups: int = 10
+    per_volume_size_limit: int = -1
+
+
+@dataclass
 class QuotaSettings:
     """docs/security.md, "Quotas"."""
 
@@ -309,6 +329,7 @@ class Settings:
     http: HttpSettings = field(default_factory=HttpSettings)
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     dataplane: DataplaneSettings = field(default_factory=DataplaneSettings)
+    block_storage: BlockStorageSettings = field(default_factory=BlockStorageSettings)
 
     @property
     def db_url(self) -> str:

@@ -25,7 +25,7 @@ from stackling.image.models import Image
 
 __all__ = ["ImageNotFound", "get_image", "image_ids_named", "create_snapshot",
            "instance_images", "delete_image_records", "list_images", "delete_image",
-           "set_properties", "authorize", "finish_snapshots"]
+           "set_properties", "authorize", "finish_snapshots", "data_path"]
 
 
 def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
@@ -187,3 +187,11 @@ def finish_snapshots(db: Session, instance_uuid: str, *, keep: bool = True) -> N
         image.status = "active" if keep else "deleted"
         image.updated_at = utcnow()
     db.flush()
+
+
+def data_path(db: Session, image: Image) -> Path | None:
+    """The file holding the image's data (the single store's, or with multi-store the
+    first store holding it), or None for an image with metadata only (the demo cirros).
+    Block storage streams it into a volume (a volume created from an image)."""
+    data_dir = _data_dir(db)
+    return _base_data(db, data_dir, image) if data_dir is not None else None

@@ -47,6 +47,7 @@ MODEL_MODULES = [
     "stackling.compute.group_models",
     "stackling.compute.transitions",
     "stackling.image.models",
+    "stackling.block_storage.models",
     "stackling.orchestration.models",
     "stackling.dataplane.models",
 ]

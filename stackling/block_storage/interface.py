@@ -1,0 +1,225 @@
+"""The block-storage service's in-process interface: Nova's calls to Cinder (boot from
+volume, os-volume_attachments, delete on termination), Heat's volume resources, and the
+dataplane's view of attached volumes. Everything else in `stackling.block_storage` is
+its own.
+
+Functions take the caller's session and request context and follow Cinder's rules as
+its API does (a volume the context may not see is `VolumeNotFound`, a 404 in Cinder's
+body; a volume in the wrong state is `InvalidVolume`, a 400); nothing here commits: the
+caller's transaction does. Work a call queues (a volume's file made from an image, a
+deletion) starts when the caller's transaction has committed and `wake(runtime)` is
+called (or within the workers' poll interval otherwise).
+
+The calls Nova makes, in the order of an attach (the attachments API, 3.44):
+
+    att = attachment_create(db, ctx, volume_id, instance_uuid)            # reserved
+    info = attachment_update(db, ctx, att.id, connector)                  # attaching
+    attachment_complete(db, ctx, att.id)                                  # attached/in-use
+    ...
+    attachment_delete(db, ctx, att.id)                                    # available
+
+and of a boot from volume: `create_volume(...)` (status `creating`), then wait until
+`get_volume(...).status` is `available` (or `error`: the build fails with Nova's fault),
+then the attach above. `connection_info["data"]["path"]` (or `volume_path`) is the
+volume's file that the dataplane hands the guest as a block device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from stackling.block_storage import attachments, backend, volumes, work
+from stackling.block_storage.errors import (
+    ImageNotFound,
+    InvalidInput,
+    InvalidVolume,
+    SnapshotNotFound,
+    VolumeAttachmentNotFound,
+    VolumeNotFound,
+)
+from stackling.block_storage.models import Attachment, Volume
+from stackling.common.context import RequestContext
+
+__all__ = [
+    "VolumeNotFound", "InvalidVolume", "InvalidInput", "SnapshotNotFound", "ImageNotFound",
+    "VolumeAttachmentNotFound", "VolumeInfo", "AttachmentInfo", "get_volume",
+    "create_volume", "delete_volume", "attachment_create", "attachment_update",
+    "attachment_complete", "attachment_delete", "attachments_for_instance",
+    "volume_ids_for_instance", "volume_path", "attached_volume_path", "wake",
+]
+
+
+@dataclass(frozen=True)
+class AttachmentInfo:
+    id: str
+    volume_id: str
+    instance_uuid: str | None
+    status: str  # reserved | attaching | attached
+    attach_mode: str  # rw | ro | null (not connected yet)
+    host: str | None
+    mountpoint: str | None
+    connection_info: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class VolumeInfo:
+    id: str
+    project_id: str
+    name: str | None
+    status: str  # Cinder's: creating, available, reserved, attaching, in-use, error, ...
+    size: int  # GiB
+    availability_zone: str
+    bootable: bool
+    multiattach: bool
+    volume_type_id: str
+    fault: str | None  # why a create ended in `error`
+    image_metadata: dict[str, str] = field(default_factory=dict)
+    attachments: tuple[AttachmentInfo, ...] = ()
+
+
+def _att(att: Attachment) -> AttachmentInfo:
+    return AttachmentInfo(att.id, att.volume_id, att.instance_uuid, att.attach_status,
+                          att.attach_mode, att.attached_host, att.mountpoint,
+                          att.connection_info)
+
+
+def _info(db: Session, volume: Volume) -> VolumeInfo:
+    atts = volumes.attachments_of(db, [volume.id])[volume.id]
+    return VolumeInfo(volume.id, volume.project_id, volume.name, volume.status, volume.size,
+                      volume.availability_zone, volume.bootable, volume.multiattach,
+                      volume.volume_type_id, volume.fault, dict(volume.image_metadata or {}),
+                      tuple(_att(a) for a in atts))
+
+
+def _driver(db: Session) -> backend.FileDriver:
+    runtime = db.info.get("stackling.runtime")
+    if runtime is None:
+        raise RuntimeError("the session carries no runtime (block_storage component not built)")
+    return backend.driver_for(runtime.settings)
+
+
+def get_volume(db: Session, ctx: RequestContext, volume_id: str) -> VolumeInfo:
+    """`GET /v3/volumes/{id}`'s volume as the context sees it (VolumeNotFound)."""
+    return _info(db, volumes.get_volume(db, ctx, volume_id))
+
+
+def create_volume(db: Session, ctx: RequestContext, *, size: int | None,
+                  source_type: str = "blank", source_id: str | None = None,
+                  name: str | None = None, volume_type: str | None = None,
+                  availability_zone: str | None = None,
+                  description: str | None = None) -> VolumeInfo:
+    """A volume for a block device mapping, in the context's project, with Cinder's
+    checks and quota: `source_type` blank | image | snapshot | volume (`source_id` the
+    image, snapshot or volume id; `size` in GiB may be None for a copy: the source's
+    size). Returned `creating`; its file is made after the caller commits (see `wake`).
+    Raises VolumeNotFound, SnapshotNotFound, ImageNotFound, InvalidInput, and Cinder's
+    quota errors (413 `VolumeLimitExceeded`, `VolumeSizeExceedsAvailableQuota`)."""
+    runtime = db.info.get("stackling.runtime")
+    settings = runtime.settings if runtime is not None else None
+    image = None
+    kwargs: dict[str, Any] = {}
+    if source_type == "image":
+        image = _image(db, ctx, source_id or "")
+    elif source_type == "snapshot":
+        kwargs["snapshot_id"] = source_id
+    elif source_type == "volume":
+        kwargs["source_volid"] = source_id
+    elif source_type != "blank":
+        raise InvalidInput(reason=f"Unknown source type {source_type}")
+    volume = volumes.create_volume(db, ctx, settings, size=size, name=name,
+                                   description=description, volume_type=volume_type,
+                                   availability_zone=availability_zone, image=image, **kwargs)
+    return _info(db, volume)
+
+
+def _image(db: Session, ctx: RequestContext, image_id: str) -> Any:
+    from stackling.image import interface as images
+
+    try:
+        return images.get_image(db, ctx, image_id)
+    except images.ImageNotFound:
+        raise ImageNotFound(image_id=image_id) from None
+
+
+def delete_volume(db: Session, ctx: RequestContext, volume_id: str) -> None:
+    """Delete a volume (delete_on_termination after its detach): `deleting`, then gone.
+    A volume still attached is InvalidVolume; one already gone is a no-op."""
+    volume = db.get(Volume, volume_id)
+    if volume is None:
+        return
+    volumes.delete_volume(db, ctx, volumes.get_volume(db, ctx, volume_id))
+
+
+def attachment_create(db: Session, ctx: RequestContext, volume_id: str,
+                      instance_uuid: str, *, connector: dict[str, Any] | None = None,
+                      mode: str | None = None) -> AttachmentInfo:
+    """`POST /v3/attachments`: reserve the volume for the instance (`reserved`); with a
+    connector, connected at once (`attaching`, connection info returned). A second
+    reservation of a non-multiattach volume is InvalidVolume (one of two racing wins)."""
+    volume = volumes.get_volume(db, ctx, volume_id)
+    att = attachments.reserve(db, volume, instance_uuid, mode=mode or "null")
+    if connector is not None:
+        attachments.connect(db, _driver(db), volume, att, connector)
+    return _att(att)
+
+
+def attachment_update(db: Session, ctx: RequestContext, attachment_id: str,
+                      connector: dict[str, Any]) -> dict[str, Any]:
+    """`PUT /v3/attachments/{id}` with the host's connector: the connection info
+    (`{"driver_volume_type": "file", "data": {"path": ..., "access_mode": ...}}`)."""
+    att = attachments.get_attachment(db, ctx, attachment_id)
+    volume = volumes.get_volume(db, ctx, att.volume_id)
+    return attachments.connect(db, _driver(db), volume, att, connector)
+
+
+def attachment_complete(db: Session, ctx: RequestContext, attachment_id: str) -> None:
+    """`POST /v3/attachments/{id}/action {"os-complete"}`: attached, the volume in-use."""
+    att = attachments.get_attachment(db, ctx, attachment_id)
+    attachments.complete(db, volumes.get_volume(db, ctx, att.volume_id), att)
+
+
+def attachment_delete(db: Session, ctx: RequestContext, attachment_id: str) -> None:
+    """`DELETE /v3/attachments/{id}`: detached; the volume `available` when no other
+    attachment is left. An attachment already gone is VolumeAttachmentNotFound."""
+    att = attachments.get_attachment(db, ctx, attachment_id)
+    attachments.delete(db, _driver(db), volumes.get_volume(db, ctx, att.volume_id), att)
+
+
+def attachments_for_instance(db: Session, instance_uuid: str) -> list[AttachmentInfo]:
+    """Every attachment record of the instance (any project: Nova's own bookkeeping),
+    oldest first (the attachment order the guest's device names follow)."""
+    return [_att(a) for a in attachments.attachments_for_instance(db, instance_uuid)]
+
+
+def volume_ids_for_instance(db: Session, instance_uuid: str) -> list[str]:
+    """The ids of the volumes attached (or being attached) to the instance, in order."""
+    return list(dict.fromkeys(a.volume_id for a in
+                              attachments.attachments_for_instance(db, instance_uuid)))
+
+
+def volume_path(settings: Any, volume_id: str) -> Path:
+    """The file of a volume on the file backend (it may not exist yet: `creating`)."""
+    return backend.driver_for(settings).volume_path(volume_id)
+
+
+def attached_volume_path(db: Session, settings: Any, instance_uuid: str,
+                         volume_id: str) -> Path | None:
+    """The file the dataplane hands instance `instance_uuid` for `volume_id`, or None when
+    that volume is not attached (`attaching`/`attached`) to it: a guest never reaches a
+    volume that is not its own."""
+    att = db.scalar(select(Attachment).where(
+        Attachment.volume_id == volume_id, Attachment.instance_uuid == instance_uuid,
+        Attachment.attach_status.in_(("attaching", "attached"))))
+    if att is None:
+        return None
+    return backend.driver_for(settings).volume_path(volume_id)
+
+
+def wake(runtime: Any) -> None:
+    """Start the work the committed transaction queued (volume files, deletions)."""
+    work.wake(runtime)

@@ -1,0 +1,369 @@
+"""The volume manager: the file work a status announces, claimed from the database.
+
+A row with a `task` (a volume `creating`/`deleting`/`extending`, a snapshot `creating`/
+`deleting`, a backup `creating`/`restoring`/`deleting`) is claimed by one process for a
+lease (`claimed_by`, `claimed_until`, renewed while the work runs). The work is done
+outside any transaction (a copy of 300 MB must not hold the write lock), then one
+transaction records the result if the claim is still this worker's. A process that dies
+mid-work loses its lease and another takes the task over from the start: copies write
+to `.part` files renamed into place, so a half copy never becomes a volume.
+
+A task that fails ends in Cinder's final state (`error`, `error_deleting`, ...) with
+the reason kept (`fault`, `fail_reason`); a failed create leaves no file."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import logging
+import os
+import shutil
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.orm import Session
+
+from stackling.block_storage import backend
+from stackling.block_storage.models import Backup, Snapshot, Volume
+from stackling.common.db import utcnow
+from stackling.common.workers import WorkerPool, claim_next
+
+LOG = logging.getLogger(__name__)
+LEASE = dt.timedelta(seconds=60)
+RENEW_SECONDS = 15.0
+POLL_SECONDS = 2.0
+STATE_KEY = "block_storage.worker"
+MODELS: tuple[type[Any], ...] = (Volume, Snapshot, Backup)
+
+
+def _claim(db: Session, token: str, only: tuple[type[Any], str] | None) -> tuple[type[Any], str] | None:
+    now = utcnow()
+    for model in MODELS:
+        if only is not None and model is not only[0]:
+            continue
+        stmt = select(model).where(model.task.is_not(None), or_(
+            model.claimed_until.is_(None), model.claimed_until < now))
+        if only is not None:
+            stmt = stmt.where(model.id == only[1])
+        if db.get_bind().dialect.name != "sqlite":
+            stmt = stmt.with_for_update(skip_locked=True)
+        row = db.scalars(stmt.order_by(model.created_at).limit(1)).first()
+        if row is not None:
+            row.claimed_by = token
+            row.claimed_until = now + LEASE
+            db.flush()
+            return model, row.id
+    return None
+
+
+def _peek(db: Session) -> bool:
+    now = utcnow()
+    return any(db.scalar(select(m.id).where(m.task.is_not(None), or_(
+        m.claimed_until.is_(None), m.claimed_until < now)).limit(1)) is not None
+        for m in MODELS)
+
+
+def run_next(runtime: Any, only: tuple[type[Any], str] | None = None) -> bool:
+    """Claim one task (any, or `only` (model, id)) and do it; False when none was due."""
+    token = str(uuid.uuid4())
+    claimed = claim_next(runtime.db, _peek if only is None else None,
+                         lambda db: _claim(db, token, only))
+    if claimed is None:
+        return False
+    model, row_id = claimed
+    stop = threading.Event()
+    renewer = threading.Thread(target=_renew, args=(runtime, model, row_id, token, stop),
+                               name="block-storage-lease", daemon=True)
+    renewer.start()
+    try:
+        _run(runtime, model, row_id, token)
+    finally:
+        stop.set()
+        renewer.join(timeout=5)
+    return True
+
+
+def _renew(runtime: Any, model: type[Any], row_id: str, token: str,
+           stop: threading.Event) -> None:
+    while not stop.wait(RENEW_SECONDS):
+        try:
+            with runtime.db.transaction() as db:
+                db.execute(update(model).where(model.id == row_id, model.claimed_by == token)
+                           .values(claimed_until=utcnow() + LEASE))
+        except Exception:  # noqa: BLE001 - the next renewal tries again
+            LOG.warning("renewing the lease of %s %s failed", model.__name__, row_id)
+
+
+@contextlib.contextmanager
+def _finishing(runtime: Any, model: type[Any], row_id: str, token: str) -> Any:
+    """The row, in a transaction, if this worker's claim still holds (else None)."""
+    with runtime.db.transaction() as db:
+        row = db.scalar(select(model).where(model.id == row_id).with_for_update())
+        if row is None or row.claimed_by != token:
+            yield db, None
+            return
+        yield db, row
+
+
+def _run(runtime: Any, model: type[Any], row_id: str, token: str) -> None:
+    driver = backend.driver_for(runtime.settings)
+    with runtime.db.transaction(write=False) as db:
+        row = db.get(model, row_id)
+        if row is None or row.task is None:
+            return
+        task, args = row.task, dict(getattr(row, "task_args", None) or {})
+        snapshot = {"size": row.size, "volume_id": getattr(row, "volume_id", None),
+                    "parent_id": getattr(row, "parent_id", None),
+                    "snapshot_id": getattr(row, "snapshot_id", None)}
+    try:
+        image_path = None
+        if model is Volume and task == "create" and args.get("source") == "image":
+            with runtime.db.transaction(write=False) as db:
+                image_path = _image_path(db, args["id"])
+        result = _do(runtime, driver, model, row_id, task, args, snapshot, image_path)
+    except Exception as err:  # noqa: BLE001 - the task's final state carries the reason
+        LOG.exception("%s %s: %s failed", model.__name__, row_id, task)
+        _fail(runtime, driver, model, row_id, token, task, f"{type(err).__name__}: {err}")
+        return
+    _succeed(runtime, driver, model, row_id, token, task, args, result)
+
+
+def _image_path(db: Session, image_id: str) -> Path | None:
+    from stackling.common.context import admin_context
+    from stackling.image import interface as images
+
+    try:
+        image = images.get_image(db, admin_context(), image_id)
+    except images.ImageNotFound:
+        raise FileNotFoundError(f"image {image_id} is gone") from None
+    return images.data_path(db, image)
+
+
+def _do(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id: str, task: str,
+        args: dict[str, Any], row: dict[str, Any], image_path: Path | None) -> Any:
+    if model is Volume:
+        if task == "create":
+            source = args.get("source", "blank")
+            if source == "blank":
+                driver.create_volume(row_id, row["size"])
+            elif source == "image":
+                if image_path is None:  # an image with metadata only: an empty volume
+                    driver.copy_image_to_volume(row_id, None, row["size"])
+                else:
+                    with open(image_path, "rb") as fh:
+                        driver.copy_image_to_volume(row_id, fh, row["size"])
+            elif source == "snapshot":
+                driver.create_volume_from_snapshot(row_id, args["id"], row["size"])
+            elif source == "volume":
+                driver.create_cloned_volume(row_id, args["id"], row["size"])
+            elif source == "backup":
+                restore_chunks(runtime, driver, args["id"], row_id, row["size"])
+            return None
+        if task == "delete":
+            driver.delete_volume(row_id)
+            return None
+        if task == "extend":
+            driver.extend_volume(row_id, int(args["new_size"]))
+            return None
+    if model is Snapshot:
+        if task == "create":
+            driver.create_snapshot(row_id, row["volume_id"])
+        elif task == "delete":
+            driver.delete_snapshot(row_id)
+        return None
+    if model is Backup:
+        if task == "create":
+            return write_backup(runtime, driver, row_id, row["volume_id"], row["parent_id"],
+                                row["snapshot_id"])
+        if task == "restore":
+            restore_chunks(runtime, driver, row_id, args["volume_id"], None)
+            return None
+        if task == "delete":
+            shutil.rmtree(backup_dir(runtime.settings) / row_id, ignore_errors=True)
+            return None
+    raise ValueError(f"unknown task {task} of {model.__name__}")
+
+
+def _succeed(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id: str,
+             token: str, task: str, args: dict[str, Any], result: Any) -> None:
+    now = utcnow()
+    with _finishing(runtime, model, row_id, token) as (db, row):
+        if row is None:
+            # Reclaimed (this worker was presumed dead) or deleted meanwhile: a created
+            # file nobody records is removed again.
+            if model is Volume and task == "create" and db.get(Volume, row_id) is None:
+                driver.delete_volume(row_id)
+            return
+        row.task, row.claimed_by, row.claimed_until = None, None, None
+        row.updated_at = now
+        if model is Volume:
+            if task == "create":
+                row.status, row.launched_at = "available", now
+            elif task == "delete":
+                from stackling.block_storage.models import Attachment
+
+                for att in db.scalars(select(Attachment).where(Attachment.volume_id == row_id)):
+                    db.delete(att)
+                for snap in db.scalars(select(Snapshot).where(Snapshot.volume_id == row_id)):
+                    driver.delete_snapshot(snap.id)
+                    db.delete(snap)
+                db.delete(row)
+            elif task == "extend":
+                row.size = int(args["new_size"])
+                row.status = row.previous_status or "available"
+        elif model is Snapshot:
+            if task == "create":
+                row.status, row.progress = "available", "100%"
+            else:
+                db.delete(row)
+        elif model is Backup:
+            if task == "create":
+                row.chunks, row.object_count = result, sum(1 for c in result if c[1] == row.id)
+                row.status = "available"
+                _volume_back(db, row.volume_id, args.get("previous_status"))
+            elif task == "restore":
+                row.status = "available"
+                target = db.get(Volume, args["volume_id"])
+                if target is not None:
+                    target.status, target.task = "available", None
+                    target.size = max(target.size, row.size)
+            else:
+                db.delete(row)
+
+
+def _volume_back(db: Session, volume_id: str, previous: str | None) -> None:
+    volume = db.get(Volume, volume_id)
+    if volume is not None and volume.status == "backing-up":
+        volume.status = previous or volume.previous_status or "available"
+
+
+def _fail(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id: str,
+          token: str, task: str, reason: str) -> None:
+    with _finishing(runtime, model, row_id, token) as (db, row):
+        if row is None:
+            return
+        row.task, row.claimed_by, row.claimed_until = None, None, None
+        if model is Volume:
+            if task == "create":
+                driver.delete_volume(row_id)  # no file of a failed create
+                row.status = "error"
+            elif task == "delete":
+                row.status = "error_deleting"
+            elif task == "extend":
+                row.status = "error_extending"
+            row.fault = reason[:4000]
+        elif model is Snapshot:
+            row.status = "error" if task == "create" else "error_deleting"
+            if task == "create":
+                driver.delete_snapshot(row_id)
+        elif model is Backup:
+            row.fail_reason = reason[:4000]
+            if task == "create":
+                shutil.rmtree(backup_dir(runtime.settings) / row_id, ignore_errors=True)
+                row.status = "error"
+                _volume_back(db, row.volume_id, (row.task_args or {}).get("previous_status"))
+            elif task == "restore":
+                row.status = "available"
+                target = db.get(Volume, (row.task_args or {}).get("volume_id"))
+                if target is not None:
+                    target.status, target.task = "error_restoring", None
+            else:
+                row.status = "error_deleting"
+
+
+# ------------------------------------------------------------------ the backup store
+def backup_dir(settings: Any) -> Path:
+    configured = settings.block_storage.backup_dir
+    return Path(configured) if configured else Path(settings.data_dir) / "backups"
+
+
+def write_backup(runtime: Any, driver: backend.FileDriver, backup_id: str, volume_id: str,
+                 parent_id: str | None, snapshot_id: str | None) -> list[list[Any]]:
+    """Chunk the volume (or snapshot) file: each chunk's SHA-256 and the backup holding
+    its bytes. A chunk equal to the parent's is not written again (incremental); an
+    all-zero chunk is held by nobody (a hole on restore)."""
+    settings = runtime.settings
+    size = settings.block_storage.backup_chunk_size
+    parent: list[list[Any]] = []
+    if parent_id is not None:
+        with runtime.db.transaction(write=False) as db:
+            row = db.get(Backup, parent_id)
+            parent = [list(c) for c in (row.chunks or [])] if row is not None else []
+    source = driver.snapshot_path(snapshot_id) if snapshot_id else driver.volume_path(volume_id)
+    target = backup_dir(settings) / backup_id
+    shutil.rmtree(target, ignore_errors=True)  # a previous claimant's partial work
+    target.mkdir(parents=True, exist_ok=True)
+    zero = hashlib.sha256(bytes(size)).hexdigest()
+    chunks: list[list[Any]] = []
+    with open(source, "rb") as fh:
+        index = 0
+        while True:
+            data = fh.read(size)
+            if not data:
+                break
+            digest = hashlib.sha256(data).hexdigest()
+            if len(data) == size and digest == zero:
+                chunks.append([digest, None])
+            elif index < len(parent) and parent[index][0] == digest:
+                chunks.append([digest, parent[index][1]])
+            else:
+                part = target / f"{index:08d}.part"
+                with open(part, "wb") as out:
+                    out.write(data)
+                os.replace(part, target / f"{index:08d}")
+                chunks.append([digest, backup_id])
+            index += 1
+    return chunks
+
+
+def restore_chunks(runtime: Any, driver: backend.FileDriver, backup_id: str,
+                   volume_id: str, size_gb: int | None) -> None:
+    """Write the backup's chunks into the volume's file (a new file, renamed into place);
+    every chunk's SHA-256 is checked before it is written."""
+    with runtime.db.transaction(write=False) as db:
+        row = db.get(Backup, backup_id)
+        if row is None:
+            raise FileNotFoundError(f"backup {backup_id} is gone")
+        chunks, backup_size = [list(c) for c in (row.chunks or [])], row.size
+        target_row = db.get(Volume, volume_id)
+        volume_size = target_row.size if target_row is not None else backup_size
+    chunk = runtime.settings.block_storage.backup_chunk_size
+    root = backup_dir(runtime.settings)
+    final = driver.volume_path(volume_id)
+    with driver._writing(final) as out:
+        for index, (digest, holder) in enumerate(chunks):
+            if holder is None:
+                out.seek(chunk, os.SEEK_CUR)
+                continue
+            data = (root / holder / f"{index:08d}").read_bytes()
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise ValueError(f"backup {backup_id}: chunk {index} does not match its "
+                                 "SHA-256")
+            out.write(data)
+        out.truncate(max(size_gb or 0, volume_size, backup_size) * backend.GiB)
+
+
+# ------------------------------------------------------------------ the pool
+class VolumeWorker:
+    def __init__(self, runtime: Any, threads: int) -> None:
+        self._pool = WorkerPool("block-storage", threads, lambda: run_next(runtime),
+                                poll=POLL_SECONDS)
+
+    def start(self) -> None:
+        self._pool.start()
+
+    def wake(self) -> None:
+        self._pool.wake()
+
+    def stop(self) -> None:
+        self._pool.stop()
+
+
+def wake(runtime: Any) -> None:
+    worker = runtime.state.get(STATE_KEY)
+    if worker is not None:
+        worker.wake()
