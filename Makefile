@@ -17,7 +17,8 @@ PYTEST_ARGS ?=
 # tests of one backend together, one multi-process race per database server at a time.
 PYTEST := $(BIN)/pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: install client run test test-quick lint bench clean sysdeps browser screenshots dataplane-deps
+.PHONY: install client run test test-quick lint bench clean sysdeps browser screenshots dataplane-deps \
+  image-debian image-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -88,6 +89,20 @@ dataplane-deps:
 	  [ "$$(id -u)" != 0 ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y -qq busybox-static dnsmasq-base nftables dropbear-bin openssh-client \
 	    radvd isc-dhcp-client >/dev/null; }
+
+# A Debian 12 cloud image from Debian's packages (images/debian/build.py: qcow2, GPT, one
+# ext4 root; no kernel, for system containers), built once per machine (cached by its
+# inputs' digest) from the machine's apt mirror; `stackling serve` uploads it as debian-12.
+IMAGE_CACHE ?= /var/cache/stackling/images
+image-debian: image-deps
+	@$(PYTHON) images/debian/build.py --cache-dir $(IMAGE_CACHE)
+
+# The image tools: mmdebstrap, qemu-img, mkfs.ext4, sfdisk and sgdisk.
+image-deps:
+	@for t in mmdebstrap qemu-img mkfs.ext4 sfdisk sgdisk; do command -v $$t >/dev/null 2>&1 || \
+	  [ -x /usr/sbin/$$t ] || [ -x /sbin/$$t ] || missing=1; done; [ -z "$$missing" ] || \
+	  [ "$$(id -u)" != 0 ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq mmdebstrap qemu-utils e2fsprogs fdisk gdisk >/dev/null; }
 
 # Regenerates the console screenshots in docs/ from a fresh demo cloud.
 screenshots: $(STAMP) browser
