@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 PYTEST := $(BIN)/pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
 .PHONY: install client run test test-quick lint bench clean sysdeps browser screenshots dataplane-deps \
-  image-debian image-deps
+  image-debian image-deps ansible
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,7 +55,8 @@ run: $(STAMP_RUN) $(if $(filter none,$(DATAPLANE) $(STACKLING_DATAPLANE__DRIVER)
 	  if [ -z "$$why" ]; then driver=netns; else driver=none; \
 	    echo "dataplane off: $$why; servers stay database rows (stackling/dataplane/README.md)"; fi; \
 	fi; \
-	echo "$(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)  (dataplane.driver $$driver)"; \
+	echo "$(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)  (dataplane.driver $$driver;" \
+	  "another port: make run PORT=N)"; \
 	STACKLING_DATAPLANE__DRIVER=$$driver exec $(BIN)/stackling serve --data-dir $(DATA_DIR) --port $(PORT)
 
 # The openstack CLI (python-openstackclient, osc-placement, heatclient) in .venv/bin.
@@ -104,6 +105,16 @@ image-deps:
 	  [ "$$(id -u)" != 0 ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y -qq mmdebstrap qemu-utils e2fsprogs fdisk gdisk >/dev/null; }
 
+# Ansible and the openstack.cloud collection in .venv-ansible (pins: pyproject.toml's
+# `ansible` extra, why its own venv: there), for README.md's "Ansible".
+ANSIBLE_VENV := .venv-ansible
+ansible: $(ANSIBLE_VENV)/.installed
+$(ANSIBLE_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(ANSIBLE_VENV)
+	$(ANSIBLE_VENV)/bin/pip install -q --upgrade pip
+	$(ANSIBLE_VENV)/bin/pip install -q -e '.[ansible]'
+	touch $@
+
 # Regenerates the console screenshots in docs/ from a fresh demo cloud.
 screenshots: $(STAMP) browser
 	$(BIN)/python -m tests.browser.screenshots docs
@@ -116,4 +127,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) $(DATA_DIR) build *.egg-info
+	rm -rf $(VENV) $(ANSIBLE_VENV) $(DATA_DIR) build *.egg-info

@@ -1,4 +1,5 @@
-"""`stackling serve | db upgrade | db revision | bootstrap`."""
+"""`stackling serve | db upgrade | db revision | bootstrap | audit | dataplane down | outside |
+ssh | ssh-config | connect | proxy`."""
 
 from __future__ import annotations
 
@@ -67,6 +68,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # and clients connecting while the cloud loads wait in the backlog, not refused.
     sock = _listen(settings.host, settings.port)
     settings, runtime, ran = _prepare(overrides, settings)
+    from stackling.access.cloud import record_serving
+
+    record_serving(settings.data_dir, overrides, os.environ)  # read by audit and the host tools
     clouds = (settings.data_dir / "clouds.yaml").resolve()
     if not args.quiet:
         print(f"stackling serving on http://{settings.host}:{settings.port} "
@@ -152,7 +156,8 @@ def _listen(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise StartupError(f"port: cannot listen on {host}:{port}: "
-                           f"{exc.strerror or exc} (choose another with --port)") from None
+                           f"{exc.strerror or exc} (choose another with --port N, "
+                           "or `make run PORT=N`)") from None
     sock.set_inheritable(True)  # the worker processes of --workers N serve it too
     return sock
 
@@ -202,16 +207,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
     """Recompute derived state (routed-network placement, bindings, ..., and with the netns
     dataplane the kernel objects: dataplane.wire) and print every difference as a JSON
     line; exit status 1 when there is any."""
+    from stackling.access.cloud import serving_settings
     from stackling.app import COMPONENTS
     from stackling.audit import run_audit, wire
     from stackling.common.db import Database
-    from stackling.config import load_settings
     from stackling.runtime import load_components
 
     # The services wire themselves when loaded (compute registers what network asks of
     # it, e.g. a segment's host aggregate): the audit needs them as a server has them.
     load_components([path for path, _ in COMPONENTS])
-    settings = load_settings(**_settings_overrides(args))
+    # the settings the cloud serves with (its data dir's serving.json), not this shell's
+    settings = serving_settings(_settings_overrides(args))
     database = Database(settings.db_url)
     try:
         with database.transaction(write=False) as db:
@@ -238,19 +244,100 @@ def cmd_dataplane_down(args: argparse.Namespace) -> int:
     return 0
 
 
+def _outside(args: argparse.Namespace) -> tuple[Any, str]:
+    from stackling.access import cloud
+
+    try:
+        return cloud.outside(_settings_overrides(args), getattr(args, "os_cloud", None))
+    except LookupError as exc:
+        raise StartupError(f"{args.command}: {exc}") from None
+
+
+def _after_dashes(words: list[str]) -> list[str]:
+    return words[1:] if words[:1] == ["--"] else words
+
+
 def cmd_outside(args: argparse.Namespace) -> int:
     """Run CMD in the cloud's outside namespace, where its external network is reachable."""
-    from stackling.config import load_settings
-    from stackling.dataplane import interface as dataplane
-
-    namespace = dataplane.outside_namespace(load_settings(**_settings_overrides(args)))
-    if not Path(f"/run/netns/{namespace}").exists():
-        raise StartupError(f"outside: no namespace {namespace}: is the cloud serving with "
-                           "dataplane.driver netns?")
-    command = [a for a in args.cmd if a != "--"] if args.cmd[:1] == ["--"] else args.cmd
+    _, namespace = _outside(args)
+    command = _after_dashes(args.cmd)
     if not command:
         raise StartupError("outside: give a command after --")
     os.execvp("nsenter", ["nsenter", f"--net=/run/netns/{namespace}", "--", *command])
+    return 0
+
+
+def cmd_ssh(args: argparse.Namespace) -> int:
+    """OpenSSH's ssh to a server, from inside the cloud's outside namespace."""
+    from stackling.access import cloud, ssh
+
+    settings, namespace = _outside(args)
+    conn = cloud.connect(args.os_cloud, settings.data_dir, "stackling")
+    user, _, name = args.server.rpartition("@")  # USER@SERVER, as ssh takes it
+    try:
+        server, image = ssh.find(conn, name)
+    except LookupError as exc:
+        raise StartupError(f"ssh: {exc}") from None
+    argv = ssh.command(namespace, settings.data_dir, server,
+                       user or args.login or ssh.image_user(image), args.identity, [],
+                       _after_dashes(args.remote))
+    os.execvp(argv[0], argv)
+    return 0
+
+
+def cmd_ssh_config(args: argparse.Namespace) -> int:
+    """Print an OpenSSH client configuration for the cloud's servers and address ranges."""
+    from stackling.access import cloud, ssh, ssh_config
+
+    settings, namespace = _outside(args)
+    conn = cloud.connect(args.os_cloud, settings.data_dir, "stackling")
+    servers = [s.to_dict(original_names=True) for s in conn.compute.servers(details=True)]
+    images: dict[str, Any] = {}
+    users: dict[str, str | None] = {}
+    for server in servers:
+        image_id = (server.get("image") or {}).get("id")
+        if image_id and image_id not in images:
+            found = conn.image.find_image(image_id, ignore_missing=True)
+            images[image_id] = found.to_dict() if found else None
+        users[server["id"]] = ssh.image_user(images.get(image_id))
+    cidrs = [subnet.cidr for subnet in conn.network.subnets()]
+    stackling = str(Path(sys.executable).parent / "stackling")
+    ssh_config.prune_known_hosts(ssh.known_hosts(settings.data_dir), {s["id"] for s in servers})
+    print(ssh_config.render(namespace, stackling, settings.data_dir, servers, users, cidrs,
+                            args.identity))
+    return 0
+
+
+def cmd_connect(args: argparse.Namespace) -> int:
+    """Relay stdin/stdout to HOST:PORT from inside a namespace (ssh-config's ProxyCommand)."""
+    from stackling.access import proxy
+
+    return proxy.relay_stdio(args.namespace, args.host, args.port)
+
+
+def cmd_proxy(args: argparse.Namespace) -> int:
+    """A SOCKS5 proxy on 127.0.0.1 to the cloud's own addresses, inside its namespaces."""
+    import asyncio
+
+    from stackling.access import cloud, proxy
+
+    settings, namespace = _outside(args)
+    conn = cloud.connect(args.os_cloud, settings.data_dir, "stackling-admin")
+    allowed = proxy.CloudAddresses(lambda: proxy.read_cloud(conn))
+    allowed.refresh()
+
+    def ready(port: int) -> None:
+        print(f"SOCKS5 proxy on 127.0.0.1:{port} to the cloud's {len(allowed.addresses)} "
+              f"addresses from {namespace}: e.g. curl --socks5-hostname 127.0.0.1:{port} "
+              "http://ADDRESS/", flush=True)
+
+    def log(line: str) -> None:
+        if args.verbose:
+            print(line, file=sys.stderr, flush=True)
+
+    server = proxy.Socks5(namespace, allowed, log)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(server.serve(args.port, ready))
     return 0
 
 
@@ -302,8 +389,42 @@ def build_parser() -> argparse.ArgumentParser:
     down.set_defaults(fn=cmd_dataplane_down)
     outside = sub.add_parser("outside", help="run a command in the cloud's outside namespace")
     common(outside)
+    outside.add_argument("--os-cloud", default=None,
+                         help="find the cloud from this clouds.yaml entry (as OS_CLOUD)")
     outside.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]")
     outside.set_defaults(fn=cmd_outside)
+
+    def client(p: argparse.ArgumentParser) -> None:
+        common(p)
+        p.add_argument("--os-cloud", default=None,
+                       help="the clouds.yaml entry (as openstackclient; default OS_CLOUD, "
+                            "else the data dir's clouds.yaml)")
+
+    ssh = sub.add_parser("ssh", help="ssh to a server through the cloud's outside namespace")
+    client(ssh)
+    ssh.add_argument("-i", dest="identity", default=None, help="the key pair's private key")
+    ssh.add_argument("-l", dest="login", default=None,
+                     help="login user (default: the image's os_admin_user or os_distro's)")
+    ssh.add_argument("server", help="server name or id ([USER@]SERVER)")
+    ssh.add_argument("remote", nargs=argparse.REMAINDER, help="[-- CMD [ARGS...]]")
+    ssh.set_defaults(fn=cmd_ssh)
+    config = sub.add_parser("ssh-config", help="print an OpenSSH config reaching the guests "
+                                               "(ssh -F, scp -F, Ansible)")
+    client(config)
+    config.add_argument("-i", dest="identity", default=None,
+                        help="IdentityFile for every server")
+    config.set_defaults(fn=cmd_ssh_config)
+    connect = sub.add_parser("connect", help="relay stdio to HOST PORT inside a namespace "
+                                             "(ssh-config's ProxyCommand)")
+    connect.add_argument("--namespace", required=True)
+    connect.add_argument("host")
+    connect.add_argument("port", type=int)
+    connect.set_defaults(fn=cmd_connect)
+    socks = sub.add_parser("proxy", help="a SOCKS5 proxy on 127.0.0.1 to the cloud's addresses")
+    client(socks)
+    socks.add_argument("--port", type=int, default=1080)
+    socks.add_argument("--verbose", action="store_true", help="a line per connection")
+    socks.set_defaults(fn=cmd_proxy)
     return parser
 
 

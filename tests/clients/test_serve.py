@@ -121,5 +121,5 @@ def test_a_port_in_use_is_refused_before_anything_is_written(tmp_path):
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
         f"stackling: port: cannot listen on 127.0.0.1:{port}: Address already in use "
-        "(choose another with --port)"]
+        "(choose another with --port N, or `make run PORT=N`)"]
     assert not data.exists()
