@@ -287,8 +287,11 @@ def count_statements(database_url: str | None) -> dict[str, int]:
                          "delete subnet", "delete network", "segment range create",
                          "segment range delete"):
                 calls[name]()
-        event.listen(runtime.db.engine, "before_cursor_execute",
-                     lambda *a: seen.append(a[2]))
+        def listener(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+            if conn.info.get("statements") is not None:  # a request's, not a loop's
+                seen.append(statement)
+
+        event.listen(runtime.db.engine, "before_cursor_execute", listener)
         counts = {}
         for name in HOT:
             seen.clear()

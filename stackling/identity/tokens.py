@@ -4,6 +4,13 @@ A token is a Fernet-encrypted compact JSON payload (user, scope, effective role 
 audit ids, issue and expiry times). Keys live in the database, so every process sharing
 it accepts every other's tokens. Validation is local crypto plus one indexed query for
 revocation events, so a revoked token is refused by every process at once.
+
+A validated token is remembered by its process (`TokenCache`) for its remaining lifetime,
+at most CACHE_SECONDS: a request with it then reads only the newest revocation event's id
+(one primary-key look-up, the request's only identity statement still). Any new event,
+from any process, changes that id, and the token is checked in full again; so revocation
+still takes effect at once everywhere. Trust and application-credential tokens, whose
+validity also lives in other rows, are checked in full every time.
 """
 
 from __future__ import annotations
@@ -14,11 +21,12 @@ import datetime as dt
 import json
 import secrets
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from sqlalchemy import bindparam, or_, select
+from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
 from stackling.common.context import RequestContext
@@ -131,6 +139,12 @@ def issue(db: Session, keys: KeyRing, data: TokenData) -> str:
     return keys.encrypt(db, data.to_payload())
 
 
+def _check_revoked(db: Session, data: TokenData) -> bool:
+    revoked, last = _revoked(db, data, with_last=True)
+    db.info["identity.last_revocation"] = last  # for the cache of authenticate
+    return revoked
+
+
 def decode(db: Session, keys: KeyRing, token: str, *, allow_expired_window: int = 0) -> TokenData:
     """The token's data; Unauthorized when forged, expired or revoked."""
     if not token or len(token) > 2048:
@@ -142,7 +156,7 @@ def decode(db: Session, keys: KeyRing, token: str, *, allow_expired_window: int 
     now = dt.datetime.now(dt.UTC)
     if data.expires_at + dt.timedelta(seconds=allow_expired_window) <= now:
         raise Unauthorized("The request you have made requires authentication.")
-    if is_revoked(db, data):
+    if _check_revoked(db, data):
         raise Unauthorized()
     if data.app_cred_id and not app_credential_state.still_valid(db, data.app_cred_id):
         raise Unauthorized()
@@ -172,23 +186,66 @@ def _revoked_statement(scoped: bool, audits: int) -> Any:
     return select(ev.id).where(or_(audit, user)).limit(1)
 
 
-_REVOKED: dict[tuple[bool, int], Any] = {}
+_REVOKED: dict[tuple[bool, int, bool], Any] = {}
+# The newest revocation event's id (0: none): ids only grow and events are never deleted,
+# so a different answer means a new event.
+_LAST_EVENT = select(func.coalesce(func.max(RevocationEvent.id), 0))
 
 
-def is_revoked(db: Session, data: TokenData) -> bool:
+def _revoked(db: Session, data: TokenData, with_last: bool = False) -> tuple[bool, int]:
+    """(revoked, the newest event's id read in the same statement when `with_last`)."""
     scoped = bool(data.project_id)
     audits = list(data.audit_ids) or [""]  # one, or two for a rescoped token (ours: signed)
-    key = (scoped, len(audits))
+    key = (scoped, len(audits), with_last)
     stmt = _REVOKED.get(key)
     if stmt is None:
-        stmt = _REVOKED[key] = _revoked_statement(scoped, len(audits))
+        stmt = _revoked_statement(scoped, len(audits))
+        if with_last:
+            stmt = select(stmt.scalar_subquery(), _LAST_EVENT.scalar_subquery())
+        _REVOKED[key] = stmt
     params: dict[str, Any] = {f"a{i}": a for i, a in enumerate(audits)}
     params.update(user_id=data.user_id, issued_at=data.issued_at)
     if scoped:
         params["project_id"] = data.project_id
     # On the connection: nothing is pending this early in a request (no autoflush to do),
     # and the ORM session's execute would double the cost of this one-row look-up.
-    return db.connection().execute(stmt, params).first() is not None
+    row = db.connection().execute(stmt, params).first()
+    if not with_last:
+        return row is not None, 0
+    assert row is not None
+    return row[0] is not None, row[1]
+
+
+def is_revoked(db: Session, data: TokenData) -> bool:
+    return _revoked(db, data)[0]
+
+
+CACHE_SECONDS = 300  # keystonemiddleware's token_cache_time default
+CACHE_SIZE = 4096
+
+
+class TokenCache:
+    """Validated tokens of this process: token -> (data, good until, newest event id
+    when validated). Thread-safe enough by the GIL: one dict, get/set/pop only."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[TokenData, float, int]] = {}
+
+    def get(self, db: Session, token: str) -> TokenData | None:
+        entry = self._entries.get(token)
+        if entry is None:
+            return None
+        data, until, last = entry
+        if time.time() >= until or db.connection().execute(_LAST_EVENT).scalar() != last:
+            self._entries.pop(token, None)  # expired, or a revocation since: check in full
+            return None
+        return data
+
+    def put(self, token: str, data: TokenData, last: int) -> None:
+        if len(self._entries) >= CACHE_SIZE:
+            self._entries.clear()  # bounded; the next requests validate in full again
+        self._entries[token] = (data, min(data.expires_at.timestamp(),
+                                          time.time() + CACHE_SECONDS), last)
 
 
 def revoke(db: Session, *, audit_id: str | None = None, user_id: str | None = None,
@@ -200,11 +257,17 @@ def revoke(db: Session, *, audit_id: str | None = None, user_id: str | None = No
 def authenticator(keys: KeyRing) -> Any:
     """The runtime's per-request validator: X-Auth-Token to RequestContext."""
 
+    cache = TokenCache()
+
     def authenticate(db: Session, headers: Any, request_id: str) -> RequestContext:
         token = headers.get("x-auth-token")
         if not token:
             raise Unauthorized()
-        data = decode(db, keys, token)
+        data = cache.get(db, token)
+        if data is None:
+            data = decode(db, keys, token)
+            if not (data.app_cred_id or data.trust_id):  # their validity lives elsewhere too
+                cache.put(token, data, db.info.pop("identity.last_revocation"))
         ctx = data.context(token, request_id)
         if data.app_cred_id:
             ctx.access_rules = app_credential_state.access_rules_of(db, data.app_cred_id)
