@@ -53,8 +53,8 @@ SECOND = ("stackling.placement.component",)
 # just after the socket opens; their requests wait for that (a progressive start).
 BOOTSTRAP_STEPS = frozenset({
     "identity.base", "catalog.identity", "network.base", "network.default_sg_rules", "catalog.network",
-    "catalog.placement", "compute.flavors", "catalog.compute", "image.cirros", "catalog.image",
-    "catalog.orchestration", "block_storage.default_type", "block_storage.volumev3",
+    "catalog.placement", "compute.flavors", "catalog.compute", "image.cirros", "image.debian",
+    "catalog.image", "catalog.orchestration", "block_storage.default_type", "block_storage.volumev3",
     "catalog.block-storage",
 })
 

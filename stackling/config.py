@@ -165,6 +165,9 @@ class ImageSettings:
     # data where the single store does (<data_dir>/images), the others under
     # <data_dir>/images/stores/<id>.
     default_store: str = ""
+    # The Debian 12 cloud image `make image-debian` builds (images/debian/build.py):
+    # uploaded at start as the public image `debian-12` when the file exists ("": never).
+    debian_image: str = "/var/cache/stackling/images/debian-12.qcow2"
 
     def __post_init__(self) -> None:
         import ipaddress

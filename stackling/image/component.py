@@ -10,5 +10,6 @@ COMPONENT = Component(
     build=api.build,
     policies=policy.POLICIES,
     catalog=CatalogEntry(type="image", name="glance", path="/image"),
-    bootstrap=[("cirros", bootstrap.bootstrap_images)],
+    bootstrap=[("cirros", bootstrap.bootstrap_images), ("debian", bootstrap.bootstrap_debian)],
+    start=bootstrap.start,  # debian-12 for a cloud bootstrapped before its file existed
 )
