@@ -74,7 +74,9 @@ test-quick: $(STAMP)
 
 # System packages the tests need, installed when missing (idempotent; root, Debian's apt).
 # Add a new one as a prerequisite here, with its own target below.
-sysdeps: browser dataplane-deps
+# The Debian image is built here too (about 2-3 minutes cold, once per machine; as root only):
+# tests/dataplane/test_image_prepare.py and the guests' tests boot it.
+sysdeps: browser dataplane-deps image-debian
 
 # The console's browser tests drive Debian's chromium (Playwright never downloads a browser).
 browser:
@@ -96,14 +98,16 @@ dataplane-deps:
 # inputs' digest) from the machine's apt mirror; `stackling serve` uploads it as debian-12.
 IMAGE_CACHE ?= /var/cache/stackling/images
 image-debian: image-deps
-	@$(PYTHON) images/debian/build.py --cache-dir $(IMAGE_CACHE)
+	@if [ "$$(id -u)" = 0 ]; then $(PYTHON) images/debian/build.py --cache-dir $(IMAGE_CACHE); \
+	else echo "image-debian: not root, not built (mmdebstrap --mode=root)"; fi
 
-# The image tools: mmdebstrap, qemu-img, mkfs.ext4, sfdisk and sgdisk.
+# The image tools: mmdebstrap, qemu-img, mkfs.ext4, sfdisk and sgdisk (and mksquashfs, for
+# the squashfs image of tests/dataplane/test_image_prepare.py).
 image-deps:
-	@for t in mmdebstrap qemu-img mkfs.ext4 sfdisk sgdisk; do command -v $$t >/dev/null 2>&1 || \
+	@for t in mmdebstrap qemu-img mkfs.ext4 sfdisk sgdisk mksquashfs; do command -v $$t >/dev/null 2>&1 || \
 	  [ -x /usr/sbin/$$t ] || [ -x /sbin/$$t ] || missing=1; done; [ -z "$$missing" ] || \
 	  [ "$$(id -u)" != 0 ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	  apt-get install -y -qq mmdebstrap qemu-utils e2fsprogs fdisk gdisk >/dev/null; }
+	  apt-get install -y -qq mmdebstrap qemu-utils e2fsprogs fdisk gdisk squashfs-tools >/dev/null; }
 
 # Ansible and the openstack.cloud collection in .venv-ansible (pins: pyproject.toml's
 # `ansible` extra, why its own venv: there), for README.md's "Ansible".

@@ -150,6 +150,17 @@ def test_release_busy_and_lazy(cache: Path, tree: Path, tmp_path: Path) -> None:
     assert eventually(lambda: loops_under(cache) == [])
 
 
+def test_a_restart_keeping_the_files_mounts_them_again(cache: Path, tree: Path, tmp_path: Path) -> None:
+    iid, image = image_id(), qcow2(disk(tree, tmp_path / "r.raw", "gpt"))
+    got = prepare(iid, image, "qcow2", "bare", cache, "sltest")
+    converted = (cache / iid / "disk.raw").stat().st_ino
+    cleanup_all(cache, keep_files=True)  # a stop that keeps the unpacked images
+    assert attached(cache) == [] and (cache / iid / "prepared.json").exists()
+    again = prepare(iid, image, "qcow2", "bare", cache, "sltest")
+    assert again.root == got.root and (cache / iid / "disk.raw").stat().st_ino == converted
+    check_tree(again.root)
+
+
 # ------------------------------------------------------------------ container images
 def tar_bytes(*members: tuple[str, bytes | None, dict]) -> bytes:
     buf = io.BytesIO()

@@ -56,12 +56,15 @@ def prepare(image_id: str, image_file: Path, disk_format: str | None,
     with _locked(cache_dir, image_id):
         home = cache_dir / image_id
         done = _load(home)
-        if done is not None and (done.kind == "layers" or mounts.is_mount_point(done.root)):
+        if done is not None and (mounts.is_mount_point(done.root) if done.fstype
+                                 else done.root.is_dir()):
             return done
         try:
-            if done is not None and (home / "disk.raw").is_file():
+            if done is not None and done.fstype and (home / "disk.raw").is_file():
+                for device in mounts.loops_under(home):  # its mount went, its device stayed
+                    mounts.detach(device)
                 return _mount(home, done.kind, partitions.Volume(
-                    done.offset, done.size, done.fstype or "", done.where), image_id)
+                    done.offset, done.size, done.fstype, done.where), image_id)
             _clear(home)
             home.mkdir(mode=0o700)
             return _prepare(image_id, image_file, disk_format, container_format, home,
