@@ -43,12 +43,14 @@ def serve(port: int, http: str, loop: str) -> None:
 class Hello:
     """The hello-world app in a process of its own (as stackling serve is)."""
 
-    def __init__(self, http: str, loop: str, python: str = sys.executable,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(self, http: str, loop: str, tree: str | None = None) -> None:
+        """`tree`: a checkout whose stackling (and bench) to import first."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([python, "-m", "bench.floor", "--serve", str(self.port),
-                                      http, loop], env=env, stdout=subprocess.DEVNULL)
+        run = (f"import sys; sys.path.insert(0, {tree!r}); " if tree else "") + \
+            "from bench.floor import serve; serve(int(sys.argv[1]), sys.argv[2], sys.argv[3])"
+        self.proc = subprocess.Popen([sys.executable, "-c", "import sys; " + run,
+                                      str(self.port), http, loop], stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:

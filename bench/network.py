@@ -25,7 +25,7 @@ import httpx
 import netaddr
 from sqlalchemy import insert, select
 
-from bench.common import median_ms, noop_floor, report, server, table, timed
+from bench.common import ROOT, median_ms, noop_floor, report, server, table, timed
 from stackling.common.db import Database, utcnow
 from stackling.network.core.ipam import key
 from stackling.network.core.models import IPAllocation, Port, Subnet
@@ -179,8 +179,9 @@ def main() -> None:
 # ------------------------------------------------------------------ hot paths
 # The writes of issue 35, each beside the floors measured in the same run: the server's
 # authenticated no-op (GET extensions) and a hello-world Starlette app under the same
-# uvicorn (bench/floor.py). `--before DIR` runs a second tree (e.g. `git archive` of an
-# older commit) beside this one, alternating rounds, so before and after share the machine.
+# uvicorn (bench/floor.py). `--before DIR` runs a second tree (`git archive` of an older
+# commit's stackling/, with this bench/ copied in) beside this one, alternating rounds, so
+# before and after share the machine.
 HOT = ("version document", "list 1 network", "create network", "delete network",
        "create subnet", "delete subnet", "create port", "delete port",
        "segment range create", "segment range delete", "list 200 networks")
@@ -314,8 +315,9 @@ def _counts(tree: str | None, database_url: str | None) -> dict[str, int]:
     import json
     import subprocess
 
+    # in the tree's directory: its stackling (and a copy of this bench) come first
     out = subprocess.run([sys.executable, "-m", "bench.network", "count", database_url or ""],
-                         env=_tree_env(tree), cwd=tree or None, capture_output=True,
+                         env=_tree_env(tree), cwd=tree or ROOT, capture_output=True,
                          text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -336,7 +338,10 @@ class _TreeServer:
         env = _tree_env(tree)
         self.srv = Server(Path(tempfile.mkdtemp(prefix="stackling-hot-")) / "data",
                           free_port(), args, env)
-        self.srv.command = lambda: [sys.executable, "-m", "stackling.cli", "serve",  # type: ignore[method-assign]
+        # the tree's stackling first on the path (the current directory's would win with -m)
+        run = (f"import sys; sys.path.insert(0, {tree or str(ROOT)!r}); "
+               "from stackling.cli import main; sys.exit(main())")
+        self.srv.command = lambda: [sys.executable, "-c", run, "serve",  # type: ignore[method-assign]
                                     "--data-dir", str(self.srv.data_dir), "--port",
                                     str(self.srv.port), "--quiet", *self.srv.extra_args]
         self.srv.start()
@@ -344,9 +349,10 @@ class _TreeServer:
 
         proto = subprocess.run([sys.executable, "-c", "from stackling.common import server as s;"
                                 "print(getattr(s, 'HTTP', ''), getattr(s, 'LOOP', ''))"],
-                               env=env, capture_output=True, text=True).stdout.split()
+                               env=env, cwd=tree or ROOT, capture_output=True,
+                               text=True).stdout.split()
         self.proto = tuple(proto) if len(proto) == 2 else H11
-        self.hello = Hello(*self.proto, env=env)
+        self.hello = Hello(*self.proto, tree=tree)
         self.c = self.srv.client()
         self.h = self.hello.client()
         self.calls = hot_calls(self.c)
