@@ -50,6 +50,9 @@ def page(browser: Any) -> Iterator[Any]:
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    # What the page logged (Cytoscape warns there, e.g. of edges it cannot draw).
+    pg.console_messages = []
+    pg.on("console", lambda m: pg.console_messages.append((m.type, m.text)))
     # Every request the page makes succeeds, but those a test expects to be refused
     # (added to `pg.expected_failures` as (status, path fragment)).
     failed: list[tuple[int, str]] = []
@@ -62,6 +65,8 @@ def page(browser: Any) -> Iterator[Any]:
     seen = list(failed)
     context.close()
     assert not errors, errors  # no uncaught script error on any page
+    warned = [text for kind, text in pg.console_messages if kind == "warning"]
+    assert not warned, warned  # no warning of the graph library (e.g. "invalid endpoints")
     unexpected = [(status, url) for status, url in seen if not any(
         status == want and fragment in url for want, fragment in pg.expected_failures)]
     assert not unexpected, unexpected  # the browser's log shows no failed request
@@ -138,7 +143,12 @@ def test_nic_auto_server_from_the_cli_appears_with_its_topology(page: Any,
     edges = graph_edges(page)
     assert ("public", "auto_allocated_router") in edges  # external network -> router
     assert ("auto_allocated_router", "auto_allocated_network") in edges  # router -> network
-    assert any(src.startswith("auto_allocated_subnet_v4") and dst == name for src, dst in edges)
+    # The server is drawn in the box of its first subnet, its other subnets' edges reach it.
+    boxes = page.evaluate("(name) => graph.nodes().filter(n => n.data('label') === name)"
+                          ".map(n => n.parent().data('label'))[0]", name)
+    reached = [src for src, dst in edges if dst == name]
+    assert boxes is not None and boxes.startswith("auto_allocated_subnet_v"), boxes
+    assert any(s.startswith("auto_allocated_subnet_v4") for s in [boxes, *reached]), (boxes, reached)
 
 
 def test_routed_network_shows_segments_and_racks(page: Any, console_cloud: Cloud) -> None:
@@ -201,12 +211,56 @@ def test_audit_view_reports_a_consistent_cloud(page: Any, console_cloud: Cloud) 
     assert "No difference" in page.inner_text("#audit-result"), page.inner_text("#audit-result")
 
 
-def test_member_is_refused_the_audit(page: Any, console_cloud: Cloud) -> None:
-    page.expected_failures.append((403, "/audit"))
+def visible_tabs(page: Any) -> list[str]:
+    return page.eval_on_selector_all("#tabs button", "bs => bs.filter(b => !b.hidden)"
+                                     ".map(b => b.textContent.trim())")
+
+
+def test_a_member_has_no_admin_tabs(page: Any, browser: Any, console_cloud: Cloud) -> None:
+    # The token's roles decide: no tab that could only answer "needs an admin".
     sign_in(page, console_cloud, "demo", DEMO_PASSWORD, "demo")
-    page.click("#tabs button[data-view=audit]")
-    page.click("#audit-run")
-    page.wait_for_function("document.querySelector('#audit-result').textContent.includes('admin')")
+    assert visible_tabs(page) == ["Topology", "Capacity", "Why it failed"]
+    assert page.is_hidden("#tabs button[data-view=audit]")
+    assert page.is_hidden("#tabs button[data-view=path]")
+    # ... and the API still refuses them (the tab's absence is not the protection).
+    token = page.evaluate("JSON.parse(sessionStorage.getItem('stackling.session')).token")
+    assert httpx.get(console_cloud.url + "/audit", headers={"X-Auth-Token": token}).status_code == 403
+    other = browser.new_context(viewport={"width": 1400, "height": 900}, bypass_csp=True)
+    try:
+        admin_page = other.new_page()
+        sign_in(admin_page, console_cloud, "admin", ADMIN_PASSWORD, "admin")
+        assert visible_tabs(admin_page) == ["Topology", "Capacity", "Why it failed", "Audit", "Path"]
+    finally:
+        other.close()
+
+
+FAILING_STACK = {"heat_template_version": "2018-08-31", "resources": {
+    "fine": {"type": "OS::Heat::TestResource"},
+    "broken": {"type": "OS::Heat::TestResource", "properties": {"fail": True}}}}
+
+
+def test_admin_sees_failed_stacks_of_every_project(page: Any, console_cloud: Cloud) -> None:
+    demo = console_cloud.sdk("stackling")
+    name = f"demo-broken-{uuid.uuid4().hex[:6]}"
+    stack = demo.orchestration.create_stack(name=name, template=FAILING_STACK)
+    demo.orchestration.wait_for_status(stack, status="CREATE_FAILED", failures=["CREATE_COMPLETE"],
+                                       wait=60)
+    demo_project = demo.current_project_id
+    sign_in(page, console_cloud, "admin", ADMIN_PASSWORD, "admin")
+    page.click("#tabs button[data-view=failures]")
+    card = f".stack-failure[data-stack='{stack.id}']"
+    page.wait_for_selector(card)
+    text = page.inner_text(card)
+    assert name in text and "CREATE_FAILED" in text, text
+    assert "project demo" in text, text  # whose it is
+    assert page.get_attribute(card, "data-project") == demo_project
+    assert "broken" in text, text  # the reason names the failed resource
+    page.click("#logout")
+    # The member sees their own failed stack with its failed resource.
+    sign_in(page, console_cloud, "demo", DEMO_PASSWORD, "demo")
+    page.click("#tabs button[data-view=failures]")
+    page.wait_for_selector(f"{card} .excluded")
+    assert "broken (OS::Heat::TestResource)" in page.inner_text(card)
 
 
 def _seed_servers(cloud: Cloud, count: int) -> None:

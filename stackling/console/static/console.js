@@ -117,6 +117,10 @@ function showLoggedIn() {
   $("#tabs").hidden = false;
   $("#who").hidden = false;
   $("#who-name").textContent = `${session.user} @ ${session.project}${session.isAdmin ? " (admin)" : ""}`;
+  // The audit and the path tracer are admin APIs: a member's token (no admin role) gets no
+  // tab that could only answer "needs an admin".
+  document.querySelectorAll("#tabs button[data-admin]").forEach((b) => { b.hidden = !session.isAdmin; });
+  if (!session.isAdmin && $(`#tabs button[data-view=${current}]`).hidden) current = "topology";
   show(current);
 }
 
@@ -148,15 +152,18 @@ async function loadCloud() {
   const allProjects = session.isAdmin ? "?all_tenants=1" : "";
   const portFields = ["id", "name", "device_id", "device_owner", "network_id", "fixed_ips",
                       "binding:host_id", "status", "mac_address"].map((f) => `fields=${f}`).join("&");
-  const [networks, subnets, routers, ports, servers, segments] = await Promise.all([
+  const fipFields = ["id", "floating_ip_address", "floating_network_id", "port_id", "fixed_ip_address",
+                     "status"].map((f) => `fields=${f}`).join("&");
+  const [networks, subnets, routers, ports, servers, segments, floatingips] = await Promise.all([
     api("network", "/v2.0/networks"), api("network", "/v2.0/subnets"),
     api("network", "/v2.0/routers"), api("network", `/v2.0/ports?${portFields}`),
     api("compute", `/servers/detail${allProjects}`),
     session.isAdmin ? optional(api("network", "/v2.0/segments"), {segments: []}) : {segments: []},
+    api("network", `/v2.0/floatingips?${fipFields}`),
   ]);
   const cloud = {networks: networks.networks, subnets: subnets.subnets, routers: routers.routers,
                  ports: ports.ports, servers: servers.servers, segments: segments.segments,
-                 segmentHosts: {}, wire: null};
+                 floatingips: floatingips.floatingips, segmentHosts: {}, wire: null};
   [cloud.segmentHosts, cloud.wire] = await Promise.all([segmentHosts(cloud.segments), loadWire()]);
   return cloud;
 }
@@ -197,27 +204,36 @@ function label(obj, fallback) { return obj.name || fallback || obj.id.slice(0, 8
 // More servers than this behind one subnet (or unattached) are drawn as one group node:
 // a readable graph, and a first paint that stays fast with thousands of servers.
 const GROUP_AT = 25;
+// Beyond this many servers drawn, the host -> server edges ("runs") are shown only for the
+// selected host or server: a few hosts' edges to every server would cover the graph.
+const RUNS_SHOWN_UPTO = 30;
 
+// The graph's elements: nodes carry `label` (the object's name, what tests and the details
+// panel use) and `display` (what is drawn: the name and, for a server, its floating IPs). A
+// server is drawn inside the box of its first subnet (a compound node); its other subnets
+// reach it by an edge.
 function elementsOf(cloud) {
   const attachments = [];  // [parent node id, server id, label]
   const attach = (parent, serverId, lbl) => attachments.push([parent, serverId, lbl]);
   const nodes = [];
   const edges = [];
   const ids = new Set();
-  const node = (id, kind, lbl, data, classes = "") => {
+  const node = (id, kind, lbl, data, classes = "", extra = {}) => {
     if (ids.has(id)) return;
     ids.add(id);
-    nodes.push({group: "nodes", data: {id, kind, label: lbl, obj: data}, classes: `${kind} ${classes}`});
+    nodes.push({group: "nodes", data: {id, kind, label: lbl, display: lbl, obj: data, ...extra},
+                classes: `${kind} ${classes}`.trim()});
   };
-  const edge = (source, target, lbl = "") => {
+  const edge = (source, target, lbl = "", classes = "") => {
     const id = `${source}->${target}`;
     if (ids.has(id) || !ids.has(source) || !ids.has(target)) return;
     ids.add(id);
-    edges.push({group: "edges", data: {id, source, target, label: lbl}});
+    edges.push({group: "edges", data: {id, source, target, label: lbl}, classes});
   };
   for (const net of cloud.networks) {
     node(`net:${net.id}`, "network", label(net), net,
-         (net["router:external"] ? "external" : "") + (net.segments && net.segments.length > 1 ? " routed" : ""));
+         (net["router:external"] ? "external" : "") + (net.segments && net.segments.length > 1 ? " routed" : ""),
+         {external: Boolean(net["router:external"])});
   }
   // Segments are drawn for routed (multi-segment) networks only.
   const perNetwork = {};
@@ -228,8 +244,17 @@ function elementsOf(cloud) {
       node(`seg:${seg.id}`, "segment", label(seg, `${seg.network_type}:${seg.physical_network || ""}`), seg);
     }
   }
-  for (const sub of cloud.subnets) node(`sub:${sub.id}`, "subnet", `${label(sub)}\n${sub.cidr}`, sub);
-  for (const rtr of cloud.routers) node(`rtr:${rtr.id}`, "router", label(rtr), rtr);
+  for (const sub of cloud.subnets) {
+    node(`sub:${sub.id}`, "subnet", label(sub), sub, "", {display: `${label(sub)}\n${sub.cidr}`});
+  }
+  const netName = Object.fromEntries(cloud.networks.map((n) => [n.id, label(n)]));
+  for (const rtr of cloud.routers) {
+    // Its gateway under its name: the edge to the external network may be folded away.
+    const gw = rtr.external_gateway_info;
+    const via = gw && gw.network_id ? [`⇡ ${[netName[gw.network_id] || "external",
+      ...(gw.external_fixed_ips || []).map((ip) => ip.ip_address)].join(" ")}`] : [];
+    node(`rtr:${rtr.id}`, "router", label(rtr), rtr, "", {display: [label(rtr), ...via].join("\n")});
+  }
   // Racks: the hosts each segment reaches.
   for (const [segId, hosts] of Object.entries(cloud.segmentHosts || {})) {
     for (const host of hosts) {
@@ -245,8 +270,9 @@ function elementsOf(cloud) {
   }
   for (const rtr of cloud.routers) {
     const gw = rtr.external_gateway_info;
-    if (gw && gw.network_id) edge(`net:${gw.network_id}`, `rtr:${rtr.id}`, "gateway");
+    if (gw && gw.network_id) edge(`net:${gw.network_id}`, `rtr:${rtr.id}`, "", "gateway");
   }
+  const floating = floatingByServer(cloud);
   for (const port of cloud.ports) {
     const owner = port.device_owner || "";
     const ips = port.fixed_ips || [];
@@ -258,18 +284,34 @@ function elementsOf(cloud) {
       else attach(`net:${port.network_id}`, port.device_id, "(deferred)");
     }
   }
-  serverNodes(cloud.servers, attachments, node, edge);
-  hostNodes(cloud, node, edge, ids);
+  const drawn = serverNodes(cloud.servers, attachments, floating, node, edge, ids);
+  hostNodes(cloud, node, edge, ids, drawn > RUNS_SHOWN_UPTO);
   return nodes.concat(edges);
 }
 
-function serverNodes(servers, attachments, node, edge) {
+// Each server's floating IPs (those associated with one of its ports).
+function floatingByServer(cloud) {
+  const serverOf = Object.fromEntries(cloud.ports.filter((p) => (p.device_owner || "").startsWith("compute:"))
+    .map((p) => [p.id, p.device_id]));
+  const out = {};
+  for (const fip of cloud.floatingips || []) {
+    const server = fip.port_id && serverOf[fip.port_id];
+    if (server) (out[server] = out[server] || []).push(fip.floating_ip_address);
+  }
+  return out;
+}
+
+function serverNodes(servers, attachments, floating, node, edge, ids) {
   const parentsOf = {};
-  for (const [parent, serverId] of attachments) (parentsOf[serverId] = parentsOf[serverId] || []).push(parent);
+  for (const [parent, serverId] of attachments) {
+    if (ids.has(parent)) (parentsOf[serverId] = parentsOf[serverId] || []).push(parent);
+  }
   const crowd = {};
   for (const srv of servers) for (const parent of parentsOf[srv.id] || ["unattached"]) crowd[parent] = (crowd[parent] || 0) + 1;
   const groups = {};
   const placed = {};
+  const boxOf = (parent) => (parent.startsWith("sub:") ? {parent} : {});
+  let drawn = 0;
   for (const srv of servers) {
     const parents = parentsOf[srv.id] || ["unattached"];
     const crowded = parents.find((p) => crowd[p] > GROUP_AT);
@@ -277,28 +319,40 @@ function serverNodes(servers, attachments, node, edge) {
       (groups[crowded] = groups[crowded] || []).push(srv);
       placed[srv.id] = `grp:${crowded}`;
     } else {
-      node(`srv:${srv.id}`, "server", label(srv), srv, `status-${srv.status}`);
+      const fips = floating[srv.id] || [];
+      node(`srv:${srv.id}`, "server", label(srv), srv,
+           `status-${srv.status}${fips.length ? " floating" : ""}`,
+           {...boxOf(parents[0]), floating: fips, display: [label(srv), ...fips].join("\n")});
       placed[srv.id] = `srv:${srv.id}`;
+      drawn += 1;
     }
   }
   for (const [parent, members] of Object.entries(groups)) {
     const byStatus = {};
     for (const srv of members) byStatus[srv.status] = (byStatus[srv.status] || 0) + 1;
     const worst = ["ERROR", "BUILD", "SHUTOFF"].find((s) => byStatus[s]) || "ACTIVE";
+    const fips = members.reduce((n, srv) => n + (floating[srv.id] || []).length, 0);
     node(`grp:${parent}`, "servers", `${members.length} servers`,
-         {count: members.length, statuses: byStatus, servers: members.map((s) => `${s.name} (${s.status})`)},
-         `server group status-${worst}`);
-    if (parent !== "unattached") edge(parent, `grp:${parent}`);
+         {count: members.length, statuses: byStatus, floating_ips: fips,
+          servers: members.map((s) => `${s.name} (${s.status})`)},
+         `server group status-${worst}${fips ? " floating" : ""}`,
+         {...boxOf(parent), display: `${members.length} servers` + (fips ? `\n${fips} floating IPs` : "")});
   }
   for (const [parent, serverId, lbl] of attachments) {
-    if (placed[serverId]) edge(parent, placed[serverId], placed[serverId].startsWith("grp:") ? "" : lbl);
+    const target = placed[serverId];
+    if (!target) continue;
+    // The server's own box says it is on that subnet: no edge into it.
+    const first = (parentsOf[serverId] || [])[0];
+    if (parent === first && parent.startsWith("sub:")) continue;
+    edge(parent, target, target.startsWith("grp:") ? "" : lbl);
   }
+  return drawn;
 }
 
 // Where each server runs: its host (compute's OS-EXT-SRV-ATTR:host, or on the wire the
 // host whose namespace its guest's taps hang off), and the physical networks each host
 // reaches (its cables into their switches, read from the kernel).
-function hostNodes(cloud, node, edge, ids) {
+function hostNodes(cloud, node, edge, ids, fold) {
   const wireHosts = (cloud.wire ? cloud.wire.hosts : []).filter((h) => h.role === "host");
   const onWire = {};
   for (const h of wireHosts) for (const id of h.servers) onWire[id] = h.name;
@@ -319,76 +373,266 @@ function hostNodes(cloud, node, edge, ids) {
     const host = onWire[srv.id] || srv["OS-EXT-SRV-ATTR:host"];
     if (!host || !ids.has(`srv:${srv.id}`) || !(srv.status === "ACTIVE" || onWire[srv.id])) continue;
     node(`host:${host}`, "host", host, hostData(host));
-    edge(`host:${host}`, `srv:${srv.id}`, "runs");
+    edge(`host:${host}`, `srv:${srv.id}`, "", fold ? "runs folded" : "runs");
   }
 }
 
+// ------------------------------------------------------------------ topology: layout
+// Computed here, in one pass, before anything is drawn (every node has its place from the
+// first frame: Cytoscape warned of "invalid endpoints" for edges into the routers while all
+// nodes still sat at the origin). Layered and grouped: external networks on top; then one
+// block per router (the router, the networks it connects, their segments and subnets, each
+// subnet a box of its servers), then networks no router connects and servers on none;
+// compute hosts and physical networks at the bottom. Blocks wrap into rows shaped like
+// the view, so 300 nodes read as a page of small diagrams rather than one wide line.
+const SIZE = {network: [44, 20], segment: [24, 22], subnet: [34, 14], router: [30, 30], host: [16, 26],
+              physnet: [38, 16], server: [20, 20], servers: [34, 34]};
+const FONT = 12;       // model px: 10.8 px on screen at the default zoom's floor
+const TOP_FONT = 14;   // networks and routers: never under 11 px on screen while zooming out
+const DEFAULT_ZOOM = {min: 0.9, max: 1.25};
+const LINE = FONT * 1.25;
+const GAP_X = 26;
+const GAP_Y = 40;
+const BOX_PAD = 12;
+
+const lines = (text) => String(text || "").split("\n");
+const textWidth = (text, font = FONT) => Math.max(...lines(text).map((l) => l.length)) * font * 0.6;
+
+function plainBox(data) {
+  const [w, h] = SIZE[data.kind] || [20, 20];
+  const font = data.kind === "network" || data.kind === "router" ? TOP_FONT : FONT;
+  return {w: Math.max(w, textWidth(data.display, font)) + GAP_X,
+          h: h + 4 + lines(data.display).length * font * 1.25 + GAP_Y, nodeH: h};
+}
+
+function gridBox(data, members) {
+  const cellW = Math.max(60, ...members.map((m) => Math.max(SIZE[m.kind][0], textWidth(m.display)))) + 18;
+  const cellH = Math.max(...members.map((m) => SIZE[m.kind][1] + 4 + lines(m.display).length * LINE)) + 14;
+  const cols = Math.max(1, Math.min(members.length, Math.round(Math.sqrt(members.length * 1.6 * cellH / cellW))));
+  const rows = Math.ceil(members.length / cols);
+  const labelH = lines(data.display).length * LINE + 4;
+  return {w: Math.max(cols * cellW + 2 * BOX_PAD, textWidth(data.display)) + GAP_X,
+          h: labelH + rows * cellH + 2 * BOX_PAD + GAP_Y, cellW, cellH, cols, labelH};
+}
+
+// Which node sits under which: the first claim wins, in this order.
+const CLAIMS = [["network", "segment"], ["segment", "subnet"], ["network", "subnet"], ["router", "network"],
+                ["network", "server"], ["network", "servers"]];
+
+function positionsOf(elements, aspect) {
+  const nodes = elements.filter((e) => e.group === "nodes").map((e) => e.data);
+  const edges = elements.filter((e) => e.group === "edges").map((e) => e.data);
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const members = {};
+  for (const n of nodes) if (n.parent) (members[n.parent] = members[n.parent] || []).push(n);
+  for (const list of Object.values(members)) list.sort((a, b) => byName(a.label, b.label));
+  const claimed = new Set(nodes.filter((n) => n.parent).map((n) => n.id));
+  const kids = {};
+  for (const [above, below] of CLAIMS) {
+    for (const e of edges) {
+      const s = byId.get(e.source);
+      const t = byId.get(e.target);
+      if (s.kind !== above || t.kind !== below || claimed.has(t.id) || t.external) continue;
+      claimed.add(t.id);
+      (kids[s.id] = kids[s.id] || []).push(t.id);
+    }
+  }
+  const sizes = {};
+  const measure = (id) => {
+    if (sizes[id]) return sizes[id];
+    const data = byId.get(id);
+    const own = members[id] ? gridBox(data, members[id]) : plainBox(data);
+    const row = (kids[id] || []).map(measure);
+    const rowW = row.reduce((sum, m) => sum + m.w, 0);
+    const rowH = Math.max(0, ...row.map((m) => m.h));
+    sizes[id] = {own, rowW, w: Math.max(own.w, rowW), h: own.h + rowH};
+    return sizes[id];
+  };
+  const pos = {};
+  const place = (id, x, y) => {
+    const m = measure(id);
+    const cx = x + m.w / 2;
+    if (members[id]) {
+      const g = m.own;
+      const left = cx - (g.cols * g.cellW) / 2;
+      members[id].forEach((child, i) => {
+        pos[child.id] = {x: left + (i % g.cols + 0.5) * g.cellW,
+                         y: y + g.labelH + BOX_PAD + Math.floor(i / g.cols) * g.cellH + SIZE[child.kind][1] / 2};
+      });
+    } else {
+      pos[id] = {x: cx, y: y + m.own.nodeH / 2};
+    }
+    let kx = x + (m.w - m.rowW) / 2;
+    for (const k of kids[id] || []) { place(k, kx, y + m.own.h); kx += measure(k).w; }
+  };
+  const roots = nodes.filter((n) => !claimed.has(n.id));
+  const top = roots.filter((n) => n.external).map((n) => n.id);
+  const bottom = roots.filter((n) => n.kind === "host").map((n) => n.id);
+  const lowest = roots.filter((n) => n.kind === "physnet").map((n) => n.id);
+  const tiers = new Set([...top, ...bottom, ...lowest]);
+  const rank = {router: 0, network: 1, segment: 2, subnet: 3, servers: 4, server: 5};
+  const blocks = roots.filter((n) => !tiers.has(n.id))
+    .sort((a, b) => (rank[a.kind] ?? 6) - (rank[b.kind] ?? 6) || byName(a.label, b.label)).map((n) => n.id);
+  // Blocks into rows about as wide as the view's shape asks for.
+  const area = blocks.reduce((sum, id) => sum + measure(id).w * measure(id).h, 0);
+  const width = Math.max(...[...blocks, ...top, ...bottom].map((id) => measure(id).w), Math.sqrt(area * aspect),
+                         [top, bottom, lowest].reduce((w, tier) => Math.max(w, tier.reduce((s, id) => s + measure(id).w, 0)), 0));
+  const rows = [];
+  let row = null;
+  for (const id of blocks) {
+    if (!row || (row.w + measure(id).w > width && row.ids.length)) { row = {ids: [], w: 0, h: 0}; rows.push(row); }
+    row.ids.push(id); row.w += measure(id).w; row.h = Math.max(row.h, measure(id).h);
+  }
+  let y = 0;
+  const band = (ids) => {
+    if (!ids.length) return;
+    const w = ids.reduce((s, id) => s + measure(id).w, 0);
+    let x = (width - w) / 2;
+    for (const id of ids) { place(id, x, y); x += measure(id).w; }
+    y += Math.max(...ids.map((id) => measure(id).h));
+  };
+  band(top);
+  for (const r of rows) band(r.ids);
+  band(bottom);
+  band(lowest);
+  return {pos, rows: rows.length};
+}
+
+const byName = (a, b) => String(a).localeCompare(String(b), undefined, {numeric: true});
+
 const STYLE = [
-  {selector: "node", style: {"label": "data(label)", "font-size": 9, "text-wrap": "wrap",
-    "text-valign": "bottom", "text-margin-y": 3, "width": 18, "height": 18, "background-color": "#8a94a6"}},
-  {selector: "node.network", style: {"shape": "round-rectangle", "width": 34, "background-color": "#4da3ff"}},
+  {selector: "node", style: {"label": "data(display)", "font-size": FONT, "min-zoomed-font-size": 10,
+    "text-wrap": "wrap", "text-valign": "bottom", "text-margin-y": 3, "color": "#1d2430",
+    "width": SIZE.server[0], "height": SIZE.server[1], "background-color": "#8a94a6"}},
+  {selector: "node.network", style: {"shape": "round-rectangle", "width": SIZE.network[0], "height": SIZE.network[1],
+    "background-color": "#4da3ff", "font-size": TOP_FONT, "font-weight": "bold"}},
   {selector: "node.external", style: {"background-color": "#1d2430"}},
   {selector: "node.routed", style: {"background-color": "#7c4dff"}},
-  {selector: "node.segment", style: {"shape": "hexagon", "background-color": "#b388ff"}},
-  {selector: "node.subnet", style: {"shape": "round-rectangle", "width": 26, "height": 12, "background-color": "#9ecbff"}},
-  {selector: "node.router", style: {"shape": "diamond", "width": 24, "height": 24, "background-color": "#f5a524"}},
-  {selector: "node.host", style: {"shape": "rectangle", "width": 14, "height": 22, "background-color": "#5f6b7a"}},
-  {selector: "node.physnet", style: {"shape": "barrel", "width": 30, "height": 14, "background-color": "#c9a227"}},
+  {selector: "node.segment", style: {"shape": "hexagon", "width": SIZE.segment[0], "height": SIZE.segment[1],
+    "background-color": "#b388ff"}},
+  {selector: "node.subnet", style: {"shape": "round-rectangle", "width": SIZE.subnet[0], "height": SIZE.subnet[1],
+    "background-color": "#9ecbff"}},
+  // A subnet with servers is the box they are drawn in, its name and CIDR above it.
+  {selector: "node.subnet:parent", style: {"text-valign": "top", "text-margin-y": -3, "padding": BOX_PAD,
+    "background-color": "#eef5ff", "background-opacity": 1, "border-width": 1, "border-color": "#9ecbff",
+    "shape": "round-rectangle"}},
+  {selector: "node.router", style: {"shape": "diamond", "width": SIZE.router[0], "height": SIZE.router[1],
+    "background-color": "#f5a524", "font-size": TOP_FONT, "font-weight": "bold"}},
+  {selector: "node.host", style: {"shape": "rectangle", "width": SIZE.host[0], "height": SIZE.host[1],
+    "background-color": "#5f6b7a"}},
+  {selector: "node.physnet", style: {"shape": "barrel", "width": SIZE.physnet[0], "height": SIZE.physnet[1],
+    "background-color": "#c9a227"}},
   {selector: "node.server", style: {"shape": "ellipse", "background-color": "#30a46c"}},
-  {selector: "node.group", style: {"width": 34, "height": 34, "border-width": 3, "border-color": "#fff", "border-style": "double"}},
+  {selector: "node.group", style: {"width": SIZE.servers[0], "height": SIZE.servers[1], "border-width": 3,
+    "border-color": "#fff", "border-style": "double"}},
   {selector: "node.status-ERROR", style: {"background-color": "#e5484d"}},
   {selector: "node.status-BUILD", style: {"background-color": "#f5d90a"}},
   {selector: "node.status-SHUTOFF", style: {"background-color": "#8a94a6"}},
-  {selector: "node:selected", style: {"border-width": 3, "border-color": "#1d2430"}},
+  // A floating IP: a ring in the external networks' colour, the address under the name.
+  {selector: "node.floating", style: {"border-width": 3, "border-color": "#1d2430", "border-style": "solid"}},
+  {selector: "node:selected", style: {"border-width": 3, "border-color": "#e5484d"}},
   {selector: "edge", style: {"width": 1.2, "line-color": "#c3cad6", "curve-style": "bezier",
-    "target-arrow-shape": "triangle", "target-arrow-color": "#c3cad6", "arrow-scale": .6,
-    "label": "data(label)", "font-size": 7, "color": "#667", "text-rotation": "autorotate"}},
+    "target-arrow-shape": "triangle", "target-arrow-color": "#c3cad6", "arrow-scale": .7,
+    "label": "data(label)", "font-size": FONT, "min-zoomed-font-size": 10, "color": "#556",
+    "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": .8,
+    "text-background-padding": 1}},
+  {selector: "edge.gateway", style: {"width": 2, "line-color": "#1d2430", "target-arrow-color": "#1d2430"}},
+  {selector: "edge.runs", style: {"line-style": "dashed", "line-color": "#dde1e8", "target-arrow-color": "#dde1e8"}},
+  {selector: "edge.folded", style: {"display": "none"}},
+  {selector: "edge.folded.lit", style: {"display": "element"}},
+  {selector: "edge.runs.lit", style: {"line-color": "#5f6b7a", "target-arrow-color": "#5f6b7a"}},
 ];
 
-function layout(fit) {
-  graph.layout({name: "breadthfirst", directed: true, spacingFactor: 1.1, animate: false,
-                fit, padding: 30, avoidOverlap: true, nodeDimensionsIncludeLabels: true}).run();
-  if (fit && graph.zoom() > 1.2) { graph.zoom(1.2); graph.center(); }  // a small cloud stays legible
+function containerAspect() {
+  const el = $("#graph");
+  return el.clientHeight > 0 ? Math.max(0.6, Math.min(3, el.clientWidth / el.clientHeight)) : 1.4;
+}
+
+// Networks' and routers' labels grow as the view zooms out (up to 3x), so they stay
+// readable (>= 11 px) while the others fall under 10 px and are not drawn (min-zoomed-font-size).
+function keepTopLabelsLegible() {
+  const font = Math.min(3 * TOP_FONT, Math.max(TOP_FONT, 11 / graph.zoom()));
+  graph.batch(() => graph.nodes(".network, .router").style("font-size", font));
+}
+
+// The default view: the whole graph if it fits at a legible zoom, else its top centre at
+// the zoom's floor (labels >= 10.8 px), the rest a drag or a "Fit" away.
+function defaultView() {
+  const el = $("#graph");
+  const bb = graph.elements().boundingBox();
+  const pad = 30;
+  const fitZoom = Math.min((el.clientWidth - 2 * pad) / Math.max(bb.w, 1), (el.clientHeight - 2 * pad) / Math.max(bb.h, 1));
+  const zoom = Math.min(DEFAULT_ZOOM.max, Math.max(DEFAULT_ZOOM.min, fitZoom));
+  // Centred across; from the top (the external networks) when it is taller than the view.
+  const top = bb.h * zoom + 2 * pad <= el.clientHeight ? (el.clientHeight - bb.h * zoom) / 2 : pad;
+  graph.viewport({zoom, pan: {x: el.clientWidth / 2 - (bb.x1 + bb.w / 2) * zoom, y: top - bb.y1 * zoom}});
+}
+
+function zoomBy(factor) {
+  if (!graph) return;
+  const el = $("#graph");
+  graph.zoom({level: graph.zoom() * factor, renderedPosition: {x: el.clientWidth / 2, y: el.clientHeight / 2}});
+}
+
+// Positions into the elements; with more than one row of blocks the gateway edges would
+// cross the rows between: they are folded (drawn for the selected router or network only),
+// each router showing its gateway under its name.
+function placeAll(elements) {
+  const {pos, rows} = positionsOf(elements, containerAspect());
+  for (const e of elements) {
+    if (e.group === "nodes" && pos[e.data.id]) e.position = pos[e.data.id];
+    if (e.group === "edges" && e.classes === "gateway" && rows > 1) e.classes = "gateway folded";
+  }
+  return pos;
 }
 
 async function refreshTopology() {
   const cloud = await loadCloud();
   const elements = elementsOf(cloud);
+  const pos = placeAll(elements);
   if (!graph) {
-    graph = cytoscape({container: $("#graph"), elements, style: STYLE, layout: {name: "preset"},
-                       minZoom: .05, maxZoom: 4});
-    layout(true);
-    graph.on("tap", "node", (evt) => showDetails(evt.target.data(), cloud));
+    graph = cytoscape({container: $("#graph"), elements, style: STYLE, layout: {name: "preset", fit: false},
+                       minZoom: .1, maxZoom: 4, autoungrabify: true, boxSelectionEnabled: false});
+    defaultView();
+    keepTopLabelsLegible();
+    graph.on("zoom", keepTopLabelsLegible);
+    graph.on("tap", "node", (evt) => showDetails(evt.target.data()));
     graph.on("tap", (evt) => { if (evt.target === graph) showDetails(null); });
+    graph.on("select", "node", (evt) => evt.target.connectedEdges(".folded").addClass("lit"));
+    graph.on("unselect", "node", (evt) => evt.target.connectedEdges(".folded").removeClass("lit"));
     // Read by the browser tests: when the first topology was drawn, after navigation start.
     window.stacklingTimings = {topologyReady: performance.now()};
   } else {
     const wanted = new Map(elements.map((e) => [e.data.id, e]));
-    let changed = false;
     graph.batch(() => {
       graph.elements().forEach((el) => {
-        if (!wanted.has(el.id())) { graph.remove(el); changed = true; }
+        const want = wanted.get(el.id());
+        // A node moved to another subnet's box is drawn again (its parent is fixed).
+        if (!want || (el.isNode() && (el.data("parent") || null) !== (want.data.parent || null))) graph.remove(el);
       });
       const added = elements.filter((e) => graph.getElementById(e.data.id).empty());
-      if (added.length) { graph.add(added); changed = true; }
+      if (added.length) graph.add(added);
       for (const e of elements) {
         const el = graph.getElementById(e.data.id);
         el.data(e.data);
-        if (e.classes !== undefined) el.classes(e.classes);
+        el.classes(e.classes);
+        if (pos[e.data.id] && !el.isParent()) el.position(pos[e.data.id]);
       }
     });
-    if (changed) layout(false);
+    graph.nodes(":selected").connectedEdges(".folded").addClass("lit");
+    keepTopLabelsLegible();
   }
   $("#graph").dataset.nodes = String(graph.nodes().length);
   setStatus(`${cloud.networks.length} networks, ${cloud.subnets.length} subnets, ${cloud.routers.length} routers, ` +
-            `${cloud.servers.length} servers, ${cloud.segments.length} segments — updated ${new Date().toLocaleTimeString()}`);
+            `${cloud.servers.length} servers, ${(cloud.floatingips || []).filter((f) => f.port_id).length} floating IPs, ` +
+            `${cloud.segments.length} segments — updated ${new Date().toLocaleTimeString()}`);
 }
 
 function showDetails(data) {
   const panel = $("#details");
-  if (!data) { panel.innerHTML = '<p class="hint">Click a node for its details.</p>'; return; }
+  if (!data) { panel.innerHTML = '<p class="hint">Click a node for its details. Scroll to zoom, drag to pan.</p>'; return; }
   const obj = data.obj || {};
-  const rows = [["kind", data.kind]];
+  const rows = [["kind", [data.kind]]];
   const keys = {
     network: ["id", "name", "status", "router:external", "shared", "mtu", "provider:network_type",
               "provider:physical_network", "provider:segmentation_id", "project_id"],
@@ -398,29 +642,41 @@ function showDetails(data) {
     server: ["id", "name", "status", "OS-EXT-SRV-ATTR:host", "OS-EXT-AZ:availability_zone", "tenant_id"],
     host: ["name", "physical_networks", "tunnel_address", "guests", "namespace"],
     physnet: ["name"],
-    servers: ["count"],
+    servers: ["count", "floating_ips"],
   }[data.kind] || Object.keys(obj);
-  for (const k of keys) if (obj[k] !== undefined && obj[k] !== null) rows.push([k, String(obj[k])]);
+  for (const k of keys) if (obj[k] !== undefined && obj[k] !== null) rows.push([k, [String(obj[k])]]);
   if (data.kind === "server") {
     for (const [net, addrs] of Object.entries(obj.addresses || {})) {
-      rows.push([net, addrs.map((a) => `${a.addr} (${a["OS-EXT-IPS:type"] || "fixed"})`).join(", ")]);
+      rows.push([net, addrs.map((a) => `${a.addr} (${a["OS-EXT-IPS:type"] || "fixed"})`)]);
     }
-    if (obj.fault) rows.push(["fault", obj.fault.message]);
+    if (data.floating && data.floating.length) rows.push(["floating IPs", data.floating]);
+    if (obj.fault) rows.push(["fault", [obj.fault.message], "prose"]);
   }
   if (data.kind === "servers") {
-    rows.push(["statuses", Object.entries(obj.statuses).map(([s, n]) => `${s}: ${n}`).join(", ")]);
-    rows.push(["servers", obj.servers.slice(0, 200).join(", ") + (obj.servers.length > 200 ? ", …" : "")]);
+    rows.push(["statuses", Object.entries(obj.statuses).map(([s, n]) => `${s}: ${n}`)]);
+    rows.push(["servers", obj.servers.slice(0, 200).concat(obj.servers.length > 200 ? ["…"] : [])]);
   }
   if (data.kind === "router" && obj.external_gateway_info) {
-    rows.push(["gateway", (obj.external_gateway_info.external_fixed_ips || []).map((i) => i.ip_address).join(", ")]);
+    rows.push(["gateway", (obj.external_gateway_info.external_fixed_ips || []).map((i) => i.ip_address)]);
   }
   panel.innerHTML = "";
   const h = document.createElement("h3");
   h.textContent = data.label;
   const dl = document.createElement("dl");
-  for (const [k, v] of rows) {
+  // Each value (an id, an address, a name) is one unbroken token: it wraps only between
+  // tokens, and one too long for the panel ends in an ellipsis with the whole in its title.
+  for (const [k, values, prose] of rows) {
     const dt = document.createElement("dt"); dt.textContent = k;
-    const dd = document.createElement("dd"); dd.textContent = v;
+    const dd = document.createElement("dd");
+    if (prose) dd.classList.add("prose");
+    values.forEach((v, i) => {
+      const span = document.createElement("span");
+      span.className = prose ? "" : "token";
+      span.textContent = v;
+      span.title = v;
+      dd.append(span);
+      if (i < values.length - 1) dd.append(", ");
+    });
     dl.append(dt, dd);
   }
   panel.append(h, dl);
@@ -519,17 +775,36 @@ async function refreshFailures() {
     $("#fail-stacks").innerHTML = '<p class="hint">Orchestration is not in this cloud\'s catalog.</p>';
     return;
   }
-  const stacks = await optional(api("orchestration", "/stacks"), {stacks: []});
+  // An admin lists every project's stacks (Heat's global_tenant, policy stacks:global_index).
+  // Heat answers another project's stack's resources to an admin; stackling's orchestration
+  // only to its project, so for those the card shows the stack's reason (which names the
+  // failed resource and its error) and its project.
+  const stacks = await optional(api("orchestration", session.isAdmin ? "/stacks?global_tenant=True" : "/stacks"),
+                                {stacks: []});
   const failed = stacks.stacks.filter((s) => /FAILED$/.test(s.stack_status));
+  const projects = session.isAdmin && failed.some((s) => s.project && s.project !== session.projectId)
+    ? await projectNames() : {};
   const stackCards = await Promise.all(failed.map(async (st) => {
-    const res = await optional(api("orchestration", `/stacks/${st.stack_name}/${st.id}/resources`), {resources: []});
+    const own = !st.project || st.project === session.projectId;
+    const res = own ? await optional(api("orchestration", `/stacks/${st.stack_name}/${st.id}/resources`), {resources: []})
+                    : {resources: []};
     const bad = res.resources.filter((r) => /FAILED$/.test(r.resource_status));
-    return `<div class="card stack-failure"><h3>${esc(st.stack_name)} — ${esc(st.stack_status)}</h3>` +
+    const where = own ? "" : ` <small>project ${esc(projects[st.project] || st.project)}</small>`;
+    return `<div class="card stack-failure" data-stack="${esc(st.id)}" data-project="${esc(st.project || session.projectId)}">` +
+      `<h3>${esc(st.stack_name)} — ${esc(st.stack_status)}${where}</h3>` +
       `<p>${esc(st.stack_status_reason)}</p>` +
       bad.map((r) => `<p class="excluded">${esc(r.resource_name)} (${esc(r.resource_type)}): ${esc(r.resource_status_reason)}</p>`).join("") +
       `</div>`;
   }));
   $("#fail-stacks").innerHTML = stackCards.length ? stackCards.join("") : '<p class="hint">No stack has failed.</p>';
+}
+
+// Project names by id (an admin's Keystone listing), to say whose a stack is.
+async function projectNames() {
+  if (session.endpoints.identity === undefined) return {};
+  const base = session.endpoints.identity.endsWith("/v3") ? "" : "/v3";
+  const body = await optional(api("identity", `${base}/projects`), {projects: []});
+  return Object.fromEntries(body.projects.map((p) => [p.id, p.name]));
 }
 
 // ------------------------------------------------------------------ audit
@@ -612,6 +887,10 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("#logout").addEventListener("click", () => signOut(""));
   document.querySelectorAll("#tabs button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
+  $("#zoom-in").addEventListener("click", () => zoomBy(1.25));
+  $("#zoom-out").addEventListener("click", () => zoomBy(0.8));
+  $("#zoom-fit").addEventListener("click", () => { if (graph) graph.fit(undefined, 30); });
+  $("#zoom-reset").addEventListener("click", () => { if (graph) defaultView(); });
   $("#audit-run").addEventListener("click", runAudit);
   $("#path-trace").addEventListener("click", tracePath);
   $("#path-form").addEventListener("submit", (evt) => { evt.preventDefault(); tracePath(); });
