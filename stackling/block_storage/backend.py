@@ -11,6 +11,7 @@ source stays sparse."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,11 +159,32 @@ class FileDriver:
         return total
 
 
+def data_starts(fd: int, offset: int) -> int:
+    """The first offset at or after `offset` holding data (SEEK_DATA), the file's size
+    when only a hole is left, `offset` itself where the file system cannot say."""
+    try:
+        return os.lseek(fd, offset, os.SEEK_DATA)
+    except OSError as err:
+        return os.fstat(fd).st_size if err.errno == errno.ENXIO else offset
+
+
 def _stream(src: BinaryIO, dst: BinaryIO, *, limit: int | None = None,
             sparse: bool = True) -> int:
-    """Copy `src` to `dst` in CHUNK pieces (bounded memory); all-zero chunks are holes."""
+    """Copy `src` to `dst` in CHUNK pieces (bounded memory); all-zero chunks are holes,
+    and a sparse source's holes are skipped unread."""
     copied = 0
+    fd = _fileno(src)
     while limit is None or copied < limit:
+        if sparse and fd is not None:
+            start = src.tell()
+            ahead = max(0, data_starts(fd, start) - start)
+            if limit is not None:
+                ahead = min(ahead, limit - copied)
+            src.seek(start + ahead)  # absolute: lseek moved the descriptor under the buffer
+            if ahead > 0:  # a hole: the target's stays one
+                dst.seek(ahead, os.SEEK_CUR)
+                copied += ahead
+                continue
         want = CHUNK if limit is None else min(CHUNK, limit - copied)
         data = src.read(want)
         if not data:
@@ -175,6 +197,13 @@ def _stream(src: BinaryIO, dst: BinaryIO, *, limit: int | None = None,
     if sparse:
         dst.truncate(dst.tell())  # a trailing hole still counts in the size
     return copied
+
+
+def _fileno(fh: Any) -> int | None:
+    try:
+        return int(fh.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def driver_for(settings: Any) -> FileDriver:

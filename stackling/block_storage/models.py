@@ -154,8 +154,6 @@ class Backup(Base):
     is_incremental: Mapped[bool] = mapped_column(Boolean, default=False)
     fail_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSONType, default=dict)
-    # the SHA-256 of each chunk, in order (the posix driver's sha256file)
-    chunks: Mapped[list[str]] = mapped_column(JSONType, default=list)
     task: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     task_args: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     claimed_by: Mapped[str | None] = mapped_column(String(36), nullable=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -222,7 +223,7 @@ def _succeed(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id:
                 db.delete(row)
         elif model is Backup:
             if task == "create":
-                row.chunks, row.object_count = result, sum(1 for c in result if c[1] == row.id)
+                row.object_count = result
                 row.status = "available"
                 _volume_back(db, row.volume_id, args.get("previous_status"))
             elif task == "restore":
@@ -276,37 +277,56 @@ def _fail(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id: st
 
 
 # ------------------------------------------------------------------ the backup store
+# A backup is a directory `<backup dir>/<backup id>/`: its chunks `00000000`, ... and its
+# `sha256file` (as the posix driver's): one [SHA-256, holder] per chunk of the volume,
+# the holder being the backup whose directory has the bytes (itself, or for an unchanged
+# chunk of an incremental backup its parent's holder), None for a chunk of zeros.
+SHA256FILE = "sha256file"
+
+
 def backup_dir(settings: Any) -> Path:
     configured = settings.block_storage.backup_dir
     return Path(configured) if configured else Path(settings.data_dir) / "backups"
 
 
+def read_sha256file(settings: Any, backup_id: str) -> list[list[Any]]:
+    path = backup_dir(settings) / backup_id / SHA256FILE
+    return [list(c) for c in json.loads(path.read_text())]
+
+
+def _data_starts(fd: int, offset: int) -> int:
+    """The first offset at or after `offset` holding data (the file's size when only a
+    hole is left): the holes of a sparse file are never read."""
+    return backend.data_starts(fd, offset)
+
+
 def write_backup(runtime: Any, driver: backend.FileDriver, backup_id: str, volume_id: str,
-                 parent_id: str | None, snapshot_id: str | None) -> list[list[Any]]:
-    """Chunk the volume (or snapshot) file: each chunk's SHA-256 and the backup holding
-    its bytes. A chunk equal to the parent's is not written again (incremental); an
-    all-zero chunk is held by nobody (a hole on restore)."""
+                 parent_id: str | None, snapshot_id: str | None) -> int:
+    """Chunk the volume (or snapshot) file into the backup's directory; returns the chunks
+    written. A chunk equal to the parent's is not written again (incremental); a chunk of
+    zeros (or in a hole, which is not even read) is held by nobody."""
     settings = runtime.settings
     size = settings.block_storage.backup_chunk_size
-    parent: list[list[Any]] = []
-    if parent_id is not None:
-        with runtime.db.transaction(write=False) as db:
-            row = db.get(Backup, parent_id)
-            parent = [list(c) for c in (row.chunks or [])] if row is not None else []
+    parent = read_sha256file(settings, parent_id) if parent_id is not None else []
     source = driver.snapshot_path(snapshot_id) if snapshot_id else driver.volume_path(volume_id)
     target = backup_dir(settings) / backup_id
     shutil.rmtree(target, ignore_errors=True)  # a previous claimant's partial work
     target.mkdir(parents=True, exist_ok=True)
     zero = hashlib.sha256(bytes(size)).hexdigest()
     chunks: list[list[Any]] = []
+    written = 0
     with open(source, "rb") as fh:
-        index = 0
-        while True:
-            data = fh.read(size)
-            if not data:
-                break
+        total = os.fstat(fh.fileno()).st_size
+        for index, offset in enumerate(range(0, total, size)):
+            length = min(size, total - offset)
+            if _data_starts(fh.fileno(), offset) >= offset + length:
+                digest = zero if length == size else hashlib.sha256(bytes(length)).hexdigest()
+                chunks.append([digest, None])
+                continue
+            fh.seek(offset)
+            data = fh.read(length)
             digest = hashlib.sha256(data).hexdigest()
-            if len(data) == size and digest == zero:
+            if data.count(0) == len(data):
                 chunks.append([digest, None])
             elif index < len(parent) and parent[index][0] == digest:
                 chunks.append([digest, parent[index][1]])
@@ -316,8 +336,11 @@ def write_backup(runtime: Any, driver: backend.FileDriver, backup_id: str, volum
                     out.write(data)
                 os.replace(part, target / f"{index:08d}")
                 chunks.append([digest, backup_id])
-            index += 1
-    return chunks
+                written += 1
+    part = target / f"{SHA256FILE}.part"
+    part.write_text(json.dumps(chunks))
+    os.replace(part, target / SHA256FILE)
+    return written
 
 
 def restore_chunks(runtime: Any, driver: backend.FileDriver, backup_id: str,
@@ -328,9 +351,10 @@ def restore_chunks(runtime: Any, driver: backend.FileDriver, backup_id: str,
         row = db.get(Backup, backup_id)
         if row is None:
             raise FileNotFoundError(f"backup {backup_id} is gone")
-        chunks, backup_size = [list(c) for c in (row.chunks or [])], row.size
+        backup_size = row.size
         target_row = db.get(Volume, volume_id)
         volume_size = target_row.size if target_row is not None else backup_size
+    chunks = read_sha256file(runtime.settings, backup_id)
     chunk = runtime.settings.block_storage.backup_chunk_size
     root = backup_dir(runtime.settings)
     final = driver.volume_path(volume_id)
@@ -343,6 +367,7 @@ def restore_chunks(runtime: Any, driver: backend.FileDriver, backup_id: str,
             if hashlib.sha256(data).hexdigest() != digest:
                 raise ValueError(f"backup {backup_id}: chunk {index} does not match its "
                                  "SHA-256")
+            out.seek(index * chunk)
             out.write(data)
         out.truncate(max(size_gb or 0, volume_size, backup_size) * backend.GiB)
 

@@ -649,6 +649,108 @@ dataplane GET    /v1/path                                         admin-only
 """
 
 Ids = dict[str, str]
+# ---------------------------------------------------------------- block-storage
+# Each line is served at /volume/v3<path> and /volume/v3/{project_id}<path> (both forms
+# are tested: BLOCK_STORAGE's lines are doubled below).
+BLOCK_STORAGE = """
+block-storage GET    /v3/volumes                                    any-read
+block-storage POST   /v3/volumes                                    member-create  bs_volume
+block-storage GET    /v3/volumes/detail                             any-read
+block-storage GET    /v3/volumes/summary                            any-read
+block-storage GET    /v3/volumes/{volume_id}                        reader-read
+block-storage PUT    /v3/volumes/{volume_id}                        member-write   bs_volume_update
+block-storage DELETE /v3/volumes/{volume_id}                        member-write
+block-storage POST   /v3/volumes/{volume_id}/action                 member-write   bs_bootable
+block-storage GET    /v3/volumes/{volume_id}/metadata               reader-read
+block-storage POST   /v3/volumes/{volume_id}/metadata               member-write   image_meta
+block-storage PUT    /v3/volumes/{volume_id}/metadata               member-write   image_meta
+block-storage GET    /v3/volumes/{volume_id}/metadata/{key}         reader-read
+block-storage PUT    /v3/volumes/{volume_id}/metadata/{key}         member-write   image_meta_item
+block-storage DELETE /v3/volumes/{volume_id}/metadata/{key}         member-write admin=404
+block-storage GET    /v3/types                                      any-read
+block-storage POST   /v3/types                                      admin-only     bs_type
+block-storage GET    /v3/types/{type_id}                            any-read
+block-storage PUT    /v3/types/{type_id}                            admin-only     bs_type_update
+block-storage DELETE /v3/types/{type_id}                            admin-only
+block-storage GET    /v3/types/{type_id}/extra_specs                any-read
+block-storage POST   /v3/types/{type_id}/extra_specs                admin-only     bs_extra_specs
+block-storage GET    /v3/types/{type_id}/extra_specs/{key}          any-read
+block-storage PUT    /v3/types/{type_id}/extra_specs/{key}          admin-only     bs_extra_spec
+block-storage DELETE /v3/types/{type_id}/extra_specs/{key}          admin-only
+block-storage GET    /v3/types/{type_id}/os-volume-type-access      admin-only admin=404
+block-storage POST   /v3/types/{type_id}/action                     admin-only     bs_type_access
+block-storage GET    /v3/qos-specs                                  admin-only
+block-storage POST   /v3/qos-specs                                  admin-only     bs_qos
+block-storage GET    /v3/qos-specs/{qos_id}                         admin-only
+block-storage PUT    /v3/qos-specs/{qos_id}                         admin-only     bs_qos_update
+block-storage DELETE /v3/qos-specs/{qos_id}                         admin-only
+block-storage PUT    /v3/qos-specs/{qos_id}/delete_keys             admin-only     bs_qos_keys
+block-storage GET    /v3/qos-specs/{qos_id}/associations            admin-only
+block-storage GET    /v3/qos-specs/{qos_id}/associate               admin-only
+block-storage GET    /v3/qos-specs/{qos_id}/disassociate            admin-only
+block-storage GET    /v3/qos-specs/{qos_id}/disassociate_all        admin-only
+block-storage GET    /v3/default-types                              admin-only
+block-storage GET    /v3/default-types/{target_project}             admin-only admin=403
+block-storage PUT    /v3/default-types/{target_project}             admin-only     bs_default_type admin=403
+block-storage DELETE /v3/default-types/{target_project}             admin-only admin=403
+block-storage GET    /v3/snapshots                                  any-read
+block-storage POST   /v3/snapshots                                  member-write   bs_snapshot
+block-storage GET    /v3/snapshots/detail                           any-read
+block-storage GET    /v3/snapshots/{snapshot_id}                    reader-read
+block-storage PUT    /v3/snapshots/{snapshot_id}                    member-write   bs_snapshot_update
+block-storage DELETE /v3/snapshots/{snapshot_id}                    member-write
+block-storage POST   /v3/snapshots/{snapshot_id}/action             admin-only     bs_reset_status other=404
+block-storage GET    /v3/snapshots/{snapshot_id}/metadata           reader-read
+block-storage POST   /v3/snapshots/{snapshot_id}/metadata           member-write   image_meta
+block-storage PUT    /v3/snapshots/{snapshot_id}/metadata           member-write   image_meta
+block-storage GET    /v3/snapshots/{snapshot_id}/metadata/{key}     reader-read
+block-storage PUT    /v3/snapshots/{snapshot_id}/metadata/{key}     member-write   image_meta_item
+block-storage DELETE /v3/snapshots/{snapshot_id}/metadata/{key}     member-write admin=404
+block-storage GET    /v3/backups                                    any-read
+block-storage POST   /v3/backups                                    member-write   bs_backup
+block-storage GET    /v3/backups/detail                             any-read
+block-storage POST   /v3/backups/import_record                      admin-only     bs_backup_record
+block-storage GET    /v3/backups/{backup_id}                        reader-read
+block-storage PUT    /v3/backups/{backup_id}                        member-write   bs_backup_update
+block-storage DELETE /v3/backups/{backup_id}                        member-write
+block-storage POST   /v3/backups/{backup_id}/restore                member-write   bs_restore
+block-storage GET    /v3/backups/{backup_id}/export_record          admin-only other=404
+block-storage POST   /v3/backups/{backup_id}/action                 admin-only     bs_reset_status other=404
+block-storage GET    /v3/attachments                                any-read
+block-storage POST   /v3/attachments                                member-write   bs_attachment
+block-storage GET    /v3/attachments/detail                         any-read
+block-storage GET    /v3/attachments/{attachment_id}                reader-read
+block-storage PUT    /v3/attachments/{attachment_id}                member-write   bs_connector
+block-storage DELETE /v3/attachments/{attachment_id}                member-write
+block-storage POST   /v3/attachments/{attachment_id}/action         member-write   bs_complete
+block-storage GET    /v3/limits                                     any-read
+block-storage GET    /v3/os-availability-zone                       any-read
+block-storage GET    /v3/os-services                                admin-only
+block-storage GET    /v3/os-quota-sets/{target_project}             reader-read other=403
+block-storage PUT    /v3/os-quota-sets/{target_project}             admin-only     bs_quota_set
+block-storage DELETE /v3/os-quota-sets/{target_project}             admin-only
+block-storage GET    /v3/os-quota-sets/{target_project}/defaults    reader-read other=403
+block-storage GET    /v3/os-quota-class-sets/{class_name}           admin-only
+block-storage PUT    /v3/os-quota-class-sets/{class_name}           admin-only     bs_quota_class_set
+block-storage GET    /v3/os-volume-transfer                         any-read
+block-storage POST   /v3/os-volume-transfer                         member-write   bs_transfer
+block-storage GET    /v3/os-volume-transfer/detail                  any-read
+block-storage GET    /v3/os-volume-transfer/{transfer_id}           reader-read
+block-storage DELETE /v3/os-volume-transfer/{transfer_id}           member-write
+block-storage POST   /v3/os-volume-transfer/{transfer_id}/accept    member-create  bs_accept
+block-storage GET    /v3/volume-transfers                           any-read
+block-storage POST   /v3/volume-transfers                           member-write   bs_transfer
+block-storage GET    /v3/volume-transfers/detail                    any-read
+block-storage GET    /v3/volume-transfers/{transfer_id}             reader-read
+block-storage DELETE /v3/volume-transfers/{transfer_id}             member-write
+block-storage POST   /v3/volume-transfers/{transfer_id}/accept      member-create  bs_accept
+block-storage GET    /v3/messages                                   any-read
+"""
+_BS_LINES = [line for line in BLOCK_STORAGE.splitlines() if line.strip()]
+TABLE += "\n".join(_BS_LINES + [line.replace(" /v3/", " /v3/{project_id}/", 1)
+                                for line in _BS_LINES]) + "\n"
+
+
 BODIES: dict[str, Callable[[Ids], Any]] = {
     "network": lambda w: {"network": {"name": "m"}},
     "network_update": lambda w: {"network": {"name": "m2"}},
@@ -775,6 +877,34 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "agent": lambda w: {"agent": {"description": "matrix"}},
     "image_member": lambda w: {"member": f"m-{uuid.uuid4().hex}"},
     "image_member_status": lambda w: {"status": "accepted"},
+    # block-storage
+    "bs_volume": lambda w: {"volume": {"size": 1, "name": "m"}},
+    "bs_volume_update": lambda w: {"volume": {"name": "m2"}},
+    "bs_bootable": lambda w: {"os-set_bootable": {"bootable": False}},
+    "bs_type": lambda w: {"volume_type": {"name": f"t-{uuid.uuid4().hex[:8]}"}},
+    "bs_type_update": lambda w: {"volume_type": {"description": "d"}},
+    "bs_extra_specs": lambda w: {"extra_specs": {"k1": "v1"}},
+    "bs_extra_spec": lambda w: {"k1": "v2"},
+    "bs_type_access": lambda w: {"addProjectAccess": {"project": w["project_id"]}},
+    "bs_qos": lambda w: {"qos_specs": {"name": f"q-{uuid.uuid4().hex[:8]}"}},
+    "bs_qos_update": lambda w: {"qos_specs": {"k1": "v1"}},
+    "bs_qos_keys": lambda w: {"keys": ["k1"]},
+    "bs_default_type": lambda w: {"default_type": {"volume_type": w["bs_type_id"]}},
+    "bs_snapshot": lambda w: {"snapshot": {"volume_id": w["bs_volume_id"], "force": True}},
+    "bs_snapshot_update": lambda w: {"snapshot": {"name": "s2"}},
+    "bs_reset_status": lambda w: {"os-reset_status": {"status": "available"}},
+    "bs_backup": lambda w: {"backup": {"volume_id": w["bs_volume_id"], "force": True}},
+    "bs_backup_update": lambda w: {"backup": {"name": "b2"}},
+    "bs_backup_record": lambda w: {"backup-record": {"backup_service": "x", "backup_url": "y"}},
+    "bs_restore": lambda w: {"restore": {"name": "r"}},
+    "bs_attachment": lambda w: {"attachment": {"volume_uuid": w["bs_volume_id"],
+                                               "instance_uuid": str(uuid.uuid4())}},
+    "bs_connector": lambda w: {"attachment": {"connector": {"host": "h1"}}},
+    "bs_complete": lambda w: {"os-complete": None},
+    "bs_quota_set": lambda w: {"quota_set": {"volumes": -1, "snapshots": -1, "backups": -1}},
+    "bs_quota_class_set": lambda w: {"quota_class_set": {"volumes": 10}},
+    "bs_transfer": lambda w: {"transfer": {"volume_id": w["bs_transfer_volume_id"]}},
+    "bs_accept": lambda w: {"accept": {"auth_key": "wrong"}},
 }
 
 PLACEHOLDER = re.compile(r"\{([^}]+)\}")
@@ -853,7 +983,9 @@ def _unscoped(api: Any, user: str) -> str:
 
 
 HEADERS = {"compute": {"OpenStack-API-Version": "compute 2.62"},
-           "placement": {"OpenStack-API-Version": "placement latest"}}
+           "placement": {"OpenStack-API-Version": "placement latest"},
+           "block-storage": {"OpenStack-API-Version": "volume latest"},
+           "volume": {"OpenStack-API-Version": "volume latest"}}  # World.ok's key: the prefix
 
 
 class World:
@@ -879,7 +1011,7 @@ class World:
         self.ids: Ids = {"project_id": demo, "tenant_id": demo, "public_id": public, "collection": "networks",
                          "tag": "t1", "key": "k1",
                          "cirros_id": cirros, "network_label": "none",
-                         "class_name": "default"}
+                         "class_name": "default", "target_project": demo}
         self.made = 0
         self.demo = demo
         self.lift_quotas()
@@ -911,6 +1043,10 @@ class World:
                          token=self.tokens["admin"], headers=HEADERS["compute"],
                          json={"quota_set": {"instances": 1000, "cores": 1000, "ram": 10**6,
                                              "server_groups": -1}})
+        self.api.request("PUT", f"/volume/v3/os-quota-sets/{self.demo}",
+                         token=self.tokens["admin"], json={"quota_set": {
+                             "volumes": -1, "snapshots": -1, "gigabytes": -1, "backups": -1,
+                             "backup_gigabytes": -1}})
 
     def count(self) -> int:
         self.made += 1
@@ -1033,6 +1169,27 @@ def _server(w: World) -> str:
     return w.ok("POST", "/compute/v2.1/servers", body)["server"]["id"]
 
 
+def _bs_wait(w: World, collection: str, item_id: str) -> str:
+    """Wait until a new volume, snapshot or backup of demo's is available."""
+    import time
+
+    key = collection[:-1]
+    for _ in range(400):
+        status = w.ok("GET", f"/volume/v3/{collection}/{item_id}")[key]["status"]
+        if status not in ("creating", "backing-up"):
+            assert status == "available", status
+            return item_id
+        time.sleep(0.025)
+    raise AssertionError(f"{key} {item_id} still {status}")
+
+
+def _bs_volume(w: World) -> str:
+    """A new available 1 GiB volume of project demo (with metadata k1)."""
+    made = w.ok("POST", "/volume/v3/volumes", {"volume": {
+        "size": 1, "name": f"v-{w.count()}", "metadata": {"k1": "v"}}})["volume"]["id"]
+    return _bs_wait(w, "volumes", made)
+
+
 # Placeholder -> a new object of project demo (for the world, and per DELETE call), in
 # the order the world makes them (a port needs the network, a rule the group).
 FRESH: dict[str, Callable[[World], str | Ids]] = {
@@ -1146,6 +1303,26 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
     # a compute port of demo with an INACTIVE binding (`host`); per DELETE a new one
     "binding_port_id": lambda w: _port_binding(w),
     "host": lambda w: _port_binding(w),
+    # block storage: project demo's volume (available), its snapshot, backup, attachment
+    # and transfer; a public volume type and QoS specs of the admin's (type k1 extra spec)
+    "bs_volume_id": lambda w: _bs_volume(w),
+    "bs_transfer_volume_id": lambda w: _bs_volume(w),
+    "bs_snapshot_id": lambda w: _bs_wait(w, "snapshots", w.ok(
+        "POST", "/volume/v3/snapshots", {"snapshot": {"volume_id": _bs_volume(w)}})[
+            "snapshot"]["id"]),
+    "bs_backup_id": lambda w: _bs_wait(w, "backups", w.ok(
+        "POST", "/volume/v3/backups", {"backup": {"volume_id": _bs_volume(w)}})[
+            "backup"]["id"]),
+    "bs_attachment_id": lambda w: w.ok("POST", "/volume/v3/attachments", {"attachment": {
+        "volume_uuid": _bs_volume(w), "instance_uuid": str(uuid.uuid4())}})[
+            "attachment"]["id"],
+    "bs_transfer_id": lambda w: w.ok("POST", "/volume/v3/os-volume-transfer", {"transfer": {
+        "volume_id": _bs_volume(w)}})["transfer"]["id"],
+    "bs_type_id": lambda w: w.ok("POST", "/volume/v3/types", {"volume_type": {
+        "name": f"t-{w.count()}", "extra_specs": {"k1": "v1"}}}, user="admin")[
+            "volume_type"]["id"],
+    "bs_qos_id": lambda w: w.ok("POST", "/volume/v3/qos-specs", {"qos_specs": {
+        "name": f"q-{w.count()}", "k1": "v1"}}, user="admin")["qos_specs"]["id"],
 }
 
 
@@ -1161,6 +1338,8 @@ def _fill(entry: Entry, ids: Ids) -> tuple[str, bool]:
     def sub(m: re.Match[str]) -> str:
         nonlocal real
         name = m.group(1)
+        if entry.service == "block-storage" and f"bs_{name}" in ids:
+            name = f"bs_{name}"  # block storage's objects: placeholders of their own
         # identity and placement get fake ids: never delete the world's project or user
         if name in ids and entry.service not in ("identity", "placement"):
             return ids[name]
@@ -1168,7 +1347,8 @@ def _fill(entry: Entry, ids: Ids) -> tuple[str, bool]:
         return "00000000-0000-4000-8000-000000000000"
 
     prefix = {"identity": "/identity", "network": "/networking", "compute": "/compute",
-              "placement": "/placement", "image": "/image"}.get(entry.service)
+              "placement": "/placement", "image": "/image",
+              "block-storage": "/volume"}.get(entry.service)
     if prefix is None:
         prefix = "/" + entry.service
     url = prefix + PLACEHOLDER.sub(sub, entry.path)
@@ -1210,6 +1390,9 @@ def _fresh_ids(world: World, entry: Entry) -> Ids:
     """For a DELETE of a real object: a new one, so each persona meets an existing object."""
     names = PLACEHOLDER.findall(entry.path)
     leaf = names[-1] if names else None
+    if entry.service == "block-storage" and f"bs_{leaf}" in FRESH:
+        made = FRESH[f"bs_{leaf}"](world) if entry.method == "DELETE" else None
+        return {**world.ids, **({f"bs_{leaf}": made} if made is not None else {})}
     if entry.method != "DELETE" or leaf not in FRESH:
         return world.ids
     made = FRESH[leaf](world)

@@ -37,7 +37,6 @@ def upgrade() -> None:
     sa.Column('is_incremental', sa.Boolean(), nullable=False),
     sa.Column('fail_reason', sa.Text(), nullable=True),
     sa.Column('metadata', sa.JSON(), nullable=False),
-    sa.Column('chunks', sa.JSON(), nullable=False),
     sa.Column('task', sa.String(length=32), nullable=True),
     sa.Column('task_args', sa.JSON(), nullable=False),
     sa.Column('claimed_by', sa.String(length=36), nullable=True),
