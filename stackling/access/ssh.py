@@ -57,7 +57,9 @@ def options(data_dir: Path, server_id: str) -> list[str]:
     return ["-o", f"UserKnownHostsFile={known_hosts(data_dir)}",
             "-o", "StrictHostKeyChecking=accept-new", "-o", f"HostKeyAlias={server_id}",
             # kept by id in the clear (Debian's ssh_config hashes): ssh-config prunes by it
-            "-o", "HashKnownHosts=no"]
+            "-o", "HashKnownHosts=no",
+            # a guest's sshd starts after the server is ACTIVE: try for half a minute
+            "-o", "ConnectTimeout=5", "-o", "ConnectionAttempts=30"]
 
 
 def command(namespace: str, data_dir: Path, server: Mapping[str, Any], user: str | None,
