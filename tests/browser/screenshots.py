@@ -1,19 +1,21 @@
 """Regenerate the console screenshots in docs/: `make screenshots`.
 
 Starts a fresh demo cloud (SQLite, a temporary directory), gives it what an operator
-would look at (a Get-Me-a-Network server, a routed network over the two demo racks with a
-server on it, a server that could not be scheduled), signs in as admin in headless
-Chromium and saves the topology and capacity views.
+would look at (a Get-Me-a-Network server with a floating IP, a routed network over the two
+demo racks with servers on it, a server that could not be scheduled, a failed stack in the
+demo project), signs in as admin in headless Chromium and saves the topology (a server's
+details open), capacity and "Why it failed" views. Then a second cloud of 303 nodes (the
+browser tests' larger topology) for the topology at its default zoom and fitted whole.
 """
 
 from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from tests.browser.test_console import CHROMIUM, sign_in
+from tests.browser.test_console import CHROMIUM, FAILING_STACK, sign_in
+from tests.browser.test_console_topology import SIZES, build_topology, expected_nodes
 from tests.conftest import ADMIN_PASSWORD, Cloud, create_database, free_port
 
 
@@ -41,6 +43,21 @@ def populate(cloud: Cloud) -> None:
     doomed = admin.compute.create_server(name="too-big", flavor_id=huge.id, image_id=image.id,
                                          networks="none")
     admin.compute.wait_for_server(doomed, status="ERROR", failures=[], wait=60)
+    demo = cloud.sdk("stackling")
+    web = demo.compute.find_server("web-1")
+    port = next(iter(demo.network.ports(device_id=web.id)))
+    demo.network.create_ip(floating_network_id=demo.network.find_network("public").id,
+                           port_id=port.id)
+    stack = demo.orchestration.create_stack(name="web-tier", template=FAILING_STACK)
+    demo.orchestration.wait_for_status(stack, status="CREATE_FAILED", failures=["CREATE_COMPLETE"],
+                                       wait=60)
+
+
+def settled(page: object) -> None:
+    """The next refresh of the topology has been drawn (its status line changes)."""
+    first = page.inner_text("#status")  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "(t) => document.querySelector('#status').textContent !== t", arg=first, timeout=30_000)
 
 
 def main(out: str) -> None:
@@ -58,15 +75,35 @@ def main(out: str) -> None:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
                 page = browser.new_page(viewport={"width": 1400, "height": 860}, bypass_csp=True)
                 sign_in(page, cloud, "admin", ADMIN_PASSWORD, "admin")
-                time.sleep(1)
+                settled(page)
+                page.evaluate("graph.nodes('.server.floating')[0].select().emit('tap')")
                 page.screenshot(path=str(docs / "console-topology.png"))
                 page.click("#tabs button[data-view=capacity]")
                 page.wait_for_selector("#cap-hosts tbody tr")
-                time.sleep(1)
+                page.wait_for_selector("#cap-segments tbody tr[data-segment]")
                 page.screenshot(path=str(docs / "console-capacity.png"), full_page=True)
                 page.click("#tabs button[data-view=failures]")
                 page.wait_for_selector(".server-failure")
+                page.wait_for_selector(".stack-failure")
                 page.screenshot(path=str(docs / "console-failures.png"), full_page=True)
+                browser.close()
+        finally:
+            cloud.stop()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        cloud = Cloud("sqlite", create_database("sqlite", base / "db"), base / "data",
+                      free_port()).start()
+        try:
+            build_topology(cloud, *SIZES["300"])
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+                page = browser.new_page(viewport={"width": 1400, "height": 860}, bypass_csp=True)
+                sign_in(page, cloud, "admin", ADMIN_PASSWORD, "admin")
+                page.wait_for_function("(n) => graph.nodes().length === n",
+                                       arg=expected_nodes(*SIZES["300"]), timeout=120_000)
+                page.screenshot(path=str(docs / "console-topology-300.png"))
+                page.click("#zoom-fit")
+                page.screenshot(path=str(docs / "console-topology-300-fit.png"))
                 browser.close()
         finally:
             cloud.stop()

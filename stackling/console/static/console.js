@@ -12,6 +12,7 @@ let graph = null;
 let current = "topology";
 let pollTimer = null;
 let segmentHostsCache = {key: "", hosts: {}};
+let layoutExtent = {x1: 0, y1: 0, w: 1, h: 1};
 
 // ------------------------------------------------------------------ API access
 class ApiError extends Error {
@@ -278,7 +279,7 @@ function elementsOf(cloud) {
     const ips = port.fixed_ips || [];
     if (owner === "network:router_interface" || owner === "network:router_interface_distributed") {
       // External network -> router -> the networks it connects (then their subnets).
-      edge(`rtr:${port.device_id}`, `net:${port.network_id}`, ips.map((ip) => ip.ip_address).join(", "));
+      edge(`rtr:${port.device_id}`, `net:${port.network_id}`, ips.map((ip) => ip.ip_address).join(", "), "interface");
     } else if (owner.startsWith("compute:")) {
       if (ips.length) for (const ip of ips) attach(`sub:${ip.subnet_id}`, port.device_id, ip.ip_address);
       else attach(`net:${port.network_id}`, port.device_id, "(deferred)");
@@ -338,13 +339,13 @@ function serverNodes(servers, attachments, floating, node, edge, ids) {
          `server group status-${worst}${fips ? " floating" : ""}`,
          {...boxOf(parent), display: `${members.length} servers` + (fips ? `\n${fips} floating IPs` : "")});
   }
-  for (const [parent, serverId, lbl] of attachments) {
+  for (const [parent, serverId] of attachments) {
     const target = placed[serverId];
     if (!target) continue;
     // The server's own box says it is on that subnet: no edge into it.
     const first = (parentsOf[serverId] || [])[0];
     if (parent === first && parent.startsWith("sub:")) continue;
-    edge(parent, target, target.startsWith("grp:") ? "" : lbl);
+    edge(parent, target);
   }
   return drawn;
 }
@@ -419,7 +420,7 @@ function gridBox(data, members) {
 const CLAIMS = [["network", "segment"], ["segment", "subnet"], ["network", "subnet"], ["router", "network"],
                 ["network", "server"], ["network", "servers"]];
 
-function positionsOf(elements, aspect) {
+function positionsOf(elements, view) {
   const nodes = elements.filter((e) => e.group === "nodes").map((e) => e.data);
   const edges = elements.filter((e) => e.group === "edges").map((e) => e.data);
   const byId = new Map(nodes.map((n) => [n.id, n]));
@@ -473,15 +474,31 @@ function positionsOf(elements, aspect) {
   const rank = {router: 0, network: 1, segment: 2, subnet: 3, servers: 4, server: 5};
   const blocks = roots.filter((n) => !tiers.has(n.id))
     .sort((a, b) => (rank[a.kind] ?? 6) - (rank[b.kind] ?? 6) || byName(a.label, b.label)).map((n) => n.id);
-  // Blocks into rows about as wide as the view's shape asks for.
-  const area = blocks.reduce((sum, id) => sum + measure(id).w * measure(id).h, 0);
-  const width = Math.max(...[...blocks, ...top, ...bottom].map((id) => measure(id).w), Math.sqrt(area * aspect),
-                         [top, bottom, lowest].reduce((w, tier) => Math.max(w, tier.reduce((s, id) => s + measure(id).w, 0)), 0));
-  const rows = [];
-  let row = null;
-  for (const id of blocks) {
-    if (!row || (row.w + measure(id).w > width && row.ids.length)) { row = {ids: [], w: 0, h: 0}; rows.push(row); }
-    row.ids.push(id); row.w += measure(id).w; row.h = Math.max(row.h, measure(id).h);
+  // Blocks into rows: of the row widths a break allows, the one the view shows largest.
+  const sum = (ids, f) => ids.reduce((acc, id) => acc + f(measure(id)), 0);
+  const tallest = (ids) => Math.max(0, ...ids.map((id) => measure(id).h));
+  const bands = [top, bottom, lowest];
+  const floor = Math.max(0, ...blocks.map((id) => measure(id).w), ...bands.map((ids) => sum(ids, (m) => m.w)));
+  const shelve = (width) => {
+    const out = [];
+    let row = null;
+    for (const id of blocks) {
+      if (!row || (row.w + measure(id).w > width && row.ids.length)) { row = {ids: [], w: 0}; out.push(row); }
+      row.ids.push(id); row.w += measure(id).w;
+    }
+    return out;
+  };
+  const heightOf = (shelves) => shelves.reduce((h, r) => h + tallest(r.ids), 0) + bands.reduce((h, ids) => h + tallest(ids), 0);
+  let width = floor;
+  let rows = shelve(width);
+  let best = -1;
+  for (let i = 0, w = 0; i <= blocks.length; i += 1) {
+    const candidate = Math.max(floor, w);
+    const shelves = shelve(candidate);
+    const wide = Math.max(candidate, ...shelves.map((r) => r.w));
+    const scale = Math.min(view.w / wide, view.h / heightOf(shelves));
+    if (scale > best + 1e-9) { best = scale; width = wide; rows = shelves; }
+    if (i < blocks.length) w += measure(blocks[i]).w;
   }
   let y = 0;
   const band = (ids) => {
@@ -495,7 +512,7 @@ function positionsOf(elements, aspect) {
   for (const r of rows) band(r.ids);
   band(bottom);
   band(lowest);
-  return {pos, rows: rows.length};
+  return {pos, rows: rows.length, extent: {x1: 0, y1: 0, w: width, h: Math.max(0, y - GAP_Y)}};
 }
 
 const byName = (a, b) => String(a).localeCompare(String(b), undefined, {numeric: true});
@@ -536,6 +553,9 @@ const STYLE = [
     "label": "data(label)", "font-size": FONT, "min-zoomed-font-size": 10, "color": "#556",
     "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": .8,
     "text-background-padding": 1}},
+  // A router's address on a network: by the network's end, clear of the router's label.
+  {selector: "edge.interface", style: {"label": "", "target-label": "data(label)", "target-text-offset": 30,
+    "target-text-rotation": "none"}},
   {selector: "edge.gateway", style: {"width": 2, "line-color": "#1d2430", "target-arrow-color": "#1d2430"}},
   {selector: "edge.runs", style: {"line-style": "dashed", "line-color": "#dde1e8", "target-arrow-color": "#dde1e8"}},
   {selector: "edge.folded", style: {"display": "none"}},
@@ -543,9 +563,9 @@ const STYLE = [
   {selector: "edge.runs.lit", style: {"line-color": "#5f6b7a", "target-arrow-color": "#5f6b7a"}},
 ];
 
-function containerAspect() {
+function containerSize() {
   const el = $("#graph");
-  return el.clientHeight > 0 ? Math.max(0.6, Math.min(3, el.clientWidth / el.clientHeight)) : 1.4;
+  return el.clientHeight > 0 && el.clientWidth > 0 ? {w: el.clientWidth, h: el.clientHeight} : {w: 1000, h: 750};
 }
 
 // Networks' and routers' labels grow as the view zooms out (up to 3x), so they stay
@@ -559,7 +579,7 @@ function keepTopLabelsLegible() {
 // the zoom's floor (labels >= 10.8 px), the rest a drag or a "Fit" away.
 function defaultView() {
   const el = $("#graph");
-  const bb = graph.elements().boundingBox();
+  const bb = layoutExtent;  // the layout's own measure: the same whatever the zoom now
   const pad = 30;
   const fitZoom = Math.min((el.clientWidth - 2 * pad) / Math.max(bb.w, 1), (el.clientHeight - 2 * pad) / Math.max(bb.h, 1));
   const zoom = Math.min(DEFAULT_ZOOM.max, Math.max(DEFAULT_ZOOM.min, fitZoom));
@@ -578,7 +598,8 @@ function zoomBy(factor) {
 // cross the rows between: they are folded (drawn for the selected router or network only),
 // each router showing its gateway under its name.
 function placeAll(elements) {
-  const {pos, rows} = positionsOf(elements, containerAspect());
+  const {pos, rows, extent} = positionsOf(elements, containerSize());
+  layoutExtent = extent;
   for (const e of elements) {
     if (e.group === "nodes" && pos[e.data.id]) e.position = pos[e.data.id];
     if (e.group === "edges" && e.classes === "gateway" && rows > 1) e.classes = "gateway folded";
