@@ -201,3 +201,52 @@ class QuotaLock(Base):
     """One row per project, locked while its quota is checked (common/quota_lock.py)."""
     __tablename__ = "volume_quota_lock"
     project_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
+class GroupType(Base):
+    """A generic volume group's type (3.11), with its group specs."""
+    __tablename__ = "volume_group_type"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    description: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    is_public: Mapped[bool] = mapped_column(Boolean, default=True)
+    group_specs: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Group(Base):
+    """A generic volume group (3.13): volumes of its volume types, snapshotted together."""
+    __tablename__ = "volume_group"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(255), index=True)
+    user_id: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    description: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    status: Mapped[str] = mapped_column(String(32))
+    availability_zone: Mapped[str] = mapped_column(String(255), default="nova")
+    group_type_id: Mapped[str] = mapped_column(ForeignKey("volume_group_type.id"), index=True)
+    volume_type_ids: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    group_snapshot_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    source_group_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class GroupSnapshot(Base):
+    """A snapshot of every volume of a group (3.14); its status follows its snapshots'."""
+    __tablename__ = "volume_group_snapshot"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    group_id: Mapped[str] = mapped_column(String(36), index=True)
+    project_id: Mapped[str] = mapped_column(String(255), index=True)
+    user_id: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    description: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    status: Mapped[str] = mapped_column(String(32))
+    group_type_id: Mapped[str] = mapped_column(String(36))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class GroupMember(Base):
+    """A volume's group (one at most), and a snapshot's group snapshot."""
+    __tablename__ = "volume_group_member"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)  # the volume or snapshot
+    group_id: Mapped[str] = mapped_column(String(36), index=True)  # a group or group snapshot

@@ -15,9 +15,9 @@ BASE = {
                                            "project_id:%(project_id)s)",
     "xena_system_admin_or_project_member": "(role:admin) or (role:member and "
                                            "project_id:%(project_id)s)",
-    "system_or_domain_or_project_admin": "(role:admin and system_scope:all) or (role:admin "
-                                         "and domain_id:%(domain_id)s) or (role:admin and "
-                                         "project_id:%(project_id)s)",
+    # Cinder's system_or_domain_or_project_admin: stackling has no system scope and its
+    # admin (admin_api) is the cloud's, so a system admin's rights are any admin's.
+    "system_or_domain_or_project_admin": "role:admin",
 }
 
 _MEMBER_ACTIONS = (
@@ -44,6 +44,9 @@ _MEMBER_ACTIONS = (
     "volume:create_transfer", "volume:accept_transfer", "volume:delete_transfer",
     "volume_extension:volume_type_access",
     "group:create", "group:update", "group:delete", "message:delete",
+    "group:enable_replication", "group:disable_replication", "group:failover_replication",
+    "group:list_replication_targets", "group:create_group_snapshot",
+    "group:delete_group_snapshot", "group:update_group_snapshot",
 )
 _READER_ACTIONS = (
     "volume:get", "volume:get_all", "volume_extension:volume_tenant_attribute",
@@ -56,6 +59,7 @@ _READER_ACTIONS = (
     "volume_extension:type_get_all", "volume_extension:access_types_extra_specs",
     "volume_extension:types_extra_specs:index", "volume_extension:types_extra_specs:show",
     "group:get_all", "group:get", "message:get", "message:get_all",
+    "group:get_all_group_snapshots", "group:get_group_snapshot",
 )
 _ADMIN_ACTIONS = (
     "volume:force_delete", "volume_extension:volume_host_attribute",
@@ -94,6 +98,8 @@ _ADMIN_ACTIONS = (
     "volume_extension:volume_manage", "volume_extension:volume_unmanage",
     "group:group_types:create", "group:group_types:update", "group:group_types:delete",
     "group:group_types_specs", "group:reset_status", "workers:cleanup",
+    "group:reset_group_snapshot_status", "group:group_project_attribute",
+    "group:group_snapshot_project_attribute",
 )
 
 POLICIES: dict[str, str] = {

@@ -211,7 +211,9 @@ def _succeed(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id:
                     db.delete(att)
                 for snap in db.scalars(select(Snapshot).where(Snapshot.volume_id == row_id)):
                     driver.delete_snapshot(snap.id)
+                    _leave_group(db, snap.id)
                     db.delete(snap)
+                _leave_group(db, row_id)
                 db.delete(row)
             elif task == "extend":
                 row.size = int(args["new_size"])
@@ -220,6 +222,7 @@ def _succeed(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id:
             if task == "create":
                 row.status, row.progress = "available", "100%"
             else:
+                _leave_group(db, row_id)
                 db.delete(row)
         elif model is Backup:
             if task == "create":
@@ -234,6 +237,14 @@ def _succeed(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id:
                     target.size = max(target.size, row.size)
             else:
                 db.delete(row)
+
+
+def _leave_group(db: Session, item_id: str) -> None:
+    from stackling.block_storage.models import GroupMember
+
+    member = db.get(GroupMember, item_id)
+    if member is not None:
+        db.delete(member)
 
 
 def _volume_back(db: Session, volume_id: str, previous: str | None) -> None:

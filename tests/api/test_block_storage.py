@@ -576,3 +576,43 @@ def test_checksummed_chunks(bapi):
     restored = ok(bapi.post(f"{V3}/backups/{backup['id']}/restore", user="demo",
                             json={"restore": {}}), 202)["restore"]
     wait(bapi, "volumes", restored["volume_id"], until=("error_restoring",), user="demo")
+
+
+def test_groups_and_group_snapshots(bapi):
+    gtype = ok(bapi.post(f"{V3}/group_types", headers=LATEST, json={"group_type": {
+        "name": f"gt-{uuid.uuid4().hex[:6]}", "group_specs": {"k": "v"}}}))["group_type"]
+    assert gtype["group_specs"] == {"k": "v"}
+    assert bapi.get(f"{V3}/group_types", headers=LATEST, user="demo").status_code == 200
+    assert bapi.post(f"{V3}/group_types", headers=LATEST, user="demo", json={
+        "group_type": {"name": "x"}}).status_code == 403
+    made = ok(bapi.post(f"{V3}/groups", user="demo", headers=LATEST, json={"group": {
+        "name": "g1", "group_type": gtype["id"], "volume_types": ["__DEFAULT__"]}}), 202)
+    group_id = made["group"]["id"]
+    v = volume(bapi, group_id=group_id)
+    shown = ok(bapi.get(f"{V3}/volumes/{v['id']}", user="demo", headers=LATEST))["volume"]
+    assert shown["group_id"] == group_id
+    group = ok(bapi.get(f"{V3}/groups/{group_id}?list_volume=True", user="demo",
+                        headers=LATEST))["group"]
+    assert group["volumes"] == [v["id"]] and group["status"] == "available"
+    gs = ok(bapi.post(f"{V3}/group_snapshots", user="demo", headers=LATEST, json={
+        "group_snapshot": {"group_id": group_id, "name": "gs1"}}), 202)["group_snapshot"]
+    for _ in range(400):
+        status = ok(bapi.get(f"{V3}/group_snapshots/{gs['id']}", user="demo",
+                             headers=LATEST))["group_snapshot"]["status"]
+        if status != "creating":
+            break
+        time.sleep(0.025)
+    assert status == "available"
+    snaps = ok(bapi.get(f"{V3}/snapshots?volume_id={v['id']}", user="demo"))["snapshots"]
+    assert len(snaps) == 1
+    # a group with a group snapshot is not deleted; without one, with its volumes
+    r = bapi.post(f"{V3}/groups/{group_id}/action", user="demo", headers=LATEST,
+                  json={"delete": {"delete-volumes": True}})
+    assert r.status_code == 400
+    ok(bapi.delete(f"{V3}/group_snapshots/{gs['id']}", user="demo", headers=LATEST), 202)
+    wait(bapi, "snapshots", snaps[0]["id"], until=("deleted",), user="demo")
+    ok(bapi.post(f"{V3}/groups/{group_id}/action", user="demo", headers=LATEST,
+                 json={"delete": {"delete-volumes": True}}), 202)
+    assert bapi.get(f"{V3}/groups/{group_id}", user="demo", headers=LATEST).status_code == 404
+    wait(bapi, "volumes", v["id"], until=("deleted",), user="demo")
+    ok(bapi.delete(f"{V3}/group_types/{gtype['id']}", headers=LATEST), 202)

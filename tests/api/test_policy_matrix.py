@@ -690,9 +690,9 @@ block-storage GET    /v3/qos-specs/{qos_id}/associate               admin-only
 block-storage GET    /v3/qos-specs/{qos_id}/disassociate            admin-only
 block-storage GET    /v3/qos-specs/{qos_id}/disassociate_all        admin-only
 block-storage GET    /v3/default-types                              admin-only
-block-storage GET    /v3/default-types/{target_project}             admin-only admin=403
-block-storage PUT    /v3/default-types/{target_project}             admin-only     bs_default_type admin=403
-block-storage DELETE /v3/default-types/{target_project}             admin-only admin=403
+block-storage GET    /v3/default-types/{target_project}             admin-only admin=404
+block-storage PUT    /v3/default-types/{target_project}             admin-only     bs_default_type
+block-storage DELETE /v3/default-types/{target_project}             admin-only
 block-storage GET    /v3/snapshots                                  any-read
 block-storage POST   /v3/snapshots                                  member-write   bs_snapshot
 block-storage GET    /v3/snapshots/detail                           any-read
@@ -745,6 +745,32 @@ block-storage GET    /v3/volume-transfers/{transfer_id}             reader-read
 block-storage DELETE /v3/volume-transfers/{transfer_id}             member-write
 block-storage POST   /v3/volume-transfers/{transfer_id}/accept      member-create  bs_accept
 block-storage GET    /v3/messages                                   any-read
+block-storage GET    /v3/capabilities/{host}                        admin-only
+block-storage GET    /v3/scheduler-stats/get_pools                  admin-only
+block-storage GET    /v3/extensions                                 any-read
+block-storage GET    /v3/resource_filters                           any-read
+block-storage GET    /v3/group_types                                any-read
+block-storage POST   /v3/group_types                                admin-only     bs_group_type
+block-storage GET    /v3/group_types/{group_type_id}                any-read
+block-storage PUT    /v3/group_types/{group_type_id}                admin-only     bs_group_type_update
+block-storage DELETE /v3/group_types/{group_type_id}                admin-only
+block-storage GET    /v3/group_types/{group_type_id}/group_specs    admin-only
+block-storage POST   /v3/group_types/{group_type_id}/group_specs    admin-only     bs_group_specs
+block-storage GET    /v3/group_types/{group_type_id}/group_specs/{key}  admin-only
+block-storage PUT    /v3/group_types/{group_type_id}/group_specs/{key}  admin-only bs_extra_spec
+block-storage DELETE /v3/group_types/{group_type_id}/group_specs/{key}  admin-only
+block-storage GET    /v3/groups                                     any-read
+block-storage POST   /v3/groups                                     member-create  bs_group
+block-storage GET    /v3/groups/detail                              any-read
+block-storage GET    /v3/groups/{group_id}                          reader-read
+block-storage PUT    /v3/groups/{group_id}                          member-write   bs_group_update
+block-storage POST   /v3/groups/{group_id}/action                   admin-only     bs_group_reset other=404
+block-storage GET    /v3/group_snapshots                            any-read
+block-storage POST   /v3/group_snapshots                            member-write   bs_group_snapshot
+block-storage GET    /v3/group_snapshots/detail                     any-read
+block-storage GET    /v3/group_snapshots/{group_snapshot_id}        reader-read
+block-storage DELETE /v3/group_snapshots/{group_snapshot_id}        member-write
+block-storage POST   /v3/group_snapshots/{group_snapshot_id}/action admin-only     bs_group_snapshot_reset other=404
 """
 _BS_LINES = [line for line in BLOCK_STORAGE.splitlines() if line.strip()]
 TABLE += "\n".join(_BS_LINES + [line.replace(" /v3/", " /v3/{project_id}/", 1)
@@ -905,6 +931,15 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "bs_quota_class_set": lambda w: {"quota_class_set": {"volumes": 10}},
     "bs_transfer": lambda w: {"transfer": {"volume_id": w["bs_transfer_volume_id"]}},
     "bs_accept": lambda w: {"accept": {"auth_key": "wrong"}},
+    "bs_group_type": lambda w: {"group_type": {"name": f"gt-{uuid.uuid4().hex[:8]}"}},
+    "bs_group_type_update": lambda w: {"group_type": {"description": "d"}},
+    "bs_group_specs": lambda w: {"group_specs": {"k1": "v1"}},
+    "bs_group": lambda w: {"group": {"group_type": w["bs_group_type_id"],
+                                     "volume_types": ["__DEFAULT__"]}},
+    "bs_group_update": lambda w: {"group": {"name": "g2"}},
+    "bs_group_reset": lambda w: {"reset_status": {"status": "available"}},
+    "bs_group_snapshot": lambda w: {"group_snapshot": {"group_id": w["bs_group_id"]}},
+    "bs_group_snapshot_reset": lambda w: {"reset_status": {"status": "available"}},
 }
 
 PLACEHOLDER = re.compile(r"\{([^}]+)\}")
@@ -1321,6 +1356,15 @@ FRESH: dict[str, Callable[[World], str | Ids]] = {
     "bs_type_id": lambda w: w.ok("POST", "/volume/v3/types", {"volume_type": {
         "name": f"t-{w.count()}", "extra_specs": {"k1": "v1"}}}, user="admin")[
             "volume_type"]["id"],
+    "bs_host": lambda w: "stackling@file",
+    "bs_group_type_id": lambda w: w.ok("POST", "/volume/v3/group_types", {"group_type": {
+        "name": f"gt-{w.count()}", "group_specs": {"k1": "v1"}}}, user="admin")[
+            "group_type"]["id"],
+    "bs_group_id": lambda w: w.ok("POST", "/volume/v3/groups", {"group": {
+        "group_type": w.ids["bs_group_type_id"], "volume_types": ["__DEFAULT__"]}})[
+            "group"]["id"],
+    "bs_group_snapshot_id": lambda w: w.ok("POST", "/volume/v3/group_snapshots", {
+        "group_snapshot": {"group_id": w.ids["bs_group_id"]}})["group_snapshot"]["id"],
     "bs_qos_id": lambda w: w.ok("POST", "/volume/v3/qos-specs", {"qos_specs": {
         "name": f"q-{w.count()}", "k1": "v1"}}, user="admin")["qos_specs"]["id"],
 }

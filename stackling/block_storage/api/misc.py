@@ -220,6 +220,106 @@ def accept_transfer(rq: ApiRequest) -> Any:
                                        "volume_name": volume.name if volume else None}}, 202)
 
 
+# ------------------------------------------------------------------ backend facts
+BACKEND = "file"
+
+
+def capabilities(rq: ApiRequest) -> Any:
+    authorize(rq, "volume_extension:capabilities")
+    host = rq.path_params["host"]
+    if host.split("#")[0] != "stackling@file":
+        raise errors.NotFound(f"No Capabilities found for {host}")
+    return {"namespace": "OS::Storage::Capabilities::stackling@file",
+            "vendor_name": "stackling", "volume_backend_name": BACKEND, "pool_name": None,
+            "driver_version": "1.0", "storage_protocol": "file", "display_name": None,
+            "description": None, "visibility": None, "replication_targets": [],
+            "properties": {"thin_provisioning": {
+                "title": "Thin Provisioning", "type": "boolean",
+                "description": "Sparse files: a volume costs no disk until written."}}}
+
+
+def pools(rq: ApiRequest) -> Any:
+    authorize(rq, "scheduler_extension:scheduler_stats:get_pools")
+    import shutil
+
+    from stackling.block_storage import backend
+
+    root = backend.driver_for(rq.settings).root
+    root.mkdir(parents=True, exist_ok=True)
+    usage = shutil.disk_usage(root)
+    pool: dict[str, Any] = {"name": f"stackling@file#{BACKEND}"}
+    if (rq.query.get("detail") or "").lower() in ("true", "1"):
+        pool["capabilities"] = {
+            "volume_backend_name": BACKEND, "vendor_name": "stackling",
+            "driver_version": "1.0", "storage_protocol": "file",
+            "total_capacity_gb": usage.total // backend.GiB,
+            "free_capacity_gb": usage.free // backend.GiB,
+            "allocated_capacity_gb": 0, "thin_provisioning_support": True,
+            "thick_provisioning_support": False, "multiattach": True,
+            "reserved_percentage": 0, "pool_name": BACKEND,
+            "timestamp": time(utcnow())}
+    return {"pools": [pool]}
+
+
+EXTENSIONS = (
+    ("AdminActions", "os-admin-actions", "Enable admin actions."),
+    ("AvailabilityZones", "os-availability-zone", "Describe Availability Zones."),
+    ("Backups", "backups", "Backups support."),
+    ("Capabilities", "capabilities", "Capabilities support."),
+    ("ExtendedServices", "os-extended-services", "Extended services support."),
+    ("ExtendedSnapshotAttributes", "os-extended-snapshot-attributes",
+     "Extended SnapshotAttributes support."),
+    ("Qos_specs_manage", "qos-specs", "QoS specs support."),
+    ("QuotaClasses", "os-quota-class-sets", "Quota classes management support."),
+    ("Quotas", "os-quota-sets", "Quota management support."),
+    ("Scheduler_stats", "scheduler-stats", "Scheduler stats support."),
+    ("Services", "os-services", "Services support."),
+    ("SnapshotActions", "os-snapshot-actions", "Enable snapshot manager actions."),
+    ("TypesExtraSpecs", "os-types-extra-specs", "Type extra specs support."),
+    ("TypesManage", "os-types-manage", "Types manage support."),
+    ("UsedLimits", "os-used-limits", "Provide data on limited resources that are being used."),
+    ("VolumeActions", "os-volume-actions", "Enable volume actions."),
+    ("VolumeHostAttribute", "os-vol-host-attr", "Expose host as an attribute of a volume."),
+    ("VolumeImageMetadata", "os-vol-image-meta",
+     "Show image metadata associated with the volume."),
+    ("VolumeMigStatusAttribute", "os-vol-mig-status-attr",
+     "Expose migration_status as an attribute of a volume."),
+    ("VolumeTenantAttribute", "os-vol-tenant-attr",
+     "Expose the internal project_id as an attribute of a volume."),
+    ("VolumeTransfer", "os-volume-transfer", "Volume transfer management support."),
+    ("VolumeTypeAccess", "os-volume-type-access", "Volume type access support."),
+)
+
+
+def extensions(rq: ApiRequest) -> Any:
+    return {"extensions": [{"name": name, "alias": alias, "description": text,
+                            "updated": "2013-10-03T00:00:00+00:00", "links": []}
+                           for name, alias, text in EXTENSIONS]}
+
+
+RESOURCE_FILTERS = {
+    "volume": ["name", "status", "metadata", "bootable", "migration_status",
+               "availability_zone", "group_id", "size", "created_at", "updated_at",
+               "consumes_quota"],
+    "backup": ["name", "status", "volume_id"],
+    "snapshot": ["name", "status", "volume_id", "metadata", "availability_zone",
+                 "consumes_quota"],
+    "group": ["name"], "group_snapshot": ["name", "status", "group_id"],
+    "attachment": ["volume_id", "status", "instance_id", "attach_status"],
+    "message": ["resource_uuid", "resource_type", "event_id", "request_id", "message_level"],
+    "pool": ["name", "volume_type"], "volume_type": ["is_public", "extra_specs"],
+}
+
+
+def resource_filters(rq: ApiRequest) -> Any:
+    if not version(rq, "3.33"):
+        raise errors.NotFound("The resource could not be found.")
+    wanted = rq.query.get("resource")
+    return {"resource_filters": [{"resource": k, "filters": v}
+                                 for k, v in RESOURCE_FILTERS.items()
+                                 if wanted in (None, k)]}
+
+
 # ------------------------------------------------------------------ empty collections
 def empty(key: str) -> Any:
     def handler(rq: ApiRequest) -> Any:
@@ -245,3 +345,7 @@ def register(service: Service) -> None:
         add(service, f"/{kind}/{{transfer_id}}", get=show_transfer, delete=delete_transfer)
         add(service, f"/{kind}/{{transfer_id}}/accept", post=accept_transfer)
     add(service, "/messages", get=empty("messages"))
+    add(service, "/capabilities/{host}", get=capabilities)
+    add(service, "/scheduler-stats/get_pools", get=pools)
+    add(service, "/extensions", get=extensions)
+    add(service, "/resource_filters", get=resource_filters)

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.block_storage import errors, microversions
-from stackling.block_storage.api import attachments, backups, misc, snapshots, types, volumes
+from stackling.block_storage.api import (
+    attachments,
+    backups,
+    groups,
+    misc,
+    snapshots,
+    types,
+    volumes,
+)
 from stackling.common.http import Service
 
 
@@ -20,4 +28,5 @@ def build(runtime: Any) -> Service:
     snapshots.register(service)
     backups.register(service)
     attachments.register(service)
+    groups.register(service)
     return service

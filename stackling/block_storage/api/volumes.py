@@ -59,7 +59,9 @@ def view(rq: ApiRequest, volume: Volume, atts: list[Attachment],
     if volume.image_metadata:
         v["volume_image_metadata"] = dict(volume.image_metadata)
     if version(rq, "3.13"):
-        v["group_id"] = None
+        from stackling.block_storage import groups
+
+        v["group_id"] = groups.group_of(rq.db, volume.id)
     if version(rq, "3.21") and rq.ctx.is_admin:
         v["provider_id"] = None
     if version(rq, "3.48"):
@@ -201,7 +203,8 @@ def create(rq: ApiRequest) -> Any:
         availability_zone=data.get("availability_zone"),
         snapshot_id=data.get("snapshot_id"), source_volid=data.get("source_volid"),
         backup_id=data.get("backup_id"), image=image,
-        multiattach=bool(data.get("multiattach", False)))
+        multiattach=bool(data.get("multiattach", False)),
+        group_id=data.get("group_id") if version(rq, "3.13") else None)
     _wake(rq)
     return json_response({"volume": _show(rq, volume)}, 202)
 
