@@ -78,7 +78,7 @@ def create_volume(db: Session, ctx: RequestContext, settings: Any, *, size: int 
                   availability_zone: str | None = None, snapshot_id: str | None = None,
                   source_volid: str | None = None, image_id: str | None = None,
                   backup_id: str | None = None, multiattach: bool = False,
-                  image: Any = None, group_id: str | None = None) -> Volume:
+                  image: Any = None) -> Volume:
     """A new volume in `creating` with its task queued (work.py makes the file).
     `image` is the image record the caller found visible (from `image_id`)."""
     source_size = None
@@ -160,10 +160,6 @@ def create_volume(db: Session, ctx: RequestContext, settings: Any, *, size: int 
             volume.image_metadata = dict(parent.image_metadata or {})
     db.add(volume)
     db.flush()
-    if group_id:
-        from stackling.block_storage import groups
-
-        groups.add_volume(db, groups.get_group(db, ctx, group_id), volume)
     return volume
 
 

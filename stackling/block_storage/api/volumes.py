@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackling.block_storage import attachments, backend, errors, volumes, work
+from stackling.block_storage import attachments, backend, errors, groups, volumes, work
 from stackling.block_storage.api.common import (
     add,
     all_tenants,
@@ -59,8 +59,6 @@ def view(rq: ApiRequest, volume: Volume, atts: list[Attachment],
     if volume.image_metadata:
         v["volume_image_metadata"] = dict(volume.image_metadata)
     if version(rq, "3.13"):
-        from stackling.block_storage import groups
-
         v["group_id"] = groups.group_of(rq.db, volume.id)
     if version(rq, "3.21") and rq.ctx.is_admin:
         v["provider_id"] = None
@@ -203,8 +201,9 @@ def create(rq: ApiRequest) -> Any:
         availability_zone=data.get("availability_zone"),
         snapshot_id=data.get("snapshot_id"), source_volid=data.get("source_volid"),
         backup_id=data.get("backup_id"), image=image,
-        multiattach=bool(data.get("multiattach", False)),
-        group_id=data.get("group_id") if version(rq, "3.13") else None)
+        multiattach=bool(data.get("multiattach", False)))
+    if data.get("group_id") and version(rq, "3.13"):
+        groups.add_volume(rq.db, groups.get_group(rq.db, rq.ctx, str(data["group_id"])), volume)
     _wake(rq)
     return json_response({"volume": _show(rq, volume)}, 202)
 
