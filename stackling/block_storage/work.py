@@ -170,6 +170,8 @@ def _do(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id: str,
         if task == "extend":
             driver.extend_volume(row_id, int(args["new_size"]))
             return None
+        if task == "upload":
+            return upload_volume(runtime, driver, row_id, args["image_id"])
     if model is Snapshot:
         if task == "create":
             driver.create_snapshot(row_id, row["volume_id"])
@@ -217,6 +219,12 @@ def _succeed(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id:
                 db.delete(row)
             elif task == "extend":
                 row.size = int(args["new_size"])
+                row.status = row.previous_status or "available"
+            elif task == "upload":
+                from stackling.image import interface as images
+
+                images.activate_data(db, args["image_id"], result[0], size=result[1],
+                                     md5=result[2], sha512=result[3])
                 row.status = row.previous_status or "available"
         elif model is Snapshot:
             if task == "create":
@@ -267,6 +275,11 @@ def _fail(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id: st
                 row.status = "error_deleting"
             elif task == "extend":
                 row.status = "error_extending"
+            elif task == "upload":  # Cinder: the volume as it was, the image deleted
+                from stackling.image import interface as images
+
+                images.fail_upload(db, (row.task_args or {}).get("image_id", ""))
+                row.status = row.previous_status or "available"
             row.fault = reason[:4000]
         elif model is Snapshot:
             row.status = "error" if task == "create" else "error_deleting"
@@ -285,6 +298,30 @@ def _fail(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id: st
                     target.status, target.task = "error_restoring", None
             else:
                 row.status = "error_deleting"
+
+
+def upload_volume(runtime: Any, driver: backend.FileDriver, volume_id: str,
+                  image_id: str) -> tuple[Path, int, str, str]:
+    """The volume's bytes into the image's staging file, checksummed as Glance does."""
+    from stackling.image import interface as images
+
+    with runtime.db.transaction(write=False) as db:
+        target = images.staging_file(db, image_id)
+    md5, sha512, size = hashlib.md5(usedforsecurity=False), hashlib.sha512(), 0
+    try:
+        with open(driver.volume_path(volume_id), "rb") as src, open(target, "wb") as out:
+            while True:
+                data = src.read(backend.CHUNK)
+                if not data:
+                    break
+                out.write(data)
+                md5.update(data)
+                sha512.update(data)
+                size += len(data)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    return target, size, md5.hexdigest(), sha512.hexdigest()
 
 
 # ------------------------------------------------------------------ the backup store

@@ -25,7 +25,8 @@ from stackling.image.models import Image
 
 __all__ = ["ImageNotFound", "get_image", "image_ids_named", "create_snapshot",
            "instance_images", "delete_image_records", "list_images", "delete_image",
-           "set_properties", "authorize", "finish_snapshots", "data_path"]
+           "set_properties", "authorize", "finish_snapshots", "data_path", "create_image",
+           "staging_file", "activate_data", "fail_upload"]
 
 
 def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
@@ -195,3 +196,51 @@ def data_path(db: Session, image: Image) -> Path | None:
     Block storage streams it into a volume (a volume created from an image)."""
     data_dir = _data_dir(db)
     return _base_data(db, data_dir, image) if data_dir is not None else None
+
+
+def create_image(db: Session, ctx: RequestContext, body: dict[str, Any]) -> str:
+    """`POST /v2/images` (Glance's rules, the context's project owns it): a queued
+    image's id. Block storage makes one for os-volume_upload_image."""
+    image = logic.create_image(db, ctx, body)
+    configured = _multi_store(db)
+    if configured is not None:
+        image.stores = [configured.default]
+    return image.id
+
+
+def staging_file(db: Session, image_id: str) -> Path:
+    """Where a service writes data for a queued image before `activate_data` (in the
+    image data dir, so the rename into place is atomic)."""
+    data_dir = _data_dir(db)
+    if data_dir is None:
+        raise RuntimeError("the session carries no runtime")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return data_dir / f".{image_id}.upload"
+
+
+def activate_data(db: Session, image_id: str, written: Path, *, size: int, md5: str,
+                  sha512: str) -> bool:
+    """The queued image's data is `written` (from `staging_file`): moved into the default
+    store, the image `active` with its size and checksums. False (and the file removed)
+    when the image is no longer queued (deleted meanwhile)."""
+    from stackling.common.db import utcnow
+
+    image = db.get(Image, image_id)
+    data_dir = _data_dir(db)
+    if image is None or image.status != "queued" or data_dir is None:
+        written.unlink(missing_ok=True)
+        return False
+    os.replace(written, data_dir / image_id)
+    image.size, image.checksum = size, md5
+    image.os_hash_algo, image.os_hash_value = "sha512", sha512
+    image.status, image.updated_at = "active", utcnow()
+    db.flush()
+    return True
+
+
+def fail_upload(db: Session, image_id: str) -> None:
+    """A queued image whose data never came (a failed upload from a volume) is deleted."""
+    image = db.get(Image, image_id)
+    if image is not None and image.status == "queued":
+        image.status = "deleted"
+        db.flush()

@@ -616,3 +616,29 @@ def test_groups_and_group_snapshots(bapi):
     assert bapi.get(f"{V3}/groups/{group_id}", user="demo", headers=LATEST).status_code == 404
     wait(bapi, "volumes", v["id"], until=("deleted",), user="demo")
     ok(bapi.delete(f"{V3}/group_types/{gtype['id']}", headers=LATEST), 202)
+
+
+def test_upload_a_volume_to_an_image(bapi):
+    v = volume(bapi, size=1)
+    write(bapi, v["id"], 0, b"from a volume")
+    r = bapi.post(f"{V3}/volumes/{v['id']}/action", user="demo", headers=LATEST, json={
+        "os-volume_upload_image": {"image_name": "from-volume", "disk_format": "raw",
+                                   "container_format": "bare"}})
+    assert r.status_code == 202, r.text
+    upload = r.json()["os-volume_upload_image"]
+    assert upload["status"] == "uploading" and upload["image_name"] == "from-volume"
+    for _ in range(800):
+        image = ok(bapi.get(f"/image/v2/images/{upload['image_id']}", user="demo"))
+        if image["status"] == "active":
+            break
+        time.sleep(0.025)
+    assert image["status"] == "active" and image["size"] == GiB
+    assert image["visibility"] == "private"
+    wait(bapi, "volumes", v["id"], user="demo")
+    r = bapi.get(f"/image/v2/images/{upload['image_id']}/file", user="demo",
+                 headers={"Range": "bytes=0-12"})
+    assert r.content[:13] == b"from a volume"
+    # public images are an admin's
+    r = bapi.post(f"{V3}/volumes/{v['id']}/action", user="demo", headers=LATEST, json={
+        "os-volume_upload_image": {"image_name": "pub", "visibility": "public"}})
+    assert r.status_code == 403

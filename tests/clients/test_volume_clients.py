@@ -128,6 +128,14 @@ def test_cli_volume_story(cloud):
     cloud.cli("volume", "backup", "restore", backup, restored, "-f", "json")
     _wait_cli(cloud, "volume backup", backup, "available")
     _wait_cli(cloud, "volume", restored, "available")
+    # an image of the volume (os-volume_upload_image)
+    image = _unique("img")
+    made = cloud.cli("image", "create", "--volume", name, image, "-f", "json")
+    assert made["image_name"] == image and made["status"] == "uploading"
+    _wait_cli(cloud, "image", image, "active")
+    _wait_cli(cloud, "volume", name, "available")
+    assert cloud.cli("image", "show", image, "-f", "json")["size"] == 2 * 1024 ** 3
+    cloud.cli("image", "delete", image)
     # types and QoS
     vtype = _unique("gold")
     cloud.cli("volume", "type", "create", "--property", "volume_backend_name=file",

@@ -465,7 +465,9 @@ def _upload_image(rq: ApiRequest, args: dict[str, Any]) -> Any:
 
     image = uploads.upload_to_image(rq.db, rq.ctx, _driver(rq), volume, args,
                                     public_allowed=allowed(
-                                        rq, "volume_extension:volume_actions:upload_public"))
+                                        rq, "volume_extension:volume_actions:upload_public"),
+                                    since_3_1=version(rq, "3.1"))
+    _wake(rq)
     return json_response({"os-volume_upload_image": image}, 202)
 
 
