@@ -38,9 +38,11 @@ from stackling.block_storage.errors import (
     ImageNotFound,
     InvalidInput,
     InvalidVolume,
+    QoSSpecsNotFound,
     SnapshotNotFound,
     VolumeAttachmentNotFound,
     VolumeNotFound,
+    VolumeTypeNotFound,
 )
 from stackling.block_storage.models import Attachment, Volume
 from stackling.common.context import RequestContext
@@ -51,6 +53,10 @@ __all__ = [
     "create_volume", "delete_volume", "attachment_create", "attachment_update",
     "attachment_complete", "attachment_delete", "attachments_for_instance",
     "volume_ids_for_instance", "volume_path", "attached_volume_path", "wake",
+    "volume_body", "update_volume", "extend_volume", "retype_volume", "set_readonly",
+    "VolumeTypeNotFound", "QoSSpecsNotFound", "create_volume_type", "update_volume_type",
+    "delete_volume_type", "volume_type_body", "create_qos_specs", "update_qos_specs",
+    "delete_qos_specs", "qos_specs_body", "authorize",
 ]
 
 
@@ -112,7 +118,8 @@ def create_volume(db: Session, ctx: RequestContext, *, size: int | None,
                   source_type: str = "blank", source_id: str | None = None,
                   name: str | None = None, volume_type: str | None = None,
                   availability_zone: str | None = None,
-                  description: str | None = None) -> VolumeInfo:
+                  description: str | None = None, metadata: dict[str, str] | None = None,
+                  multiattach: bool = False) -> VolumeInfo:
     """A volume for a block device mapping, in the context's project, with Cinder's
     checks and quota: `source_type` blank | image | snapshot | volume (`source_id` the
     image, snapshot or volume id; `size` in GiB may be None for a copy: the source's
@@ -129,11 +136,16 @@ def create_volume(db: Session, ctx: RequestContext, *, size: int | None,
         kwargs["snapshot_id"] = source_id
     elif source_type == "volume":
         kwargs["source_volid"] = source_id
+    elif source_type == "backup":
+        kwargs["backup_id"] = source_id
     elif source_type != "blank":
         raise InvalidInput(reason=f"Unknown source type {source_type}")
+    if metadata is not None:
+        volumes._check_metadata(metadata)
     volume = volumes.create_volume(db, ctx, settings, size=size, name=name,
                                    description=description, volume_type=volume_type,
-                                   availability_zone=availability_zone, image=image, **kwargs)
+                                   availability_zone=availability_zone, image=image,
+                                   metadata=metadata, multiattach=multiattach, **kwargs)
     return _info(db, volume)
 
 
@@ -223,3 +235,143 @@ def attached_volume_path(db: Session, settings: Any, instance_uuid: str,
 def wake(runtime: Any) -> None:
     """Start the work the committed transaction queued (volume files, deletions)."""
     work.wake(runtime)
+
+
+# ------------------------------------------------------------------ for orchestration
+def authorize(runtime: Any, ctx: RequestContext, action: str,
+              project_id: str | None = None) -> None:
+    """Cinder's policy `action` for `ctx` on a resource of `project_id` (its own by
+    default): Heat's resources call Cinder as the stack's owner."""
+    from stackling.common.errors import PolicyNotAuthorized
+
+    target = {"project_id": project_id or ctx.project_id}
+    if not runtime.enforcer.enforce(action, target, ctx.policy_creds()):
+        raise PolicyNotAuthorized(action=action)
+
+
+def volume_body(db: Session, ctx: RequestContext, volume_id: str) -> dict[str, Any]:
+    """The volume as `GET /v3/volumes/{id}` shows its main fields (Heat's `show`)."""
+    from stackling.block_storage.models import VolumeType
+
+    volume = volumes.get_volume(db, ctx, volume_id)
+    vtype = db.get(VolumeType, volume.volume_type_id)
+    atts = volumes.attachments_of(db, [volume.id])[volume.id]
+    return {
+        "id": volume.id, "name": volume.name, "description": volume.description,
+        "status": volume.status, "size": volume.size,
+        "availability_zone": volume.availability_zone,
+        "created_at": volume.created_at.isoformat(), "snapshot_id": volume.snapshot_id,
+        "source_volid": volume.source_volid, "backup_id": volume.backup_id,
+        "volume_type": vtype.name if vtype else volume.volume_type_id,
+        "metadata": dict(volume.metadata_ or {}), "bootable": str(volume.bootable).lower(),
+        "encrypted": False, "multiattach": volume.multiattach,
+        "volume_image_metadata": dict(volume.image_metadata or {}),
+        "attachments": [{"id": a.volume_id, "attachment_id": a.id, "volume_id": a.volume_id,
+                         "server_id": a.instance_uuid, "device": a.mountpoint,
+                         "host_name": a.attached_host} for a in atts
+                        if a.attach_status == "attached"]}
+
+
+def update_volume(db: Session, ctx: RequestContext, volume_id: str,
+                  fields: dict[str, Any]) -> None:
+    """`PUT /v3/volumes/{id}`: name, description and/or metadata (replaced)."""
+    if "metadata" in fields:
+        volumes._check_metadata(fields["metadata"])
+    volumes.update_volume(db, volumes.get_volume(db, ctx, volume_id), fields)
+
+
+def extend_volume(db: Session, ctx: RequestContext, volume_id: str, new_size: int) -> None:
+    """os-extend (an in-use volume too, as 3.42): `extending`, then its status again."""
+    runtime = db.info.get("stackling.runtime")
+    volumes.extend(db, ctx, runtime.settings if runtime else None,
+                   volumes.get_volume(db, ctx, volume_id), new_size, attached_ok=True)
+
+
+def retype_volume(db: Session, ctx: RequestContext, volume_id: str, new_type: str) -> None:
+    runtime = db.info.get("stackling.runtime")
+    volumes.retype(db, ctx, runtime.settings if runtime else None,
+                   volumes.get_volume(db, ctx, volume_id), new_type, "on-demand")
+
+
+def set_readonly(db: Session, ctx: RequestContext, volume_id: str, readonly: bool) -> None:
+    volumes.set_readonly(db, volumes.get_volume(db, ctx, volume_id), readonly)
+
+
+def create_volume_type(db: Session, ctx: RequestContext, *, name: str,
+                       description: str | None, is_public: bool,
+                       extra_specs: dict[str, str], projects: list[str]) -> str:
+    """`POST /v3/types` (+ os-volume-type-access for `projects`): the type's id."""
+    from stackling.block_storage import types
+
+    vtype = types.create_type(db, name, description, is_public,
+                              {str(k): str(v) for k, v in extra_specs.items()})
+    for project in projects:
+        types.add_access(db, vtype, project)
+    return vtype.id
+
+
+def update_volume_type(db: Session, ctx: RequestContext, type_id: str, *,
+                       fields: dict[str, Any]) -> None:
+    """name/description/is_public; `extra_specs` replaced; `projects` the access list."""
+    from stackling.block_storage import types
+
+    vtype = types.get_type(db, ctx, type_id)
+    types.update_type(db, vtype, name=fields.get("name"),
+                      description=fields.get("description"),
+                      description_given="description" in fields,
+                      is_public=fields.get("is_public"))
+    if "extra_specs" in fields:
+        vtype.extra_specs = {str(k): str(v) for k, v in (fields["extra_specs"] or {}).items()}
+    if "projects" in fields and not vtype.is_public:
+        have = set(types.access_list(db, vtype))
+        want = set(fields["projects"] or [])
+        for project in want - have:
+            types.add_access(db, vtype, project)
+        for project in have - want:
+            types.remove_access(db, vtype, project)
+    db.flush()
+
+
+def delete_volume_type(db: Session, ctx: RequestContext, type_id: str) -> None:
+    from stackling.block_storage import types
+
+    types.delete_type(db, types.get_type(db, ctx, type_id))
+
+
+def volume_type_body(db: Session, ctx: RequestContext, type_id: str) -> dict[str, Any]:
+    from stackling.block_storage import types
+
+    vtype = types.get_type(db, ctx, type_id)
+    return {"id": vtype.id, "name": vtype.name, "description": vtype.description,
+            "is_public": vtype.is_public, "extra_specs": dict(vtype.extra_specs or {}),
+            "qos_specs_id": vtype.qos_specs_id}
+
+
+def create_qos_specs(db: Session, name: str, specs: dict[str, Any]) -> str:
+    from stackling.block_storage import types
+
+    return types.create_qos(db, name, specs).id
+
+
+def update_qos_specs(db: Session, qos_id: str, specs: dict[str, Any]) -> None:
+    """The specs replaced by `specs` (keys gone from it are unset)."""
+    from stackling.block_storage import types
+
+    qos = types.get_qos(db, qos_id)
+    qos.specs = {}
+    types.update_qos(db, qos, specs)
+
+
+def delete_qos_specs(db: Session, qos_id: str) -> None:
+    """Deleted, its volume types disassociated first (Heat's handle_delete)."""
+    from stackling.block_storage import types
+
+    types.delete_qos(db, types.get_qos(db, qos_id), force=True)
+
+
+def qos_specs_body(db: Session, qos_id: str) -> dict[str, Any]:
+    from stackling.block_storage import types
+
+    qos = types.get_qos(db, qos_id)
+    return {"id": qos.id, "name": qos.name, "consumer": qos.consumer,
+            "specs": dict(qos.specs or {})}

@@ -20,6 +20,7 @@ MODULES = [
     "stackling.orchestration.resources.neutron_more",
     "stackling.orchestration.resources.wait_condition",
     "stackling.orchestration.resources.software",
+    "stackling.orchestration.resources.cinder",
     "stackling.orchestration.nested_stacks",  # beside the types: it drives the engine
     "stackling.orchestration.remote_stack",  # likewise, and the stack logic
 ]
