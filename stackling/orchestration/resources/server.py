@@ -10,8 +10,9 @@ with the resource's status, or not at all.
 
 Replacement keeps a `fixed_ip`: `prepare_for_replace` clears the fixed IPs of the old
 server's internal ports (kept in data `port_fip`), so the new server's ports can take the
-same addresses; a rollback deletes the new server and its ports first, then
-`restore_prev_rsrc` gives the addresses back to the old ports.
+same addresses, and detaches the user's ports (`port` entries) so the new server can
+take them; a rollback deletes the new server and its ports first, then
+`restore_prev_rsrc` gives the addresses back to the old ports and re-attaches the user's.
 """
 
 from __future__ import annotations
@@ -546,9 +547,21 @@ class Server(Resource):
         return found
 
     # ------------------------------------------------------------------ replacement
+    def _user_ports(self) -> list[str]:
+        """The ports of `port` entries this server has (data `external_ports`)."""
+        return [p["id"] for p in self.data_get("external_ports") or []]
+
     def prepare_for_replace(self) -> None:
-        """Free the fixed IPs of the internal ports for the replacement server."""
+        """Free the fixed IPs of the internal ports for the replacement server, and detach
+        the user's ports from this one so that the replacement can take them (upstream's
+        `prepare_ports_for_replace`); otherwise its build fails PortInUse."""
         neutron = _net()
+        for port_id in self._user_ports():
+            try:
+                _nova().detach_interface(self.db, self.ctx, self.resource_id, port_id)
+            except ApiError as err:
+                if not not_found(err):
+                    raise
         saved = {}
         for p in self._internal():
             try:
@@ -563,6 +576,8 @@ class Server(Resource):
             self.data_set("port_fip", saved)
 
     def restore_prev_rsrc(self) -> None:
+        """After the replacement is deleted: the internal ports' addresses back, the
+        user's ports attached again (upstream's `restore_ports_after_rollback`)."""
         neutron = _net()
         for port_id, ips in (self.data_get("port_fip") or {}).items():
             try:
@@ -571,6 +586,19 @@ class Server(Resource):
                 if not not_found(err):
                     raise
         self.data_delete("port_fip")
+        if self.resource_id is None:
+            return
+        attached = {i["port_id"] for i in _nova().list_interfaces(self.db, self.ctx,
+                                                                   self.resource_id)}
+        for port_id in self._user_ports():
+            if port_id in attached:
+                continue
+            try:
+                _nova().attach_interface(self.db, self.ctx, self.resource_id,
+                                         port_id=port_id)
+            except ApiError as err:
+                if not not_found(err):
+                    raise
 
     # ------------------------------------------------------------------ suspend/resume
     def handle_suspend(self) -> None:
