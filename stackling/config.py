@@ -296,6 +296,9 @@ class BlockStorageSettings:
     backup_dir: str = ""
     backup_chunk_size: int = 4194304  # bytes per backup chunk (a SHA-256 each)
     workers: int = 2  # threads per process doing volume copies and backups
+    # seconds a worker's claim on a task lasts unless renewed (a third of it): a process
+    # killed mid-copy has its work taken over by another this long after
+    lease_seconds: float = 60.0
     # Cinder's [DEFAULT] quota_* defaults, per project; -1 is unlimited.
     quota_volumes: int = 10
     quota_snapshots: int = 10

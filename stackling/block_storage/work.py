@@ -30,19 +30,22 @@ from sqlalchemy.orm import Session
 
 from stackling.block_storage import backend
 from stackling.block_storage.models import Backup, Snapshot, Volume
-from stackling.common.db import utcnow
+from stackling.common.db import utcnow, utcnow_precise
 from stackling.common.workers import WorkerPool, claim_next
 
 LOG = logging.getLogger(__name__)
-LEASE = dt.timedelta(seconds=60)
-RENEW_SECONDS = 15.0
 POLL_SECONDS = 2.0
 STATE_KEY = "block_storage.worker"
 MODELS: tuple[type[Any], ...] = (Volume, Snapshot, Backup)
 
 
-def _claim(db: Session, token: str, only: tuple[type[Any], str] | None) -> tuple[type[Any], str] | None:
-    now = utcnow()
+def _lease(runtime: Any) -> dt.timedelta:
+    return dt.timedelta(seconds=float(runtime.settings.block_storage.lease_seconds))
+
+
+def _claim(db: Session, token: str, only: tuple[type[Any], str] | None,
+           lease: dt.timedelta) -> tuple[type[Any], str] | None:
+    now = utcnow_precise()
     for model in MODELS:
         if only is not None and model is not only[0]:
             continue
@@ -55,14 +58,14 @@ def _claim(db: Session, token: str, only: tuple[type[Any], str] | None) -> tuple
         row = db.scalars(stmt.order_by(model.created_at).limit(1)).first()
         if row is not None:
             row.claimed_by = token
-            row.claimed_until = now + LEASE
+            row.claimed_until = now + lease
             db.flush()
             return model, row.id
     return None
 
 
 def _peek(db: Session) -> bool:
-    now = utcnow()
+    now = utcnow_precise()
     return any(db.scalar(select(m.id).where(m.task.is_not(None), or_(
         m.claimed_until.is_(None), m.claimed_until < now)).limit(1)) is not None
         for m in MODELS)
@@ -72,7 +75,7 @@ def run_next(runtime: Any, only: tuple[type[Any], str] | None = None) -> bool:
     """Claim one task (any, or `only` (model, id)) and do it; False when none was due."""
     token = str(uuid.uuid4())
     claimed = claim_next(runtime.db, _peek if only is None else None,
-                         lambda db: _claim(db, token, only))
+                         lambda db: _claim(db, token, only, _lease(runtime)))
     if claimed is None:
         return False
     model, row_id = claimed
@@ -90,11 +93,12 @@ def run_next(runtime: Any, only: tuple[type[Any], str] | None = None) -> bool:
 
 def _renew(runtime: Any, model: type[Any], row_id: str, token: str,
            stop: threading.Event) -> None:
-    while not stop.wait(RENEW_SECONDS):
+    lease = _lease(runtime)
+    while not stop.wait(lease.total_seconds() / 3):
         try:
             with runtime.db.transaction() as db:
                 db.execute(update(model).where(model.id == row_id, model.claimed_by == token)
-                           .values(claimed_until=utcnow() + LEASE))
+                           .values(claimed_until=utcnow_precise() + lease))
         except Exception:  # noqa: BLE001 - the next renewal tries again
             LOG.warning("renewing the lease of %s %s failed", model.__name__, row_id)
 
