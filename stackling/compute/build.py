@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError
 from stackling.common.workers import WorkerPool, claim_next
-from stackling.compute import actions, network_api, scheduler
+from stackling.compute import actions, block_devices, network_api, scheduler
 from stackling.compute.errors import NoValidHost
 from stackling.compute.models import Instance, InstanceAction
 from stackling.observability import logs, metrics
@@ -33,6 +33,11 @@ NETWORK_FAULT = "Build of instance %s aborted: Failed to allocate the network(s)
 
 
 _ANY_PENDING = select(Instance.id).where(Instance.build_state == "pending").limit(1)
+# A boot from volume commits its new volumes (`volumes`: Cinder makes them after that
+# commit), then is claimed again once they are made (or the wait has run out).
+VOLUMES = "volumes"
+_WAITING = select(Instance).where(Instance.build_state == VOLUMES).order_by(Instance.id)
+IN_REQUEST_WAIT = 60.0  # how long build_now's request waits for its volumes; then workers
 
 
 # SQLite: the next pending instance with its `create` action (no row locks there: one
@@ -43,12 +48,18 @@ _NEXT_WITH_ACTION = select(Instance, InstanceAction).outerjoin(
     Instance.build_state == "pending").order_by(Instance.id).limit(1)
 
 
-def _claim(db: Session, uuid: str | None = None) -> tuple[Instance, InstanceAction | None] | None:
+def _claim(db: Session, uuid: str | None = None, state: str = "pending"
+           ) -> tuple[Instance, InstanceAction | None] | None:
     """The claimed instance (the next pending one, or `uuid` if still pending) and its
-    `create` action (None without one)."""
-    stmt = select(Instance).where(Instance.build_state == "pending").order_by(
+    `create` action (None without one); `state` VOLUMES: one whose volumes are made."""
+    stmt = select(Instance).where(Instance.build_state == state).order_by(
         Instance.id).limit(1)
     following = _NEXT_WITH_ACTION
+    if state != "pending":
+        following = select(Instance, InstanceAction).outerjoin(
+            InstanceAction, (InstanceAction.instance_uuid == Instance.uuid)
+            & (InstanceAction.action == "create")).where(
+            Instance.build_state == state).order_by(Instance.id).limit(1)
     if uuid is not None:
         stmt, following = stmt.where(Instance.uuid == uuid), following.where(Instance.uuid == uuid)
     if db.get_bind().dialect.name == "sqlite":
@@ -57,7 +68,7 @@ def _claim(db: Session, uuid: str | None = None) -> tuple[Instance, InstanceActi
             return None
         inst, action = row
         claimed = db.execute(update(Instance).where(
-            Instance.id == inst.id, Instance.build_state == "pending").values(
+            Instance.id == inst.id, Instance.build_state == state).values(
             build_attempts=Instance.build_attempts + 1).execution_options(
             synchronize_session=False))
         return (inst, action) if claimed.rowcount == 1 else None
@@ -94,8 +105,23 @@ def set_error(inst: Instance, flt: dict[str, Any]) -> None:
     inst.updated_at = utcnow_precise()
 
 
+def _waited(inst: Instance) -> int:
+    started = inst.updated_at or inst.created_at
+    return max(0, int((utcnow_precise() - started).total_seconds()))
+
+
+def volumes_due(db: Session, inst: Instance) -> bool:
+    """A server waiting for its volumes may go on: they are made, or the wait is over."""
+    return _waited(inst) >= block_devices.VOLUME_WAIT_SECONDS or \
+        block_devices.volumes_ready(db, inst)
+
+
 def build_instance(db: Session, inst: Instance, action: InstanceAction | None = None) -> None:
     """Schedule, claim, allocate networks, go ACTIVE; or ERROR with a fault.
+
+    A server with volumes to make (image, snapshot or blank sources) first asks Cinder
+    for them and commits (build_state VOLUMES, task_state block_device_mapping): the
+    next claim, once they are available, builds it and attaches them.
 
     A port that cannot bind on the chosen host (Neutron's `binding_failed`) reschedules
     to another host, as Nova's compute manager does, up to MAX_ATTEMPTS hosts.
@@ -103,6 +129,12 @@ def build_instance(db: Session, inst: Instance, action: InstanceAction | None = 
     started = utcnow_precise()
     failed_on: list[str] = []
     try:
+        if inst.build_state == "pending":
+            with db.begin_nested():  # all the volumes or none
+                if block_devices.create_volumes(db, inst):
+                    inst.build_state, inst.task_state = VOLUMES, "block_device_mapping"
+                    inst.updated_at = utcnow_precise()
+                    return
         while True:
             try:
                 _build_on_a_host(db, inst, frozenset(failed_on))
@@ -140,6 +172,7 @@ def _build_on_a_host(db: Session, inst: Instance, excluded: frozenset[str]) -> N
         # Set with the rest (one UPDATE): nothing the allocation reads needs them.
         inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
         inst.network_info = network_info
+        block_devices.attach_at_build(db, inst, _waited(inst))  # the volumes on this host
         now = utcnow_precise()
         inst.vm_state, inst.task_state, inst.power_state = "active", None, 1
         inst.launched_at = inst.updated_at = now
@@ -160,6 +193,11 @@ def build_next(runtime: Any, uuid: str | None = None) -> bool:
         claimed.clear()
         got = _claim(db, uuid)
         if got is None:
+            due = [i.uuid for i in db.scalars(_WAITING.where(Instance.uuid == uuid)
+                                              if uuid else _WAITING.limit(20))
+                   if volumes_due(db, i)]
+            got = _claim(db, due[0], VOLUMES) if due else None
+        if got is None:
             return None
         inst, action = got
         claimed.append(inst.uuid)
@@ -169,7 +207,8 @@ def build_next(runtime: Any, uuid: str | None = None) -> bool:
         return inst.uuid, inst.vm_state, inst.host, request_id
 
     # A server just accepted is built at once; the workers peek before they claim.
-    peek = None if uuid is not None else (lambda db: db.scalar(_ANY_PENDING) is not None)
+    peek = None if uuid is not None else (lambda db: db.scalar(_ANY_PENDING) is not None or any(
+        volumes_due(db, i) for i in db.scalars(_WAITING.limit(20))))
     try:
         outcome = claim_next(runtime.db, peek, build)
     except Exception:  # noqa: BLE001 - a bug must not kill the worker or loop forever
@@ -179,8 +218,30 @@ def build_next(runtime: Any, uuid: str | None = None) -> bool:
         return bool(claimed)
     if outcome is None:
         return False
-    _report(*outcome)
+    if outcome[1] != "building":
+        _report(*outcome)
+    else:  # its volumes are being made: Cinder works after our commit
+        from stackling.block_storage import interface as cinder
+
+        cinder.wake(runtime)
+        if uuid is not None:
+            _await_volumes(runtime, uuid)
+            return build_next(runtime, uuid)
     return True
+
+
+def _await_volumes(runtime: Any, uuid: str) -> None:
+    """Wait (bounded) until the server's volumes are made, polling as Nova's compute
+    manager does (_await_block_device_map_created), but more often."""
+    import time
+
+    deadline = time.monotonic() + IN_REQUEST_WAIT
+    while time.monotonic() < deadline:
+        with runtime.db.transaction(write=False) as db:
+            inst = db.scalars(select(Instance).where(Instance.uuid == uuid)).first()
+            if inst is None or inst.build_state != VOLUMES or volumes_due(db, inst):
+                return
+        time.sleep(0.1)
 
 
 def pending_count(runtime: Any) -> int:

@@ -14,6 +14,7 @@ from stackling.compute.api import server_groups as server_group_api
 from stackling.compute.api import server_password as _password_api
 from stackling.compute.api import server_shares as _shares_api
 from stackling.compute.api import usage as usage_api
+from stackling.compute.api import volume_attachments as _volume_api
 from stackling.observability import metrics
 from stackling.runtime import CatalogEntry, Component
 
@@ -98,6 +99,7 @@ POLICIES = {
     **_extra_api.POLICIES,
     **_password_api.POLICIES,
     **_shares_api.POLICIES,
+    **_volume_api.POLICIES,
 }
 
 

@@ -211,8 +211,14 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
                              Instance.availability_zone, Instance.metadata_,
                              Instance.launched_at, Instance.flavor)
                       .where(Instance.host.is_not(None))).all()
+    from stackling.compute import block_devices
+
+    runtime = db.info.get("stackling.runtime")  # (volume files live under its data dir)
+    volumes = block_devices.dataplane_volumes(db, runtime.settings if runtime else None,
+                                              [r.uuid for r in rows])
     out = []
     for r in rows:
+        disks = volumes.get(r.uuid, [])
         try:
             user_data = base64.b64decode(r.user_data) if r.user_data else None
         except ValueError:
@@ -224,7 +230,11 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
                     "availability_zone": r.availability_zone, "metadata": r.metadata_ or {},
                     "boots": boots.get(r.uuid, 0), "memory_mb": (r.flavor or {}).get("memory_mb"),
                     "vcpus": (r.flavor or {}).get("vcpus"),
-                    "launched_at": r.launched_at.isoformat() if r.launched_at else None})
+                    "launched_at": r.launched_at.isoformat() if r.launched_at else None,
+                    # attached volumes in order ({volume_id, device, serial, path,
+                    # boot_index}); the root one for a volume-backed server, else None
+                    "volumes": disks,
+                    "root_volume": next((d for d in disks if d["boot_index"] == 0), None)})
     return out
 
 

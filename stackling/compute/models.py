@@ -191,3 +191,36 @@ class InstanceAction(Base):
     start_time: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow_precise)
     updated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     events: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list)
+
+
+class BlockDeviceMapping(Base):
+    """Nova's block_device_mapping: one disk of a server. Volumes (`destination_type`
+    volume) carry the Cinder attachment they hold; the image disk of an image-backed
+    server is a `local` row with boot_index 0. A server's device names and its volumes
+    are unique (two attaches racing on one server cannot both take /dev/vdb)."""
+
+    __tablename__ = "compute_block_device_mapping"
+    __table_args__ = (
+        UniqueConstraint("instance_uuid", "device_name"),
+        UniqueConstraint("instance_uuid", "volume_id"),
+        Index("ix_compute_block_device_mapping_volume", "volume_id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(String(36), unique=True)
+    instance_uuid: Mapped[str] = mapped_column(String(36))
+    source_type: Mapped[str] = mapped_column(String(16))  # image | volume | snapshot | blank
+    destination_type: Mapped[str] = mapped_column(String(16))  # local | volume
+    boot_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    device_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    volume_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    snapshot_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    image_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    volume_size: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    volume_type: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    delete_on_termination: Mapped[bool] = mapped_column(Boolean, default=False)
+    disk_bus: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    device_type: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    guest_format: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    tag: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    attachment_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow_precise)

@@ -77,6 +77,8 @@ class CreateRequest:
     return_reservation_id: bool = False
     group: str | None = None  # the `group` scheduler hint: a server group's uuid
     has_bdm: bool = False
+    # the body's block_device_mapping(_v2) lists, as given (block_devices checks them)
+    block_devices: dict[str, Any] = field(default_factory=dict)
     tags: list[str] = field(default_factory=list)
     trusted_certs: list[str] | None = None  # 2.63
     port_resource_requests_ok: bool = True  # False below 2.72
@@ -101,6 +103,8 @@ def request_from_body(s: dict[str, Any]) -> CreateRequest:
         description=s.get("description"), admin_pass=s.get("adminPass"),
         return_reservation_id=to_bool(s.get("return_reservation_id", False)),
         has_bdm=bool(s.get("block_device_mapping_v2") or s.get("block_device_mapping")),
+        block_devices={k: s[k] for k in ("block_device_mapping", "block_device_mapping_v2")
+                       if k in s},
         tags=list(dict.fromkeys(s.get("tags", []))),
         trusted_certs=s.get("trusted_image_certificates") or None,
         requested_host=s.get("host"), requested_node=s.get("hypervisor_hostname"),
@@ -205,6 +209,12 @@ def booted_image_properties(db: Session, ctx: RequestContext, image_id: str) -> 
     return image_properties.snapshot(images.get_image(db, ctx, image_id).properties)
 
 
+def _kept_properties(properties: dict[str, Any]) -> dict[str, str]:
+    from stackling.compute import image_properties
+
+    return image_properties.snapshot(properties)
+
+
 def hints_as_kept(hints: dict[str, Any]) -> dict[str, list[str]]:
     """Nova's request spec keeps each hint as a list of strings (2.100 shows them so)."""
     return {key: [str(v) for v in value] if isinstance(value, list) else [str(value)]
@@ -220,12 +230,21 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
         raise BadRequest("Invalid flavorRef provided.") from None
     if flavor.disabled:
         raise BadRequest("Invalid flavorRef provided.")
-    if req.image_ref:
+    from stackling.compute import block_devices
+
+    bdms = block_devices.check_create(db, ctx, req.block_devices, _href_id(req.image_ref)
+                                      if req.image_ref else "", flavor, req.max_count)
+    if bdms is not None and bdms.volume_backed:
+        # Volume-backed: no image disk (imageRef is "" in the server), the root volume's
+        # image metadata (or the image it is made of) is the server's image meta.
+        image_id = ""
+        meta = bdms.image_meta or {}
+        if flavor.memory_mb < (meta.get("min_ram") or 0):
+            raise FlavorMemoryTooSmall()
+        image_props = _kept_properties(meta.get("properties") or {})
+    elif req.image_ref:
         image_id = _check_image(db, ctx, req.image_ref, flavor)
         image_props = booted_image_properties(db, ctx, image_id)
-    elif req.has_bdm:
-        raise BadRequest("Block Device Mapping is Invalid: booting from volume is not "
-                         "supported by this cloud.")
     else:
         raise BadRequest("Missing imageRef attribute")
     if req.min_count > req.max_count:
@@ -279,6 +298,8 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
             image_properties=image_props, scheduler_hints=hints_as_kept(req.scheduler_hints),
             created_at=now, updated_at=now)
         db.add(inst)
+        if bdms is not None:
+            block_devices.reserve_at_boot(db, ctx, inst, [dict(b) for b in bdms.bdms])
         actions.record(db, ctx, inst, "create", finished=False)
         out.append(inst)
     db.flush()
@@ -564,6 +585,9 @@ def delete_instance(db: Session, ctx: RequestContext, server_id: str) -> None:
         raise InstanceIsLocked(instance_uuid=inst.uuid)
     actions.record(db, ctx, inst, "delete")
     network_api.deallocate_for_instance(db, inst)
+    from stackling.compute import block_devices
+
+    block_devices.delete_all(db, ctx, inst)  # detached; delete_on_termination ones deleted
     scheduler.release(db, inst.uuid)  # idempotent: nothing to release before a build
     server_groups.leave(db, inst.uuid)
     db.delete(inst)

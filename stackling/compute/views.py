@@ -137,7 +137,8 @@ def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: b
                   show_extended_attrs: bool, show_host_status: bool,
                   full: bool = True, show_flavor_extra_specs: bool = True,
                   floating: dict[str, list[tuple[str, str]]] | None = None,
-                  server_groups: list[str] | None = None) -> dict[str, Any]:
+                  server_groups: list[str] | None = None,
+                  volumes: list[tuple[str, bool]] | None = None) -> dict[str, Any]:
     """The detail/show body; `full=False` is the pre-2.75 update response;
     `server_groups` (2.71) is given for show, update and rebuild only, never lists."""
     status = status_of(inst)
@@ -180,7 +181,10 @@ def server_detail(links: Links, inst: Instance, version: Version, *, is_admin: b
         server["OS-EXT-STS:task_state"] = inst.task_state
         server["OS-EXT-STS:vm_state"] = inst.vm_state
         server["OS-EXT-STS:power_state"] = inst.power_state
-        server["os-extended-volumes:volumes_attached"] = []
+        # (volume id, delete_on_termination) per attached volume, in attachment order
+        server["os-extended-volumes:volumes_attached"] = [
+            {"id": vid, "delete_on_termination": dot} if version.matches("2.3") else {"id": vid}
+            for vid, dot in volumes or []]
         # Nova leaves the key out when the server's ports are in no group at all
         # (removeSecurityGroup down to none); a row without the list shows default.
         groups = ["default"] if inst.security_groups is None else inst.security_groups

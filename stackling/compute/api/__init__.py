@@ -48,6 +48,9 @@ def build(runtime: Any) -> Service:
     admin_extras.add_routes(s)
     server_password.add_routes(s)
     server_shares.add_routes(s)
+    from stackling.compute.api import volume_attachments
+
+    volume_attachments.add_routes(s)
     _strict_queries(s)
     return s
 

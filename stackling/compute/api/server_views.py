@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.common.http import ApiRequest
-from stackling.compute import network_proxy, server_groups, views
+from stackling.compute import block_devices, network_proxy, server_groups, views
 from stackling.compute.api.common import allowed, links, version
 from stackling.compute.models import Instance
 
@@ -17,12 +17,15 @@ def target(inst: Instance) -> dict[str, Any]:
 def detail(rq: ApiRequest, inst: Instance, *, full: bool = True,
            floating: dict[str, list[tuple[str, str]]] | None = None,
            shown: dict[tuple[str, str], tuple[bool, bool, bool]] | None = None,
-           with_groups: bool = False) -> dict[str, Any]:
+           with_groups: bool = False,
+           volumes: dict[str, list[tuple[str, bool]]] | None = None) -> dict[str, Any]:
     """The server as the caller may see it (the field policies checked once per owner
     when `shown` is shared across a list); `with_groups`: show, update and rebuild carry
     the server's group (2.71)."""
     if floating is None:
         floating = network_proxy.floating_by_port(rq.db, [inst])
+    if volumes is None:
+        volumes = attached(rq, [inst])
     # The three field policies depend only on the server's project and user: a list
     # checks them once per owner, not once per server.
     key = (inst.project_id, inst.user_id)
@@ -38,7 +41,15 @@ def detail(rq: ApiRequest, inst: Instance, *, full: bool = True,
         links(rq), inst, version(rq), is_admin=rq.ctx.is_admin,
         show_extended_attrs=flags[0], show_host_status=flags[1], full=full,
         show_flavor_extra_specs=flags[2], floating=floating,
-        server_groups=_groups(rq, inst) if with_groups else None)
+        server_groups=_groups(rq, inst) if with_groups else None,
+        volumes=volumes.get(inst.uuid, []))
+
+
+def attached(rq: ApiRequest, insts: list[Instance]) -> dict[str, list[tuple[str, bool]]]:
+    """os-extended-volumes:volumes_attached for a page of servers (one query)."""
+    rows = block_devices.volume_mappings(rq.db, [i.uuid for i in insts])
+    return {u: [(r.volume_id or "", r.delete_on_termination) for r in rs]
+            for u, rs in rows.items()}
 
 
 def _groups(rq: ApiRequest, inst: Instance) -> list[str] | None:

@@ -34,6 +34,7 @@ from stackling.compute.api.common import (
     takes_query,
     version,
 )
+from stackling.compute.api.server_views import attached as _attached
 from stackling.compute.api.server_views import detail as _detail
 from stackling.compute.api.server_views import target as _target
 from stackling.compute.errors import InstanceInvalidState, InstanceIsLocked
@@ -220,7 +221,9 @@ def detail(rq: ApiRequest) -> Any:
     rows = [] if _deleted_only(rq) else servers.list_instances(rq.db, query)
     floating = network_proxy.floating_by_port(rq.db, rows)  # one query for the page
     shown: dict[tuple[str, str], tuple[bool, bool, bool]] = {}
-    return _collection(rq, [_detail(rq, i, floating=floating, shown=shown) for i in rows],
+    volumes = _attached(rq, rows)  # one query for the page
+    return _collection(rq, [_detail(rq, i, floating=floating, shown=shown, volumes=volumes)
+                            for i in rows],
                        query, "servers")
 
 
@@ -257,6 +260,9 @@ def delete(rq: ApiRequest) -> Any:
     inst = _get(rq)
     authorize(rq, "servers:delete", _target(inst))
     servers.delete_instance(rq.db, rq.ctx, inst.uuid)
+    from stackling.block_storage import interface as cinder
+
+    rq.after_commit(lambda: cinder.wake(rq.runtime))  # delete_on_termination volumes
     return None
 
 
