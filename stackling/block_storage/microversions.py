@@ -55,8 +55,9 @@ HISTORY = (
     ("3.43", "backups: metadata"),
     ("3.44", "attachments: os-complete"),
     ("3.45", "with_count on volumes, snapshots and backups lists"),
-    ("3.46", "create a volume from a Nova image snapshot (image_id of a volume-backed "
-             "server's snapshot)"),
+    ("3.46", "a volume from a Nova snapshot image of a volume-backed server (its "
+             "block_device_mapping's snapshot): nothing to simulate until compute makes "
+             "such images; an imageRef is read as any image's"),
     ("3.47", "volume create: backup_id"),
     ("3.48", "volumes: shared_targets and service_uuid"),
     ("3.49", "services: backend_state (up)"),
@@ -75,13 +76,15 @@ HISTORY = (
     ("3.62", "default types API (/default-types)"),
     ("3.63", "volumes detail: volume_type_id"),
     ("3.64", "volumes detail: encryption_key_id (never: no encrypted types)"),
-    ("3.65", "volumes and snapshots: consumes_quota; use_quota filter"),
+    ("3.65", "volumes and snapshots: consumes_quota (always true: no temporary volumes "
+             "here, so the use_quota filter has nothing to select)"),
     ("3.66", "snapshots of in-use volumes without force"),
     ("3.67", "project id optional in URLs (served from 3.0, as upstream routes both)"),
     ("3.68", "os-reimage"),
     ("3.69", "shared_targets may be null"),
     ("3.70", "transfers of encrypted volumes (none here)"),
-    ("3.71", "os-extend_volume_completion (admin; Nova's external event)"),
+    ("3.71", "os-extend_volume_completion (admin; Nova's report: the file backend's "
+             "extend completes by itself)"),
 )
 
 SPEC = VersionSpec(service_type="volume", min_version=Version.parse(HISTORY[0][0]),

@@ -206,6 +206,8 @@ def list_volumes(db: Session, ctx: RequestContext, filters: dict[str, Any], *,
             stmt = stmt.where(Volume.bootable == (str(value).lower() in ("true", "1", "t")))
         elif key == "multiattach":
             stmt = stmt.where(Volume.multiattach == (str(value).lower() in ("true", "1", "t")))
+        elif key in ("created_at", "updated_at"):
+            stmt = stmt.where(_compare(getattr(Volume, key), str(value)))
         elif key == "volume_type":
             vtype = db.scalar(select(VolumeType).where(
                 (VolumeType.name == value) | (VolumeType.id == value)))
@@ -449,6 +451,45 @@ def reset_status(db: Session, volume: Volume, body: dict[str, Any]) -> None:
         volume.migration_status = body["migration_status"] or None
     volume.updated_at = utcnow()
     db.flush()
+
+
+def reimage(db: Session, volume: Volume, image: Any, *, reserved: bool) -> None:
+    """os-reimage (3.68): the volume `downloading` while the image's bytes replace its
+    data (work.py's create from an image again), then its status as before."""
+    image_gb = -(-(image.size or 0) // 1024 ** 3)
+    if image_gb > volume.size or (image.min_disk or 0) > volume.size:
+        raise errors.InvalidInput(reason=f"Size of specified image {image_gb}GB is larger "
+                                  f"than volume size {volume.size}GB.")
+    expected = ("available", "error", "reserved") if reserved else ("available", "error")
+    if not transition(db, volume, expected, {
+            "status": "downloading", "previous_status": volume.status, "task": "create",
+            "task_args": {"source": "image", "id": image.id, "reimage": True},
+            "claimed_until": None, "image_id": image.id,
+            "image_metadata": _image_metadata(image)}):
+        raise errors.InvalidVolume(reason=f"Volume {volume.id} status must be "
+                                   f"{' or '.join(expected)}, but current status is "
+                                   f"{volume.status}.")
+
+
+def _compare(column: Any, value: str) -> Any:
+    """3.60's `created_at=gt:2024-01-01T00:00:00` (gt, gte, lt, lte, eq, neq)."""
+    import datetime as dt
+
+    op, _, when = value.partition(":")
+    if not when:
+        op, when = "eq", value
+    try:
+        moment = dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
+    except ValueError:
+        raise errors.InvalidInput(reason=f"Invalid time {when}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    ops = {"gt": column > moment, "gte": column >= moment, "lt": column < moment,
+           "lte": column <= moment, "eq": column == moment, "neq": column != moment}
+    if op not in ops:
+        raise errors.InvalidInput(reason=f"Invalid operator {op}: one of "
+                                  f"{', '.join(ops)}")
+    return ops[op]
 
 
 def upload_check(volume: Volume, force: bool) -> None:

@@ -208,7 +208,11 @@ def _succeed(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id:
         row.task, row.claimed_by, row.claimed_until = None, None, None
         row.updated_at = now
         if model is Volume:
-            if task == "create":
+            if task == "create" and args.get("reimage"):
+                row.status = row.previous_status or "available"
+                if row.status == "error":
+                    row.status = "available"
+            elif task == "create":
                 row.status, row.launched_at = "available", now
             elif task == "delete":
                 from stackling.block_storage.models import Attachment
@@ -272,7 +276,9 @@ def _fail(runtime: Any, driver: backend.FileDriver, model: type[Any], row_id: st
             return
         row.task, row.claimed_by, row.claimed_until = None, None, None
         if model is Volume:
-            if task == "create":
+            if task == "create" and (row.task_args or {}).get("reimage"):
+                row.status = "error"  # Cinder: a failed re-image leaves the volume in error
+            elif task == "create":
                 driver.delete_volume(row_id)  # no file of a failed create
                 row.status = "error"
             elif task == "delete":

@@ -642,3 +642,42 @@ def test_upload_a_volume_to_an_image(bapi):
     r = bapi.post(f"{V3}/volumes/{v['id']}/action", user="demo", headers=LATEST, json={
         "os-volume_upload_image": {"image_name": "pub", "visibility": "public"}})
     assert r.status_code == 403
+
+
+def test_reimage_and_time_filters(bapi):
+    data = b"new root" * 1000
+    image = ok(bapi.post("/image/v2/images", json={
+        "name": "reimage", "disk_format": "raw", "container_format": "bare",
+        "visibility": "public"}), 201)
+    bapi.put(f"/image/v2/images/{image['id']}/file", content=data,
+             headers={"Content-Type": "application/octet-stream"})
+    v = volume(bapi)
+    write(bapi, v["id"], 0, b"old data")
+    r = bapi.post(f"{V3}/volumes/{v['id']}/action", user="demo",
+                  json={"os-reimage": {"image_id": image["id"]}})
+    assert r.status_code == 400  # 3.68
+    ok(bapi.post(f"{V3}/volumes/{v['id']}/action", user="demo", headers=LATEST,
+                 json={"os-reimage": {"image_id": image["id"]}}), 202)
+    shown = wait(bapi, "volumes", v["id"], user="demo")
+    assert shown["volume_image_metadata"]["image_id"] == image["id"]
+    assert read(bapi, v["id"], 0, len(data)) == data
+    # 3.60: created_at comparisons
+    created = shown["created_at"]
+    later = ok(bapi.get(f"{V3}/volumes?created_at=gt:{created}", user="demo",
+                        headers=LATEST))["volumes"]
+    assert v["id"] not in {x["id"] for x in later}
+    since = ok(bapi.get(f"{V3}/volumes?created_at=gte:{created}", user="demo",
+                        headers=LATEST))["volumes"]
+    assert v["id"] in {x["id"] for x in since}
+    assert bapi.get(f"{V3}/volumes?created_at=xx:{created}", user="demo",
+                    headers=LATEST).status_code == 400
+
+
+def test_microversion_table():
+    from stackling.block_storage import microversions
+    from stackling.common.microversion import Version
+
+    versions = [Version.parse(v) for v, _ in microversions.HISTORY]
+    assert versions == sorted(versions) and len(set(versions)) == len(versions)
+    assert [v.minor for v in versions] == list(range(72))  # 3.0 .. 3.71, no gap
+    assert str(microversions.SPEC.max_version) == "3.71"  # upstream's current maximum

@@ -471,6 +471,35 @@ def _upload_image(rq: ApiRequest, args: dict[str, Any]) -> Any:
     return json_response({"os-volume_upload_image": image}, 202)
 
 
+def _reimage(rq: ApiRequest, args: dict[str, Any]) -> Any:
+    if not version(rq, "3.68"):
+        raise errors.InvalidInput(reason="There is no such action: os-reimage")
+    volume = _volume(rq, "volume:reimage")
+    reserved = str(args.get("reimage_reserved", False)).lower() in ("true", "1", "yes")
+    if reserved:
+        authorize(rq, "volume:reimage_reserved", volume.project_id)
+    from stackling.image import interface as images
+
+    try:
+        image = images.get_image(rq.db, rq.ctx, str(args.get("image_id") or ""))
+    except images.ImageNotFound:
+        raise errors.ImageNotFound(image_id=args.get("image_id")) from None
+    volumes.reimage(rq.db, volume, image, reserved=reserved)
+    _wake(rq)
+    return _accepted()
+
+
+def _extend_completion(rq: ApiRequest, args: dict[str, Any]) -> Any:
+    if not version(rq, "3.71"):
+        raise errors.InvalidInput(reason="There is no such action: "
+                                  "os-extend_volume_completion")
+    volume = _volume(rq, "volume:extend_volume_completion")
+    if volume.status != "extending":
+        raise errors.InvalidVolume(reason=f"Volume {volume.id} is not being extended.")
+    # The file backend's extend finishes by itself (work.py): Nova's report changes nothing.
+    return _accepted()
+
+
 ACTIONS = {
     "os-extend": _extend, "os-retype": _retype, "os-set_bootable": _bootable,
     "os-update_readonly_flag": _readonly, "os-reset_status": _reset_status,
@@ -482,7 +511,8 @@ ACTIONS = {
     "os-roll_detaching": _roll_detaching, "os-detach": _detach,
     "os-initialize_connection": _initialize_connection,
     "os-terminate_connection": _terminate_connection, "revert": _revert,
-    "os-volume_upload_image": _upload_image,
+    "os-volume_upload_image": _upload_image, "os-reimage": _reimage,
+    "os-extend_volume_completion": _extend_completion,
 }
 
 
