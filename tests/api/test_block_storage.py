@@ -681,3 +681,53 @@ def test_microversion_table():
     assert versions == sorted(versions) and len(set(versions)) == len(versions)
     assert [v.minor for v in versions] == list(range(72))  # 3.0 .. 3.71, no gap
     assert str(microversions.SPEC.max_version) == "3.71"  # upstream's current maximum
+
+
+def test_a_delete_racing_an_attach(bapi):
+    """A delete and a reservation of one available volume at the same moment: exactly one
+    of them wins, and the loser changes nothing (no attachment of a deleting volume, no
+    deletion of a reserved one), on every database."""
+    from stackling.block_storage import interface
+    from stackling.common.context import RequestContext
+    from stackling.common.db import is_deadlock
+
+    demo = project_id(bapi, "demo")
+    ctx = RequestContext(user_id="u", project_id=demo, roles=("member", "reader"))
+    outcomes = []
+    for _ in range(5):
+        v = volume(bapi)
+        barrier = threading.Barrier(2)
+        results: dict[str, str] = {}
+
+        def run(kind: str, fn: Any) -> None:
+            barrier.wait()
+            try:
+                with bapi.runtime.db.transaction() as db:
+                    fn(db)
+                results[kind] = "won"
+            except interface.InvalidVolume:
+                results[kind] = "refused"
+            except Exception as err:  # noqa: BLE001 - a lost lock race is a refusal
+                results[kind] = "refused" if is_deadlock(err) else repr(err)
+
+        threads = [
+            threading.Thread(target=run, args=("attach", lambda db: interface.attachment_create(
+                db, ctx, v["id"], str(uuid.uuid4())))),
+            threading.Thread(target=run, args=("delete", lambda db: interface.delete_volume(
+                db, ctx, v["id"]))),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(results.values()) == ["refused", "won"], results
+        with bapi.runtime.db.transaction(write=False) as db:
+            try:
+                info = interface.get_volume(db, ctx, v["id"])
+            except interface.VolumeNotFound:
+                info = None
+        if results["attach"] == "won":
+            assert info is not None and info.status == "reserved" and len(info.attachments) == 1
+        else:
+            assert info is None or (info.status == "deleting" and not info.attachments)
+        outcomes.append(results["attach"])
