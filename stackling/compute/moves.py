@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import in_int_range, utcnow_precise
 from stackling.common.errors import BadRequest, NotFound
-from stackling.compute import actions, aggregates, hosts, network_api, scheduler, server_groups
+from stackling.compute import actions, aggregates, block_devices, hosts, network_api, scheduler, server_groups
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
     FlavorNotFound,
@@ -221,6 +221,7 @@ def _cold_move(db: Session, ctx: RequestContext, inst: Instance, kind: str,
     mig.status = "finished"
     mig.updated_at = utcnow_precise()
     inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+    block_devices.move_to_host(db, block_devices.owner_context(inst), inst)  # volumes follow
     inst.flavor = dict(new_flavor)
     inst.vm_state, inst.task_state = "resized", None
     inst.updated_at = utcnow_precise()
@@ -274,6 +275,7 @@ def revert_resize(db: Session, ctx: RequestContext, inst: Instance) -> None:
     dest = inst.host
     zone = aggregates.host_zones(db).get(mig.source_compute or "", hosts.DEFAULT_AZ)
     inst.host, inst.node, inst.availability_zone = mig.source_compute, mig.source_node, zone
+    block_devices.move_to_host(db, block_devices.owner_context(inst), inst)  # volumes follow
     server_groups.follow_host(db, inst.uuid, inst.host)
     _move_ports(db, inst, inst.host or "", zone)
     inst.flavor = dict(mig.old_flavor)
@@ -343,6 +345,7 @@ def live_migrate(db: Session, ctx: RequestContext, inst: Instance, host: str | N
     mig.dest_host = node.host_ip if node is not None else None
     mig.status, mig.updated_at = "completed", utcnow_precise()
     inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+    block_devices.move_to_host(db, block_devices.owner_context(inst), inst)  # volumes follow
     inst.task_state = None
     inst.updated_at = utcnow_precise()
     record_action(db, ctx, inst, "live-migration", [
@@ -481,6 +484,7 @@ def evacuate(db: Session, ctx: RequestContext, inst: Instance, host: str | None,
     mig.dest_host = node.host_ip if node is not None else None
     mig.status, mig.updated_at = "done", utcnow_precise()
     inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+    block_devices.move_to_host(db, block_devices.owner_context(inst), inst)  # volumes follow
     stopped = inst.vm_state == "stopped" or stop  # `stop`: 2.95, stopped at the destination
     inst.vm_state, inst.task_state = ("stopped" if stopped else "active"), None
     inst.power_state = 4 if stopped else 1

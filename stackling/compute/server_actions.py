@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from stackling.common.context import RequestContext
 from stackling.common.db import utcnow_precise
 from stackling.common.errors import ApiError, BadRequest, Conflict
-from stackling.compute import hosts, network_api, scheduler, transitions
+from stackling.compute import block_devices, hosts, network_api, scheduler, transitions
 from stackling.compute.errors import ImageNotFound, InstanceInvalidState
 from stackling.compute.models import Instance
 from stackling.compute.move_models import ConsoleAuthToken
@@ -139,6 +139,7 @@ def _offload(db: Session, inst: Instance) -> None:
     else:
         placement.delete_allocation_for_instance(db, inst.uuid)
     network_api.unbind_ports(db, inst)
+    block_devices.release_host(db, block_devices.owner_context(inst), inst)
     inst.host = inst.node = None
     inst.vm_state = "shelved_offloaded"
     inst.updated_at = utcnow_precise()
@@ -194,6 +195,8 @@ def unshelve(db: Session, ctx: RequestContext, inst: Instance, new_az: Any = KEE
                           err.text)
             return
         inst.host, inst.node, inst.availability_zone = dest.host, dest.node, dest.zone
+    if inst.host:  # its volumes, kept reserved while offloaded, connect to the new host
+        block_devices.move_to_host(db, block_devices.owner_context(inst), inst)
     _drop_shelved_image(db, inst)
     _set(inst, "active", RUNNING)
     record_action(db, ctx, inst, "unshelve", [("compute_unshelve_instance", inst.host)])

@@ -534,6 +534,11 @@ compute GET    /v2.1/servers/{server_id}/shares                   reader-read   
 compute POST   /v2.1/servers/{server_id}/shares                   member-write   mv=2.97 share admin=409 member=409
 compute GET    /v2.1/servers/{server_id}/shares/{share_id}        reader-read    mv=2.97 admin=404 member=404 reader=404
 compute DELETE /v2.1/servers/{server_id}/shares/{share_id}        member-write   mv=2.97 admin=409 member=409
+compute GET    /v2.1/servers/{server_id}/os-volume_attachments    reader-read
+compute POST   /v2.1/servers/{server_id}/os-volume_attachments    member-write fake volume_attachment
+compute GET    /v2.1/servers/{server_id}/os-volume_attachments/{volume_id}  reader-read fake
+compute PUT    /v2.1/servers/{server_id}/os-volume_attachments/{volume_id}  admin-only fake volume_attachment other=404
+compute DELETE /v2.1/servers/{server_id}/os-volume_attachments/{volume_id}  member-write fake
 compute GET    /v2.1/servers/{server_id}/os-server-password       reader-read
 compute DELETE /v2.1/servers/{server_id}/os-server-password       member-write
 compute POST   /v2.1/servers/{server_id}/remote-consoles          member-write   console
@@ -775,6 +780,45 @@ block-storage POST   /v3/group_snapshots/{group_snapshot_id}/action admin-only  
 _BS_LINES = [line for line in BLOCK_STORAGE.splitlines() if line.strip()]
 TABLE += "\n".join(_BS_LINES + [line.replace(" /v3/", " /v3/{project_id}/", 1)
                                 for line in _BS_LINES]) + "\n"
+# ---------------------------------------------------------------- image: fidelity IV (issue 32)
+# Metadefs: the namespace in the path is a fake one (a 404 to all, as Glance looks the
+# namespace up before its policy); tests/api/test_image_fidelity4.py proves the 403s of the
+# admin-only writes on real namespaces.
+TABLE += """
+image PUT    /v2/images/{image_id}/tags/{tag}                     member-write
+image DELETE /v2/images/{image_id}/tags/{tag}                     member-write
+image GET    /v2/schemas/images                                   any-read
+image GET    /v2/schemas/members                                  any-read
+image GET    /v2/schemas/metadefs/{kind}                          any-read fake
+image GET    /v2/metadefs/namespaces                              any-read
+image POST   /v2/metadefs/namespaces                              admin-only
+image GET    /v2/metadefs/resource_types                          any-read
+image GET    /v2/metadefs/namespaces/{namespace}                  fake-ids
+image PUT    /v2/metadefs/namespaces/{namespace}                  fake-ids
+image DELETE /v2/metadefs/namespaces/{namespace}                  fake-ids
+image GET    /v2/metadefs/namespaces/{namespace}/objects          fake-ids
+image POST   /v2/metadefs/namespaces/{namespace}/objects          fake-ids
+image DELETE /v2/metadefs/namespaces/{namespace}/objects          fake-ids
+image GET    /v2/metadefs/namespaces/{namespace}/objects/{name}   fake-ids
+image PUT    /v2/metadefs/namespaces/{namespace}/objects/{name}   fake-ids
+image DELETE /v2/metadefs/namespaces/{namespace}/objects/{name}   fake-ids
+image GET    /v2/metadefs/namespaces/{namespace}/properties       fake-ids
+image POST   /v2/metadefs/namespaces/{namespace}/properties       fake-ids
+image DELETE /v2/metadefs/namespaces/{namespace}/properties       fake-ids
+image GET    /v2/metadefs/namespaces/{namespace}/properties/{name} fake-ids
+image PUT    /v2/metadefs/namespaces/{namespace}/properties/{name} fake-ids
+image DELETE /v2/metadefs/namespaces/{namespace}/properties/{name} fake-ids
+image GET    /v2/metadefs/namespaces/{namespace}/tags             fake-ids
+image POST   /v2/metadefs/namespaces/{namespace}/tags             fake-ids
+image DELETE /v2/metadefs/namespaces/{namespace}/tags             fake-ids
+image GET    /v2/metadefs/namespaces/{namespace}/tags/{name}      fake-ids
+image POST   /v2/metadefs/namespaces/{namespace}/tags/{name}      fake-ids
+image PUT    /v2/metadefs/namespaces/{namespace}/tags/{name}      fake-ids
+image DELETE /v2/metadefs/namespaces/{namespace}/tags/{name}      fake-ids
+image GET    /v2/metadefs/namespaces/{namespace}/resource_types   fake-ids
+image POST   /v2/metadefs/namespaces/{namespace}/resource_types   fake-ids
+image DELETE /v2/metadefs/namespaces/{namespace}/resource_types/{name} fake-ids
+"""
 
 
 BODIES: dict[str, Callable[[Ids], Any]] = {
@@ -888,6 +932,8 @@ BODIES: dict[str, Callable[[Ids], Any]] = {
     "task": lambda w: {"type": "location_import", "input": {}},
     "console": lambda w: {"remote_console": {"protocol": "vnc", "type": "novnc"}},
     "share": lambda w: {"share": {"share_id": "0b5d2c72-12cc-4ba6-a8d7-3ff5cc1d8cb8"}},
+    "volume_attachment": lambda w: {"volumeAttachment": {
+        "volumeId": "0b5d2c72-12cc-4ba6-a8d7-3ff5cc1d8cb9"}},
     "image_meta": lambda w: {"metadata": {"k1": "v1"}},
     "image_meta_item": lambda w: {"meta": {"k1": "v2"}},
     "proxy_sg": lambda w: {"security_group": {"name": "g", "description": "d"}},
