@@ -693,41 +693,42 @@ def test_a_delete_racing_an_attach(bapi):
 
     demo = project_id(bapi, "demo")
     ctx = RequestContext(user_id="u", project_id=demo, roles=("member", "reader"))
-    outcomes = []
     for _ in range(5):
-        v = volume(bapi)
-        barrier = threading.Barrier(2)
-        results: dict[str, str] = {}
+        _race_once(bapi, interface, ctx, is_deadlock, volume(bapi)["id"])
 
-        def run(kind: str, fn: Any) -> None:
-            barrier.wait()
-            try:
-                with bapi.runtime.db.transaction() as db:
-                    fn(db)
-                results[kind] = "won"
-            except interface.InvalidVolume:
-                results[kind] = "refused"
-            except Exception as err:  # noqa: BLE001 - a lost lock race is a refusal
-                results[kind] = "refused" if is_deadlock(err) else repr(err)
 
-        threads = [
-            threading.Thread(target=run, args=("attach", lambda db: interface.attachment_create(
-                db, ctx, v["id"], str(uuid.uuid4())))),
-            threading.Thread(target=run, args=("delete", lambda db: interface.delete_volume(
-                db, ctx, v["id"]))),
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert sorted(results.values()) == ["refused", "won"], results
-        with bapi.runtime.db.transaction(write=False) as db:
-            try:
-                info = interface.get_volume(db, ctx, v["id"])
-            except interface.VolumeNotFound:
-                info = None
-        if results["attach"] == "won":
-            assert info is not None and info.status == "reserved" and len(info.attachments) == 1
-        else:
-            assert info is None or (info.status == "deleting" and not info.attachments)
-        outcomes.append(results["attach"])
+def _race_once(bapi: Any, interface: Any, ctx: Any, is_deadlock: Any, volume_id: str) -> None:
+    barrier = threading.Barrier(2)
+    results: dict[str, str] = {}
+
+    def run(kind: str, fn: Any) -> None:
+        barrier.wait()
+        try:
+            with bapi.runtime.db.transaction() as db:
+                fn(db)
+            results[kind] = "won"
+        except interface.InvalidVolume:
+            results[kind] = "refused"
+        except Exception as err:  # noqa: BLE001 - a lost lock race is a refusal
+            results[kind] = "refused" if is_deadlock(err) else repr(err)
+
+    threads = [
+        threading.Thread(target=run, args=("attach", lambda db: interface.attachment_create(
+            db, ctx, volume_id, str(uuid.uuid4())))),
+        threading.Thread(target=run, args=("delete", lambda db: interface.delete_volume(
+            db, ctx, volume_id))),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results.values()) == ["refused", "won"], results
+    with bapi.runtime.db.transaction(write=False) as db:
+        try:
+            info = interface.get_volume(db, ctx, volume_id)
+        except interface.VolumeNotFound:
+            info = None
+    if results["attach"] == "won":
+        assert info is not None and info.status == "reserved" and len(info.attachments) == 1
+    else:
+        assert info is None or (info.status == "deleting" and not info.attachments)
