@@ -300,7 +300,8 @@ def cmd_ssh_config(args: argparse.Namespace) -> int:
             found = conn.image.find_image(image_id, ignore_missing=True)
             images[image_id] = found.to_dict() if found else None
         users[server["id"]] = ssh.image_user(images.get(image_id))
-    cidrs = [subnet.cidr for subnet in conn.network.subnets()]
+    # the external network's range too: a member does not see the subnets of `public`
+    cidrs = [settings.network.public_cidr, *(subnet.cidr for subnet in conn.network.subnets())]
     stackling = str(Path(sys.executable).parent / "stackling")
     ssh_config.prune_known_hosts(ssh.known_hosts(settings.data_dir), {s["id"] for s in servers})
     print(ssh_config.render(namespace, stackling, settings.data_dir, servers, users, cidrs,
