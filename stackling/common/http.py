@@ -93,6 +93,9 @@ class Route:
     methods: dict[str, Handler]
     public: set[str] = field(default_factory=set)  # methods served without a token
     stream: set[str] = field(default_factory=set)  # methods whose body the handler streams
+    # methods whose handler needs no token, no database and no thread (a version
+    # document): run on the event loop, outside any transaction
+    inline: set[str] = field(default_factory=set)
 
     def is_public(self, method: str) -> bool:
         return method in self.public or (method == "HEAD" and "GET" in self.public)
@@ -113,9 +116,11 @@ class Service:
     project_scoped: bool = True  # tokens without a project scope get a 403 (not identity)
 
     def add(self, path: str, public: bool = False, stream: bool = False,
-            **methods: Handler) -> None:
+            inline: bool = False, **methods: Handler) -> None:
         """Add handlers for `path`; adding the same path again merges the methods.
-        `stream`: the handlers read bulk data from `rq.body_stream` (limits.BodyStream)."""
+        `stream`: the handlers read bulk data from `rq.body_stream` (limits.BodyStream).
+        `inline` (public only): the handlers read no database (`rq.db` is None) and are
+        quick: they run on the event loop, with no transaction and no worker thread."""
         upper = {m.upper(): h for m, h in methods.items()}
         route = next((r for r in self.routes if r.path == path), None)
         if route is None:
@@ -126,6 +131,10 @@ class Service:
             route.public.update(upper)
         if stream:
             route.stream.update(upper)
+        if inline:
+            if not public:
+                raise ValueError(f"{path}: an inline handler is public (no token to check)")
+            route.inline.update(upper)
 
     def render_error(self, err: errors.ApiError, request_id: str) -> Response:
         status, body = errors.RENDERERS[self.family](err, request_id)
@@ -314,11 +323,14 @@ def _endpoint(runtime: Runtime, service: Service, route: Route) -> Callable[[Req
             ready = runtime.ready.get(service.component or "")
             if ready is not None and not ready.is_set():
                 await run_in_threadpool(ready.wait)  # the service's start hook is running
-            # A read's SQL is cancelled if its client leaves; any request's when a stop
-            # has waited for it long enough (common/statements.py).
-            response = await statements.guarded(
-                request.receive if method in READ_METHODS and not route.stream else None,
-                lambda: run_in_threadpool(_run, rq, route, handler))
+            if method in route.inline or (method == "HEAD" and "GET" in route.inline):
+                response = to_response(handler(rq))
+            else:
+                # A read's SQL is cancelled if its client leaves; any request's when a
+                # stop has waited for it long enough (common/statements.py).
+                response = await statements.guarded(
+                    request.receive if method in READ_METHODS and not route.stream else None,
+                    lambda: run_in_threadpool(_run, rq, route, handler))
         except errors.ApiError as err:
             response = _render_error(rq, err)
         except Exception as err:  # noqa: BLE001 - the last resort: a family 500, logged

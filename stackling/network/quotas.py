@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy import bindparam, delete, func, null, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -129,13 +129,16 @@ def check(db: Session, project_id: str, resource: str, requested: int = 1) -> No
 def _check(db: Session, project_id: str, resource: str, requested: int) -> None:
     # Once per transaction: the row lock is held until it ends. The memo forgets it on any
     # rollback, a savepoint's included (which may release locks taken inside it).
+    count: int | None = None
     if ("quota_lock", project_id) in memo.table(db):
         limit = limit_of(db, project_id, resource)
     else:
-        limit = _lock(db, project_id, resource)
+        limit, count = _lock(db, project_id, resource)
     if limit < 0:
         return
-    if used(db, project_id, resource) + requested > limit:
+    if count is None:
+        count = used(db, project_id, resource)
+    if count + requested > limit:
         raise errors.OverQuota(overs=[resource])
 
 
@@ -149,17 +152,26 @@ _LOCK_READS: dict[tuple[str, tuple[str, ...]], Any] = {}
 _FACTS_KEY = "project_facts"
 
 
-def _lock(db: Session, project_id: str, resource: str) -> int:
+def _lock(db: Session, project_id: str, resource: str) -> tuple[int, int | None]:
     """Lock the project's quota row (made on first use) and read, in that statement, the
-    resource's limit override and the project's FACTS; returns the limit."""
-    key = (resource, tuple(FACTS))
+    resource's limit override and the project's FACTS; returns the limit, and the count
+    of the project's `resource`s where that statement could read it too.
+
+    The count joins the lock's statement only where writers take turns from BEGIN
+    (SQLite): on PostgreSQL and MariaDB a statement's subqueries read the snapshot it
+    started with, before it waited for the lock, so a create committed meanwhile would be
+    missed; there it is a statement of its own, after the lock."""
+    serial = db.get_bind().dialect.name == "sqlite"
+    key = (resource, tuple(FACTS), serial)
     stmt = _LOCK_READS.get(key)
     if stmt is None:  # built once per resource: every create takes the lock
         lock = QuotaLock.project_id
         override = select(Quota.hard_limit).where(
             Quota.project_id == lock, Quota.resource == resource).scalar_subquery()
+        count = _USED[resource].scalar_subquery() if serial and resource in _USED else \
+            null()
         stmt = _LOCK_READS[key] = select(
-            lock, override, *(f(lock).label(n) for n, f in FACTS.items())
+            lock, override, count, *(f(lock).label(n) for n, f in FACTS.items())
         ).where(lock == bindparam("project")).with_for_update()
     row = db.execute(stmt, {"project": project_id}).first()
     if row is None:
@@ -167,11 +179,12 @@ def _lock(db: Session, project_id: str, resource: str) -> int:
         row = db.execute(stmt, {"project": project_id}).one()
     known = memo.table(db)
     known[("quota_lock", project_id)] = True
-    known[(_FACTS_KEY, project_id)] = dict(zip(FACTS, row[2:], strict=True))
+    known[(_FACTS_KEY, project_id)] = dict(zip(FACTS, row[3:], strict=True))
+    count = row[2] if serial and resource in _USED else None
     limits_known = known.get(("quota_limits", project_id))
     if limits_known is not None:
-        return limits_known[resource]
-    return row[1] if row[1] is not None else getattr(settings_of(db), resource)
+        return limits_known[resource], count
+    return (row[1] if row[1] is not None else getattr(settings_of(db), resource)), count
 
 
 def fact(db: Session, project_id: str, name: str) -> tuple[bool, Any]:

@@ -30,6 +30,6 @@ def resources(rq: ApiRequest) -> Any:
 
 
 def register(s: Service) -> None:
-    s.add("/", public=True, get=versions)
-    s.add("/v2.0", public=True, get=resources)
-    s.add("/v2.0/", public=True, get=resources)
+    s.add("/", public=True, inline=True, get=versions)
+    s.add("/v2.0", public=True, inline=True, get=resources)
+    s.add("/v2.0/", public=True, inline=True, get=resources)

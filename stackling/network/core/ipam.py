@@ -63,11 +63,11 @@ def eui64(subnet: Subnet, mac: str) -> str:
 def _insert(db: Session, subnet: Subnet, value: int, port_id: str, ordinal: int) -> bool:
     """Take one address; False when it was already taken (by anyone).
 
-    SQLite skips a taken address in the statement itself (ON CONFLICT DO NOTHING on the
-    primary key, the row count tells): its writers run one at a time, so nothing else
-    (a subnet deleted meanwhile) can fail the insert. PostgreSQL and MariaDB insert in a
-    savepoint and count any integrity error as taken, as a concurrent delete's foreign
-    key violation must not abort the transaction."""
+    SQLite and PostgreSQL skip a taken address in the statement itself (ON CONFLICT DO
+    NOTHING on the primary key, the row count tells). SQLite's writers run one at a time,
+    so nothing else (a subnet deleted meanwhile) can fail the insert; on PostgreSQL that
+    foreign key violation ends the request: the subnet is gone (404). MariaDB inserts in a
+    savepoint and counts any integrity error as taken."""
     ip = str(netaddr.IPAddress(value, subnet.ip_version))
     row = {"subnet_id": subnet.id, "ip_address": ip, "port_id": port_id,
            "network_id": subnet.network_id, "ip_key": key(value),
@@ -75,7 +75,10 @@ def _insert(db: Session, subnet: Subnet, value: int, port_id: str, ordinal: int)
            "next_key": key(min(value + 1, 2**128 - 1)), "ordinal": ordinal}
     stmt = _SKIP_TAKEN.get(db.get_bind().dialect.name)
     if stmt is not None:
-        return db.execute(stmt, row).rowcount == 1  # type: ignore[attr-defined]
+        try:
+            return db.execute(stmt, row).rowcount == 1  # type: ignore[attr-defined]
+        except IntegrityError:  # PostgreSQL: the subnet was deleted meanwhile
+            raise errors.SubnetNotFound(subnet_id=subnet.id) from None
     try:
         with db.begin_nested():
             db.execute(insert(IPAllocation).values(**row))
@@ -85,12 +88,14 @@ def _insert(db: Session, subnet: Subnet, value: int, port_id: str, ordinal: int)
 
 
 def _skip_taken() -> dict[str, Any]:
+    from sqlalchemy.dialects.postgresql import insert as pg_insert
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
     pk = ["subnet_id", "ip_address"]  # only the primary key: any other error still raises
     table = IPAllocation.__table__  # a Core insert: its result has the row count
-    return {"sqlite": sqlite_insert(table).on_conflict_do_nothing(index_elements=pk)
-            .execution_options(preserve_rowcount=True)}
+    return {name: ins(table).on_conflict_do_nothing(index_elements=pk)
+            .execution_options(preserve_rowcount=True)
+            for name, ins in (("sqlite", sqlite_insert), ("postgresql", pg_insert))}
 
 
 _SKIP_TAKEN = _skip_taken()  # built once: every address taken runs one

@@ -14,6 +14,7 @@ from sqlalchemy import (
     exists,
     literal_column,
     null,
+    or_,
     select,
     union_all,
 )
@@ -165,6 +166,12 @@ def get_visible(db: Session, ctx: RequestContext, network_id: str, *,
                 for_update: bool = False) -> Network:
     net = db.get(Network, network_id, with_for_update=for_update) if for_update else \
         db.get(Network, network_id)
+    return visible_or_404(db, ctx, net, network_id)
+
+
+def visible_or_404(db: Session, ctx: RequestContext, net: Network | None, network_id: str
+                   ) -> Network:
+    """The network read (None: absent) if the caller sees it, else 404."""
     if net is None or not _rbac().visibility.network_visible(db, ctx, net):
         raise errors.NetworkNotFound(net_id=network_id)
     return net
@@ -509,35 +516,69 @@ def _update_provider(db: Session, net: Network, attrs: dict[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------ delete
+def _for_delete() -> Any:
+    """The network, what its delete needs to know, and its segments (a row each): one
+    statement (hooks with nothing to do cost no query)."""
+    from stackling.network.rbac.models import RbacPolicy
+
+    of_net = Network.id
+    children = union_all(select(Port.id).where(Port.network_id == of_net),
+                         select(Subnet.id).where(Subnet.network_id == of_net),
+                         select(Segment.id).where(Segment.network_id == of_net))
+    facts = (
+        exists(select(Port.id).where(Port.network_id == of_net,
+                                     Port.device_owner.not_in(AUTO_DELETE_OWNERS)))
+        .label("in_use"),
+        # a segment has a placement provider only while a subnet is bound to it
+        exists(select(Subnet.id).where(Subnet.network_id == of_net,
+                                       Subnet.segment_id.is_not(None))).label("routed"),
+        or_(exists(select(Tag.tag).where(Tag.resource_id == of_net)),
+            exists(select(Tag.tag).where(Tag.resource_id.in_(children)))).label("tagged"),
+        exists(select(RbacPolicy.id).where(RbacPolicy.object_type == "network",
+                                           RbacPolicy.object_id == of_net)).label("rbac"),
+    )
+    return (select(Network, *facts, Segment.id, Segment.network_type,
+                   Segment.physical_network, Segment.segmentation_id)
+            .outerjoin(Segment, Segment.network_id == Network.id)
+            .where(Network.id == bindparam("net")))
+
+
+_FOR_DELETE: list[Any] = []  # built on first use (the RBAC models load late)
+
+
 def delete_network(db: Session, ctx: RequestContext, network_id: str,
                    if_match: int | None = None) -> None:
-    net = get_visible(db, ctx, network_id)
+    if not _FOR_DELETE:
+        _FOR_DELETE.append(_for_delete())
+    rows = db.execute(_FOR_DELETE[0], {"net": network_id}).all()
+    net = visible_or_404(db, ctx, rows[0][0] if rows else None, network_id)
+    _, in_use, routed_net, tagged, rbac_policies = rows[0][:5]
+    segments = [r[5:] for r in rows if r[5] is not None]
     pol.authorize(db, ctx, "delete_network", target(net))
     standard.check_revision(net, if_match)
-    if net.router_external:
+    if net.router_external and in_use:  # its floating IPs' ports may be all it had
         _delete_disassociated_floatingips(db, net.id)
-    in_use = db.scalar(select(Port.id).where(Port.network_id == net.id,
-                                             Port.device_owner.not_in(AUTO_DELETE_OWNERS))
-                       .limit(1))
-    if in_use is not None:
+        in_use = db.scalar(select(Port.id).where(
+            Port.network_id == net.id, Port.device_owner.not_in(AUTO_DELETE_OWNERS)).limit(1))
+    if in_use:
         raise errors.NetworkInUse(net_id=net.id)
-    port_ids = list(db.scalars(select(Port.id).where(Port.network_id == net.id)))
-    subnet_ids = list(db.scalars(select(Subnet.id).where(Subnet.network_id == net.id)))
-    if port_ids:
-        db.execute(delete(IPAllocation).where(IPAllocation.port_id.in_(port_ids)))
-        db.execute(delete(Port).where(Port.id.in_(port_ids)))
-    if subnet_ids:
-        db.execute(delete(Subnet).where(Subnet.id.in_(subnet_ids)))
-    from stackling.network.segments import routed
+    if routed_net:  # segment providers and aggregates go too
+        from stackling.network.segments import routed
 
-    routed.before_network_delete(db, net.id)  # segment providers and aggregates go too
-    for seg in net.segments:
-        segmentation.release(db, SegmentSpec(seg.network_type, seg.physical_network,
-                                             seg.segmentation_id))
-    standard.delete_tags(db, [net.id, *port_ids, *subnet_ids, *(s.id for s in net.segments)])
-    _rbac().wildcards.delete_for(db, "network", net.id)
-    db.delete(net)
-    db.flush()
+        routed.before_network_delete(db, net.id)
+    if tagged:
+        standard.delete_tags(db, [
+            net.id, *db.scalars(select(Port.id).where(Port.network_id == net.id)),
+            *db.scalars(select(Subnet.id).where(Subnet.network_id == net.id)),
+            *(s[0] for s in segments)])
+    if rbac_policies:
+        _rbac().wildcards.delete_for(db, "network", net.id)
+    db.expunge(net)
+    # its ports (and theirs), subnets, segments and extension rows go with it: ON DELETE
+    # CASCADE
+    db.execute(delete(Network).where(Network.id == net.id))
+    for _, network_type, physnet, segmentation_id in segments:
+        segmentation.release(db, SegmentSpec(network_type, physnet, segmentation_id))
 
 
 def _rbac() -> Any:

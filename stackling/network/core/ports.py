@@ -9,7 +9,7 @@ generated MAC that collides is regenerated, a requested one is a 409 MacAddressI
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import netaddr
@@ -83,10 +83,18 @@ L3_OWNERS = ("network:router_interface", "network:router_interface_distributed",
 MAC_ATTEMPTS = 16
 
 # What extension modules (trunks, ...) add to ports, without ports knowing them:
-# (db, rendered views) -> None adds attributes; (db, port) -> None before a delete
-# raises to refuse it; (db, port) -> None after an update follows its changes.
+# (db, rendered views) -> None adds attributes; (db, port, facts) -> None before a
+# delete raises to refuse it; (db, port) -> None after an update follows its changes.
 RENDER_EXTENSIONS: list[Callable[[Session, list[dict[str, Any]]], None]] = []
-DELETE_CHECKS: list[Callable[[Session, Port], None]] = []
+DELETE_CHECKS: list[Callable[[Session, Port, Mapping[str, Any]], None]] = []
+# What a delete's checks and clean-ups need to know of the port, read with its row in
+# one statement (a hook with nothing to do costs no query): name -> a scalar expression
+# correlated to Port; DELETE_CHECKS get the values as `facts`.
+DELETE_FACTS: dict[str, Any] = {}
+# What extensions render a new port from that belongs to its network (the network's QoS
+# policy), read with the network and its subnets on create: name -> a scalar expression
+# correlated to Network; the values are the new port's `standard.written`.
+NETWORK_FACTS: dict[str, Any] = {}
 AFTER_UPDATE: list[Callable[[Session, Port], None]] = []
 # Attributes extensions add whose reading a `get_port:<name>` rule decides (QoS's
 # admin-only `resource_request`), hidden after the extensions ran.
@@ -423,6 +431,26 @@ def network_subnets(db: Session, network_id: str) -> list[Subnet]:
     return list(db.scalars(_NETWORK_SUBNETS, {"network": network_id}))
 
 
+_WITH_SUBNETS: list[Any] = []  # built on first use (after the extensions registered)
+
+
+def _network_with_subnets(db: Session, ctx: RequestContext, network_id: str
+                          ) -> tuple[Network, list[Subnet], dict[str, Any]]:
+    """`networks.get_visible`, the network's subnets (`network_subnets`) and its
+    NETWORK_FACTS, in one statement."""
+    if not _WITH_SUBNETS:
+        _WITH_SUBNETS.append((list(NETWORK_FACTS), select(
+            Network, Subnet, *(e.label(f"fact_{n}") for n, e in NETWORK_FACTS.items()))
+            .outerjoin(Subnet, Subnet.network_id == Network.id)
+            .where(Network.id == bindparam("network"))
+            .order_by(Subnet.created_at, Subnet.id)))
+    names, stmt = _WITH_SUBNETS[0]
+    rows = db.execute(stmt, {"network": network_id}).all()
+    net = networks.visible_or_404(db, ctx, rows[0][0] if rows else None, network_id)
+    return (net, [r[1] for r in rows if r[1] is not None],
+            dict(zip(names, rows[0][2:], strict=True)))
+
+
 class _Subnets:
     """The network's subnets, loaded once per request."""
 
@@ -539,7 +567,11 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
     """POST /v2.0/ports. For the L3 code: `subnets` are the network's subnets when the
     caller has read them already (in `_NETWORK_SUBNETS` order); `status` is the port's
     status from its insert on (router and floating IP ports)."""
-    net = networks.get_visible(db, ctx, attrs["network_id"])
+    facts: dict[str, Any] = {}
+    if subnets is None:
+        net, subnets, facts = _network_with_subnets(db, ctx, attrs["network_id"])
+    else:
+        net = networks.get_visible(db, ctx, attrs["network_id"])
     project_id = attrs["project_id"]
     owner = attrs.get("device_owner", "")
     tgt = _target(net, project_id, owner)
@@ -589,6 +621,7 @@ def create_port(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
                 ip_allocation="none" if fixed == [] else "immediate",
                 created_at=now, updated_at=now, revision_number=1)
     _bind(port, attrs.get("binding:host_id"))
+    standard.written(port).update(facts)
     if status is not None:
         port.status = status
     on_net = _Subnets(db, net.id, subnets)
@@ -628,14 +661,19 @@ def _insert_port(db: Session, net: Network, port: Port, mac: str | None) -> None
     base = get_config(db).base_mac
     stmt = _SKIP_TAKEN_MAC.get(db.get_bind().dialect.name)
     if stmt is not None:
-        # SQLite: a MAC taken on the network skips the row (ON CONFLICT DO NOTHING on that
-        # unique key; the row count tells), no savepoint needed: its writers run one at a
-        # time, so no other error (a network deleted meanwhile) can fail the insert
+        # SQLite, PostgreSQL: a MAC taken on the network skips the row (ON CONFLICT DO
+        # NOTHING on that unique key; the row count tells), no savepoint: SQLite's writers
+        # run one at a time, so no other error can fail the insert; on PostgreSQL a
+        # network deleted meanwhile (its foreign key) ends the request: 404
         port.mac_address = mac or ""  # set below, per attempt
         row = _row_of(port)
         for _ in range(MAC_ATTEMPTS):
             port.mac_address = row["mac_address"] = mac or _random_mac(base)
-            if db.execute(stmt, row).rowcount == 1:  # type: ignore[attr-defined]
+            try:
+                inserted = db.execute(stmt, row).rowcount == 1  # type: ignore[attr-defined]
+            except IntegrityError:  # PostgreSQL: the network was deleted meanwhile
+                raise errors.NetworkNotFound(net_id=net.id) from None
+            if inserted:
                 make_transient_to_detached(port)  # the row is there: persistent as loaded
                 db.add(port)
                 return
@@ -674,12 +712,14 @@ def _row_of(port: Port) -> dict[str, Any]:
 
 
 def _skip_taken_mac() -> dict[str, Any]:
+    from sqlalchemy.dialects.postgresql import insert as pg_insert
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
     key = ["network_id", "mac_address"]  # only that unique key: any other error raises
     table = Port.__table__  # a Core insert: its result has the row count
-    return {"sqlite": sqlite_insert(table).on_conflict_do_nothing(index_elements=key)
-            .execution_options(preserve_rowcount=True)}
+    return {name: ins(table).on_conflict_do_nothing(index_elements=key)
+            .execution_options(preserve_rowcount=True)
+            for name, ins in (("sqlite", sqlite_insert), ("postgresql", pg_insert))}
 
 
 _SKIP_TAKEN_MAC = _skip_taken_mac()  # built once: every port insert runs one
@@ -814,24 +854,61 @@ def a_subnet(db: Session, allocation: IPAllocation) -> Subnet:
 
 
 # ------------------------------------------------------------------ delete
+def _delete_facts() -> dict[str, Any]:
+    from stackling.network.l3.models import FloatingIP
+
+    return {"floatingips": exists(select(FloatingIP.id).where(
+                FloatingIP.fixed_port_id == Port.id)).correlate(Port),
+            "tagged": exists(select(Tag.tag).where(Tag.resource_id == Port.id))
+            .correlate(Port),
+            **DELETE_FACTS}
+
+
+_FOR_DELETE: list[Any] = []  # the statement, built on first use (after the extensions)
+
+
+def _for_delete(db: Session, ctx: RequestContext, port_id: str
+                ) -> tuple[Port, Network, dict[str, Any]]:
+    """`_visible_with_network` and what the delete needs to know (`_delete_facts`)."""
+    if not _FOR_DELETE:
+        facts = _delete_facts()
+        _FOR_DELETE.append((list(facts), _PORT_AND_NETWORK.add_columns(
+            *(expr.label(f"fact_{name}") for name, expr in facts.items()))))
+    names, stmt = _FOR_DELETE[0]
+    row = db.execute(stmt, {"port": port_id}).first()
+    if row is None:
+        raise errors.PortNotFound(port_id=port_id)
+    port, net, routed_net = row[:3]
+    if not (ctx.is_admin or ctx.is_service or port.project_id == ctx.project_id
+            or net.project_id == ctx.project_id):
+        raise errors.PortNotFound(port_id=port_id)
+    return port, net, {"routed": bool(routed_net), **dict(zip(names, row[3:], strict=True))}
+
+
 def delete_port(db: Session, ctx: RequestContext, port_id: str, if_match: int | None = None,
                 *, l3_port_check: bool = True) -> None:
-    port, net, _ = _visible_with_network(db, ctx, port_id)
+    port, net, facts = _for_delete(db, ctx, port_id)
     pol.authorize(db, ctx, "delete_port", _target(net, port.project_id, port.device_owner))
     standard.check_revision(port, if_match)
     if l3_port_check and port.device_owner in L3_OWNERS:
         raise errors.ServicePortInUse(port_id=port.id,
                                       reason=f"has device owner {port.device_owner}")
     for check in DELETE_CHECKS:
-        check(db, port)
-    _disassociate_floatingips(db, port.id)
-    old_segments = routed.segments_of_port(db, port.id)
-    db.execute(delete(IPAllocation).where(IPAllocation.port_id == port.id))
-    db.execute(delete(PortSecurityGroup).where(PortSecurityGroup.port_id == port.id))
-    db.execute(delete(AllowedAddressPair).where(AllowedAddressPair.port_id == port.id))
-    standard.delete_tags(db, [port.id])
+        check(db, port, facts)
+    if facts["floatingips"]:
+        _disassociate_floatingips(db, port.id)
+    old_segments = routed.segments_of_port(db, port.id) if facts["routed"] else set()
+    if facts["tagged"]:
+        standard.delete_tags(db, [port.id])
     db.expunge(port)
-    db.execute(delete(Port).where(Port.id == port.id))
+    # its addresses, security groups, address pairs and extension rows go with it
+    # (ON DELETE CASCADE). A trunk or local IP that claimed it after the read above (a
+    # concurrent writer on PostgreSQL or MariaDB) is refused by their foreign keys.
+    try:
+        db.execute(delete(Port).where(Port.id == port.id))
+    except IntegrityError:
+        raise errors.ServicePortInUse(port_id=port.id,
+                                      reason="claimed by a trunk or a local IP") from None
     if old_segments:  # its segments' reserved counts and its IPv4 usage
         routed.after_port_change(db, port.id, old_segments, deleted=True)
 

@@ -340,14 +340,13 @@ def _check_ipv6_modes(version: int, net: netaddr.IPNetwork, attrs: dict[str, Any
 
 # ------------------------------------------------------------------ create
 def create_subnet(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Subnet:
-    net_row = networks.get_visible(db, ctx, attrs["network_id"])
+    # read locked: subnet changes take turns per network (overlap checks)
+    net_row = networks.get_visible(db, ctx, attrs["network_id"], for_update=True)
     tgt = {**networks.target(net_row), "project_id": attrs["project_id"]}
     pol.authorize(db, ctx, "create_subnet", tgt)
     pol.authorize_attrs(db, ctx, "create_subnet", attrs, ("segment_id", "service_types"), tgt,
                         {"segment_id": None, "service_types": []})
     quotas.check(db, attrs["project_id"], "subnet")
-    # serialise subnet changes per network (overlap checks)
-    db.get(Network, net_row.id, with_for_update=True, populate_existing=True)
     version = attrs["ip_version"]
     requested_cidr = attrs.get("cidr")
     pool = _subnet_pool(db, ctx, attrs, version)
@@ -399,9 +398,11 @@ def create_subnet(db: Session, ctx: RequestContext, attrs: dict[str, Any]) -> Su
     else:
         pools = default_pools(net, gateway)
     _check_common(net, attrs, "")
-    _check_overlap(db, net_row.id, net)
+    siblings = db.execute(_SIBLINGS, {"net": net_row.id}).all()  # for both checks below
+    _check_overlap(db, net_row.id, net, siblings=siblings)
     segment_id = attrs.get("segment_id")
-    _check_segment(db, net_row.id, segment_id, attrs.get("service_types") or [])
+    subnet_segments.check_segment(db, net_row.id, segment_id,
+                                  attrs.get("service_types") or [], siblings=siblings)
     now = utcnow()
     subnet = Subnet(project_id=attrs["project_id"], network_id=net_row.id,
                     name=attrs.get("name", ""), description=attrs.get("description", ""),
@@ -444,21 +445,24 @@ def _subnet_pool(db: Session, ctx: RequestContext, attrs: dict[str, Any], versio
     return None
 
 
+# The network's subnets, as a create's overlap and segment checks need them (built once).
+_SIBLINGS = select(Subnet.id, Subnet.cidr, Subnet.segment_id, Subnet.service_types).where(
+    Subnet.network_id == bindparam("net"))
+
+
 def _check_overlap(db: Session, network_id: str, net: netaddr.IPNetwork,
-                   except_id: str | None = None) -> None:
-    for sid, other in db.execute(select(Subnet.id, Subnet.cidr).where(
-            Subnet.network_id == network_id)):
+                   except_id: str | None = None, *, siblings: Any = None) -> None:
+    """`siblings`: the network's `_SIBLINGS` rows, when the caller read them."""
+    rows = db.execute(select(Subnet.id, Subnet.cidr).where(
+        Subnet.network_id == network_id)) if siblings is None else \
+        ((r[0], r[1]) for r in siblings)
+    for sid, other in rows:
         if sid == except_id:
             continue
         o = netaddr.IPNetwork(other)
         if o.version == net.version and (net.first <= o.last and o.first <= net.last):
             raise _bad(f"Requested subnet with cidr: {net} for network: {network_id} "
                        f"overlaps with another subnet")
-
-
-def _check_segment(db: Session, network_id: str, segment_id: str | None,
-                   service_types: list[str]) -> None:
-    subnet_segments.check_segment(db, network_id, segment_id, service_types)
 
 
 def _add_slaac_to_ports(db: Session, subnet: Subnet) -> None:

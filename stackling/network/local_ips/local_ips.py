@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -242,13 +242,15 @@ def delete_local_ip(db: Session, ctx: RequestContext, lip_id: str) -> None:
         ports.delete_port(db, _admin(ctx), port.id, l3_port_check=False)
 
 
-def check_port_delete(db: Session, port: Port) -> None:
+def check_port_delete(db: Session, port: Port, facts: Any) -> None:
     """ports.DELETE_CHECKS: a local IP's port is not deleted through /ports."""
-    if db.scalar(select(_L.id).where(_L.local_port_id == port.id).limit(1)):
+    if facts["local_ip"]:
         raise errors.ServicePortInUse(port_id=port.id, reason="still referenced by Local IPs")
 
 
 ports.DELETE_CHECKS.append(check_port_delete)
+ports.DELETE_FACTS["local_ip"] = exists(select(_L.id).where(_L.local_port_id == Port.id)
+                                        ).correlate(Port)
 
 
 # ------------------------------------------------------------------ port associations

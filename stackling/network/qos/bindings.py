@@ -95,6 +95,8 @@ def _bind(db: Session, ctx: RequestContext, model: Any, key: Any, obj_id: str,
 
 def write_port(db: Session, ctx: RequestContext, port: Port, attrs: dict[str, Any],
                created: bool) -> None:
+    if created:
+        standard.written(port)["qos_policy_id"] = attrs.get("qos_policy_id")
     if "qos_policy_id" in attrs:
         _bind(db, ctx, QosPortPolicy, QosPortPolicy.port_id, port.id, port.project_id,
               attrs["qos_policy_id"], created)
@@ -164,8 +166,11 @@ def port_policies(db: Session, port_ids: list[str]) -> dict[str, tuple[str | Non
     return out
 
 
-def render_ports(db: Session, views: list[dict[str, Any]]) -> None:
-    known = port_policies(db, [v["id"] for v in views])
+def render_ports(db: Session, views: list[dict[str, Any]],
+                 known: dict[str, tuple[str | None, str | None]] | None = None) -> None:
+    """`known`: each port's (own, network's) policy, when the caller has them."""
+    if known is None:
+        known = port_policies(db, [v["id"] for v in views])
     effective: dict[str, str] = {}
     for v in views:
         own, net = known.get(v["id"], (None, None))
@@ -193,6 +198,20 @@ def render_ports(db: Session, views: list[dict[str, Any]]) -> None:
         v["resource_request"] = resource_request(
             v["id"], v.get("binding:vnic_type") or "normal", segments.get(v["network_id"]),
             policy_rules) if policy_rules else None
+
+
+def render_new_ports(db: Session, views: list[dict[str, Any]],
+                     written: list[dict[str, Any]]) -> None:
+    """Ports made in this request: their policy as written, their network's as read
+    with it (ports.NETWORK_FACTS); a caller that read the network itself: queried."""
+    if not all(_NET_POLICY in w for w in written):
+        render_ports(db, views)
+        return
+    render_ports(db, views, {v["id"]: (w.get("qos_policy_id"), w[_NET_POLICY])
+                             for v, w in zip(views, written, strict=True)})
+
+
+_NET_POLICY = "qos_network_policy_id"
 
 
 def render_networks(db: Session, views: list[dict[str, Any]]) -> None:
@@ -244,6 +263,10 @@ def drop_allocation(db: Session, port: Port) -> None:
 
 
 ports.RENDER_EXTENSIONS.append(render_ports)
+ports.RENDER_NEW[render_ports] = render_new_ports
+ports.NETWORK_FACTS[_NET_POLICY] = (
+    select(QosNetworkPolicy.qos_policy_id).where(QosNetworkPolicy.network_id == Network.id)
+    .correlate(Network).scalar_subquery())
 ports.RULED_READS.append("resource_request")  # get_port:resource_request (admin, service)
 ports.ATTR_WRITERS.append(write_port)
 ports.AFTER_UPDATE.append(drop_allocation)

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, or_, select
+from sqlalchemy import bindparam, delete, exists, insert, null, or_, select, union_all
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -287,16 +287,52 @@ def on_start(runtime: Any) -> None:
 
 
 # ------------------------------------------------------------------ allocation
-def _pool_recs(db: Session, cfg: NetConfig, network_type: str, physnet: str) -> list[Rec]:
-    """Every range of one pool: the configured defaults plus the created ranges."""
+def _pool_recs(db: Session, cfg: NetConfig, network_type: str, physnet: str, *,
+               probe: tuple[int, int] | None = None) -> list[Rec]:
+    """Every range of one pool: the configured defaults plus the created ranges.
+    `probe` (lo, hi): the same statement also tells whether an id in lo..hi is taken, as
+    one more record with no bounds (a new range's `used` and `available` then need no
+    read: `_taken`)."""
     recs = [Rec(lo, hi, True, None) for t, p, lo, hi in default_specs(cfg)
             if t == network_type and p == physnet]
-    r = NetworkSegmentRange
-    rows = db.execute(select(r.id, r.minimum, r.maximum, r.shared, r.project_id).where(
-        r.network_type == network_type, r.physical_network == physnet,
-        r.default.is_(False)))
+    stmt = _RANGES_PROBED[network_type == "vlan"] if probe else _RANGES
+    args = {"t": network_type, "p": physnet}
+    if probe:
+        args.update(lo=probe[0], hi=probe[1])
+    rows = db.execute(stmt, args)
     recs += [Rec(lo, hi, shared, project, rid) for rid, lo, hi, shared, project in rows]
     return recs
+
+
+def _ranges_statements() -> tuple[Any, dict[bool, Any]]:
+    r, a = NetworkSegmentRange, SegmentAllocation
+    ranges = select(r.id, r.minimum, r.maximum, r.shared, r.project_id).where(
+        r.network_type == bindparam("t"), r.physical_network == bindparam("p"),
+        r.default.is_(False))
+    probed = {}
+    for vlan in (False, True):
+        taken = or_(
+            exists(select(a.segmentation_id).where(
+                a.network_type == bindparam("t"), a.physical_network == bindparam("p"),
+                a.segmentation_id >= bindparam("lo"), a.segmentation_id <= bindparam("hi"))),
+            exists(select(Segment.id).where(
+                Segment.network_type == bindparam("t"),
+                Segment.physical_network == bindparam("p") if vlan else or_(
+                    Segment.physical_network.is_(None), Segment.physical_network == ""),
+                Segment.segmentation_id >= bindparam("lo"),
+                Segment.segmentation_id <= bindparam("hi"))))
+        probed[vlan] = union_all(ranges, select(
+            null(), null(), null(), null(), null()).where(taken))
+    return ranges, probed
+
+
+# Built once: every network create (range_source) and range create reads them.
+_RANGES, _RANGES_PROBED = _ranges_statements()
+
+
+def _taken(recs: list[Rec]) -> bool:
+    """Whether `_pool_recs(probe=...)` found an id of the probed interval taken."""
+    return any(r.lo is None for r in recs)
 
 
 def _lock_pool(db: Session, network_type: str, physnet: str, *, exclusive: bool) -> None:
@@ -441,7 +477,8 @@ def create_range(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
         raise errors.InvalidInput(error_message="A network segment range that is not shared "
                                                 "needs a project_id")
     _lock_pool(db, t, physnet, exclusive=True)
-    _check_overlap(_pool_recs(db, cfg, t, physnet), lo, hi, None)
+    recs = _pool_recs(db, cfg, t, physnet, probe=(lo, hi))
+    _check_overlap([r for r in recs if r.lo is not None], lo, hi, None)
     now = utcnow()
     rng = NetworkSegmentRange(
         name=attrs.get("name", ""), description=attrs.get("description", ""), default=False,
@@ -450,9 +487,11 @@ def create_range(db: Session, ctx: RequestContext, attrs: dict[str, Any], *,
         revision_number=0)
     db.add(rng)
     db.flush()
-    if attrs.get("tags"):
-        standard.set_tags(db, "network_segment_range", rng.id,
-                          list(dict.fromkeys(attrs["tags"])))
+    tags = list(dict.fromkeys(attrs.get("tags") or []))
+    if tags:
+        standard.set_tags(db, "network_segment_range", rng.id, tags)
+    if not _taken(recs):  # what render() would read back: nothing in it is used yet
+        rng.__dict__[standard.KNOWN] = (sorted(tags), {}, [(lo, hi)])
     return rng
 
 
@@ -558,22 +597,25 @@ def available_view(free: Sequence[Interval]) -> list[int]:
 def render(db: Session, rows: Sequence[NetworkSegmentRange],
            fields: Sequence[str] = ()) -> list[dict[str, Any]]:
     """API dicts; `used`/`available` are computed only when they will be shown."""
-    tags = standard.tags_for(db, [r.id for r in rows])
+    known = standard.take_known(rows)  # just created: nothing to read back
+    tags = {} if known is not None else standard.tags_for(db, [r.id for r in rows])
     want_used = not fields or "used" in fields
     want_available = not fields or "available" in fields
     out = []
-    for r in rows:
+    for i, r in enumerate(rows):
         item: dict[str, Any] = {
             "id": r.id, "name": r.name, "default": r.default, "shared": r.shared,
             "project_id": r.project_id, "network_type": r.network_type,
             "physical_network": r.physical_network, "minimum": r.minimum,
             "maximum": r.maximum,
         }
+        made = known[i] if known is not None else None
         if want_used:
-            item["used"] = used(db, r)
+            item["used"] = dict(made[1]) if made is not None else used(db, r)
         if want_available:
-            item["available"] = available_view(free_intervals(db, r))
-        item.update(standard.standard_view(r, tags[r.id]))
+            item["available"] = available_view(
+                made[2] if made is not None else free_intervals(db, r))
+        item.update(standard.standard_view(r, made[0] if made is not None else tags[r.id]))
         out.append(item)
     return out
 

@@ -40,9 +40,12 @@ _SEGMENT_CHECK = select(
 
 
 def check_segment(db: Session, network_id: str, segment_id: str | None,
-                  service_types: list[str], *, exclude: str | None = None) -> None:
+                  service_types: list[str], *, exclude: str | None = None,
+                  siblings: Any = None) -> None:
     """The segment exists, belongs to the network and is static; and the network's
-    subnets are all on segments or none is (`exclude`: the subnet being updated)."""
+    subnets are all on segments or none is (`exclude`: the subnet being updated).
+    `siblings`: the network's subnets as (id, cidr, segment_id, service_types) rows, when
+    the caller read them."""
     peers = memo.table(db).setdefault(_PEERS, {})
     peers.clear()
     if segment_id is not None:
@@ -62,10 +65,15 @@ def check_segment(db: Session, network_id: str, segment_id: str | None,
     elif ROUTED_SERVICE_TYPE in service_types:
         return
     # only the subnets on the other side of the rule are read (usually none)
-    other_side = (Subnet.segment_id.is_(None) if segment_id is not None
-                  else Subnet.segment_id.is_not(None))
-    for other_id, types in db.execute(select(Subnet.id, Subnet.service_types).where(
-            Subnet.network_id == network_id, other_side)):
+    if siblings is not None:
+        others: Any = [(r[0], r[3]) for r in siblings
+                       if (r[2] is None) == (segment_id is not None)]
+    else:
+        other_side = (Subnet.segment_id.is_(None) if segment_id is not None
+                      else Subnet.segment_id.is_not(None))
+        others = db.execute(select(Subnet.id, Subnet.service_types).where(
+            Subnet.network_id == network_id, other_side))
+    for other_id, types in others:
         if other_id != exclude and ROUTED_SERVICE_TYPE not in (types or []):
             raise errors.SubnetsNotAllAssociatedWithSegments(network_id=network_id)
 

@@ -454,16 +454,14 @@ def trunk_details(db: Session, views: list[dict[str, Any]]) -> None:
             v["trunk_details"] = by_port[v["id"]]
 
 
-def check_port_delete(db: Session, port: Port) -> None:
+def check_port_delete(db: Session, port: Port, facts: Any) -> None:
     """neutron's enforce_port_deletion_rules: a parent or sub-port of a trunk stays
-    (409). The port's row lock first: no trunk can claim it between check and delete."""
-    _lock_ports(db, [port.id])
-    trunk_id = _trunk_of_parent(db, port.id)
-    if trunk_id is not None:
-        raise PortInUseAsTrunkParent(port_id=port.id, trunk_id=trunk_id)
-    trunk_id = _trunk_of_subport(db, port.id)
-    if trunk_id is not None:
-        raise PortInUseAsSubPort(port_id=port.id, trunk_id=trunk_id)
+    (409). From the delete's read (ports.DELETE_FACTS); a trunk claiming the port after
+    it is refused by the trunk tables' foreign keys (ports.delete_port)."""
+    if facts["trunk_of_parent"] is not None:
+        raise PortInUseAsTrunkParent(port_id=port.id, trunk_id=facts["trunk_of_parent"])
+    if facts["trunk_of_subport"] is not None:
+        raise PortInUseAsSubPort(port_id=port.id, trunk_id=facts["trunk_of_subport"])
 
 
 def follow_parent_binding(db: Session, port: Port) -> None:
@@ -482,6 +480,11 @@ def follow_parent_binding(db: Session, port: Port) -> None:
 ports.RENDER_EXTENSIONS.append(trunk_details)
 ports.RENDER_NEW[trunk_details] = lambda db, views, written: None  # no trunk's parent yet
 ports.DELETE_CHECKS.append(check_port_delete)
+ports.DELETE_FACTS["trunk_of_parent"] = (select(Trunk.id).where(Trunk.port_id == Port.id)
+                                         .correlate(Port).scalar_subquery())
+ports.DELETE_FACTS["trunk_of_subport"] = (
+    select(SubPort.trunk_id).where(SubPort.port_id == Port.id).correlate(Port)
+    .scalar_subquery())
 ports.AFTER_UPDATE.append(follow_parent_binding)
 standard.register_taggable("trunks", standard.Taggable(
     "trunk", get_visible,
