@@ -11,8 +11,10 @@ suite) are skipped and listed; this test starts the cloud `make run` would serve
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +69,7 @@ def test_readme_blocks_are_found() -> None:
     assert len(shell) > 10 and not placeholders, placeholders
     assert {b.file for b in blocks if b.language == "yaml"} >= {"web.yaml", "site.yml"}
     # the few not run, each with its reason in the README
-    assert 1 <= len([b for b in shell if b.not_run]) <= 4
+    assert 1 <= len([b for b in shell if b.not_run]) <= 3
 
 
 def session_script(blocks: list[Block], work: Path) -> str:
@@ -100,9 +102,14 @@ def test_readme_runs_as_printed(dataplane_cloud: DataplaneCloud, tmp_path: Path)
     env.update(HOME=str(home), PATH="/usr/sbin:/usr/bin:/sbin:/bin")
     log = tmp_path / "readme.log"
     with log.open("w") as fh:
-        proc = subprocess.run(["bash", "-c", session_script(blocks, work)], cwd=work, env=env,
-                              stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
-                              timeout=1800)
+        proc = subprocess.Popen(["bash", "-c", session_script(blocks, work)], cwd=work,
+                                env=env, stdin=subprocess.DEVNULL, stdout=fh,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(1800)
+        finally:  # what a failed block left running in the background (the proxy)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
     text = log.read_text(errors="replace")
     assert proc.returncode == 0 and text.rstrip().endswith("every block ran"), \
         text[-6000:] + dp.cloud.log_tail(3000)
@@ -113,3 +120,4 @@ def test_readme_runs_as_printed(dataplane_cloud: DataplaneCloud, tmp_path: Path)
     moves = "\n".join(line for line in outputs if "migrat" in line or "400" in line)
     assert text.count("cannot reach") >= 2, moves  # both refused moves
     assert "web1 | CHANGED | rc=0 >>" in text, text[-4000:]  # Ansible through the inventory
+    assert "hello from web1" in outputs, text[-4000:]  # curl through the SOCKS5 proxy
