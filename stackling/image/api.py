@@ -205,12 +205,34 @@ def download_file(rq: ApiRequest) -> Any:
                              headers=headers, media_type="application/octet-stream")
 
 
+def add_tag(rq: ApiRequest) -> Any:
+    image = _image(rq, "modify_image")
+    logic.add_tag(rq.db, rq.ctx, image.id, rq.path_params["tag"])
+    return no_content()
+
+
+def delete_tag(rq: ApiRequest) -> Any:
+    image = _image(rq, "modify_image")
+    logic.delete_tag(rq.db, rq.ctx, image.id, rq.path_params["tag"])
+    return no_content()
+
+
 def schema_image(rq: ApiRequest) -> Any:
     return {"name": "image", "properties": {k: {} for k in (
         "id", "name", "status", "visibility", "protected", "checksum", "owner", "size",
         "min_ram", "min_disk", "disk_format", "container_format", "created_at",
         "updated_at", "tags", "self", "file", "schema")}, "additionalProperties": {
         "type": "string"}}
+
+
+def schema_images(rq: ApiRequest) -> Any:
+    """The list's schema: its `images` are items of the image schema, with its links."""
+    return {"name": "images", "properties": {
+        "images": {"type": "array", "items": schema_image(rq)},
+        "schema": {"type": "string"}, "first": {"type": "string"},
+        "next": {"type": "string"}}, "links": [
+        {"rel": "first", "href": "{first}"}, {"rel": "next", "href": "{next}"},
+        {"rel": "describedby", "href": "{schema}"}]}
 
 
 def not_found(rq: ApiRequest) -> Any:
@@ -225,12 +247,15 @@ def build(runtime: Any) -> Service:
     s.add("/v2/images/{image_id}", get=show_image, patch=update_image, delete=delete_image)
     s.add("/v2/images/{image_id}/file", get=download_file)
     s.add("/v2/images/{image_id}/file", stream=True, put=upload_file)  # never buffered
+    s.add("/v2/images/{image_id}/tags/{tag}", put=add_tag, delete=delete_tag)
     s.add("/v2/schemas/image", get=schema_image)
+    s.add("/v2/schemas/images", get=schema_images)
     from stackling.image import import_api
 
     import_api.add_routes(s)
-    from stackling.image import members_api, tasks_api
+    from stackling.image import members_api, metadefs_api, tasks_api
 
     members_api.add_routes(s)
     tasks_api.add_routes(s)
+    metadefs_api.add_routes(s)
     return s

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from stackling.common import storage
 from stackling.common.context import RequestContext
 from stackling.common.db import unique_or, utcnow
-from stackling.common.errors import BadRequest, Conflict, Forbidden, NotFound
+from stackling.common.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound
 from stackling.common.listing import ListParams, Page, paginate
 from stackling.image import filtering, members, validation
 from stackling.image.errors import StorageMediaFull
@@ -34,6 +34,12 @@ VISIBILITIES = validation.VISIBILITIES
 
 class ImageNotFound(NotFound):
     message = "No image found with ID %(image_id)s"
+
+
+class TooManyTags(ApiError):
+    status = 413
+    message = ("Image tag limit exceeded for image %(image_id)s: "
+               "Maximum number of tags exceeded. Maximum: 128")
 
 
 def _visible(ctx: RequestContext) -> Any:
@@ -180,6 +186,34 @@ def patch_image(db: Session, ctx: RequestContext, image_id: str,
     image.updated_at = utcnow()
     db.flush()
     return image
+
+
+# Glance's `image_tag_quota` default: more tags on one image is a 413.
+TAG_QUOTA = 128
+
+
+def add_tag(db: Session, ctx: RequestContext, image_id: str, tag: str) -> None:
+    """`PUT /v2/images/{id}/tags/{tag}`: a tag the image has already changes nothing."""
+    image = get_image(db, ctx, image_id)
+    if len(tag) > 255:
+        raise BadRequest(f"Could not update image: Provided object does not match schema "
+                         f"'image': '{tag}' is too long")
+    tags = list(image.tags or [])
+    if tag in tags:
+        return
+    if len(tags) >= TAG_QUOTA:
+        raise TooManyTags(image_id=image_id)
+    image.tags, image.updated_at = tags + [tag], utcnow()
+    db.flush()
+
+
+def delete_tag(db: Session, ctx: RequestContext, image_id: str, tag: str) -> None:
+    image = get_image(db, ctx, image_id)
+    tags = list(image.tags or [])
+    if tag not in tags:
+        raise NotFound(f"Tag {tag} not found.")
+    image.tags, image.updated_at = [t for t in tags if t != tag], utcnow()
+    db.flush()
 
 
 def deactivate(db: Session, ctx: RequestContext, image_id: str) -> None:

@@ -60,8 +60,15 @@ def schema_member(rq: ApiRequest) -> Any:
         "created_at", "image_id", "member_id", "schema", "status", "updated_at")}}
 
 
+def schema_members(rq: ApiRequest) -> Any:
+    return {"name": "members", "properties": {
+        "members": {"type": "array", "items": schema_member(rq)},
+        "schema": {"type": "string"}}, "links": [{"rel": "schema", "href": "{schema}"}]}
+
+
 def add_routes(s: Service) -> None:
     s.add("/v2/images/{image_id}/members", get=list_members, post=add_member)
     s.add("/v2/images/{image_id}/members/{member_id}", get=show_member, put=update_member,
           delete=delete_member)
     s.add("/v2/schemas/member", get=schema_member)
+    s.add("/v2/schemas/members", get=schema_members)

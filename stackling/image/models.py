@@ -1,12 +1,12 @@
 """Image tables: one row per image, free-form properties as JSON; members of shared
-images; import tasks."""
+images; import tasks; the metadata definitions catalog."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from stackling.common.db import Base, JSONType, UTCDateTime, utcnow
@@ -66,5 +66,80 @@ class Task(Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
     message: Mapped[str] = mapped_column(String(2048), default="")
     expires_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# ------------------------------------------------------------------ metadata definitions
+# Glance's metadefs catalog (`/v2/metadefs`): namespaces hold objects, properties and
+# tags, unique by name in their namespace; resource types are global and associated
+# with namespaces under a prefix.
+class MetadefNamespace(Base):
+    __tablename__ = "image_metadef_namespace"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    namespace: Mapped[str] = mapped_column(String(80), unique=True)
+    display_name: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    visibility: Mapped[str] = mapped_column(String(32), default="private")
+    protected: Mapped[bool] = mapped_column(Boolean, default=False)
+    owner: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MetadefObject(Base):
+    __tablename__ = "image_metadef_object"
+    __table_args__ = (UniqueConstraint("namespace_id", "name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    namespace_id: Mapped[int] = mapped_column(
+        ForeignKey("image_metadef_namespace.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(80))
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    required: Mapped[list[str] | None] = mapped_column(JSONType, nullable=True)
+    properties: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MetadefProperty(Base):
+    __tablename__ = "image_metadef_property"
+    __table_args__ = (UniqueConstraint("namespace_id", "name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    namespace_id: Mapped[int] = mapped_column(
+        ForeignKey("image_metadef_namespace.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(80))
+    json_schema: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MetadefTag(Base):
+    __tablename__ = "image_metadef_tag"
+    __table_args__ = (UniqueConstraint("namespace_id", "name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    namespace_id: Mapped[int] = mapped_column(
+        ForeignKey("image_metadef_namespace.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(80))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MetadefResourceType(Base):
+    __tablename__ = "image_metadef_resource_type"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(80), unique=True)
+    protected: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MetadefResourceTypeAssociation(Base):
+    __tablename__ = "image_metadef_resource_type_association"
+    namespace_id: Mapped[int] = mapped_column(
+        ForeignKey("image_metadef_namespace.id", ondelete="CASCADE"), primary_key=True)
+    resource_type_id: Mapped[int] = mapped_column(
+        ForeignKey("image_metadef_resource_type.id", ondelete="CASCADE"), primary_key=True)
+    prefix: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    properties_target: Mapped[str | None] = mapped_column(String(80), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -20,6 +20,22 @@ ADMIN_OR_READER_OR_SHARED_MEMBER = (
     "role:admin or (role:reader and (project_id:%(project_id)s or "
     "project_id:%(member_id)s))")
 ADMIN_OR_SHARED_MEMBER = "role:admin or (role:member and project_id:%(member_id)s)"
+# metadefs (glance/policies/metadef.py): the owner's readers, or anyone's when public;
+# every write an admin's
+ADMIN_OR_READER_GET_NAMESPACE = (
+    "role:admin or (role:reader and (project_id:%(project_id)s or "
+    "'public':%(visibility)s))")
+_METADEF_READS = ("get_metadef_namespace", "get_metadef_object", "get_metadef_objects",
+                  "list_metadef_resource_types", "get_metadef_resource_type",
+                  "get_metadef_property", "get_metadef_properties", "get_metadef_tag",
+                  "get_metadef_tags")
+_METADEF_WRITES = ("modify_metadef_namespace", "add_metadef_namespace",
+                   "delete_metadef_namespace", "modify_metadef_object", "add_metadef_object",
+                   "delete_metadef_object", "add_metadef_resource_type_association",
+                   "remove_metadef_resource_type_association", "modify_metadef_property",
+                   "add_metadef_property", "remove_metadef_property", "modify_metadef_tag",
+                   "add_metadef_tag", "add_metadef_tags", "delete_metadef_tag",
+                   "delete_metadef_tags")
 
 POLICIES: dict[str, str] = {
     "get_images": ADMIN_OR_READER,
@@ -45,6 +61,9 @@ POLICIES: dict[str, str] = {
     "get_tasks": "role:admin",
     "get_task": "role:admin",
     "add_task": "role:admin",
+    "get_metadef_namespaces": ADMIN_OR_READER,
+    **{name: ADMIN_OR_READER_GET_NAMESPACE for name in _METADEF_READS},
+    **{name: "role:admin" for name in _METADEF_WRITES},
 }
 
 
