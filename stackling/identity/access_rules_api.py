@@ -40,7 +40,8 @@ def _one(rq: ApiRequest, user_id: str) -> AccessRule:
 
 def list_rules(rq: ApiRequest) -> Any:
     user_id = _user(rq, "list_access_rules")
-    stmt = select(AccessRule).where(AccessRule.user_id == user_id).order_by(AccessRule.id)
+    stmt = select(AccessRule).where(AccessRule.user_id == user_id).order_by(
+        AccessRule.position, AccessRule.id)  # creation order, as Keystone lists them
     for key in ("service", "path", "method"):
         if rq.query.get(key) is not None:
             stmt = stmt.where(getattr(AccessRule, key) == rq.query[key])

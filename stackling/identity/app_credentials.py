@@ -13,7 +13,7 @@ import secrets
 import uuid
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -104,7 +104,10 @@ def resolve_access_rules(db: Session, user_id: str, requested: list[Any] | None
         else:
             values = {"user_id": user_id, **{k: rule[k] for k in fields}}
             # one row per distinct rule, also when two credentials name it at once
-            insert_absent(db, AccessRule, [{"id": uuid.uuid4().hex, **values}])
+            position = db.scalar(select(func.coalesce(func.max(AccessRule.position), 0) + 1)
+                                 .where(AccessRule.user_id == user_id))
+            insert_absent(db, AccessRule, [{"id": uuid.uuid4().hex, "position": position,
+                                            **values}])
             row = db.scalars(select(AccessRule).filter_by(**values)).one()
         rules.append({"id": row.id, "service": row.service, "method": row.method,
                       "path": row.path})

@@ -62,6 +62,9 @@ class AccessRule(Base):
     service: Mapped[str] = mapped_column(String(64))
     path: Mapped[str] = mapped_column(String(255))
     method: Mapped[str] = mapped_column(String(16))
+    # The order the user's rules were made in (Keystone lists them by its auto-increment
+    # key); last, where the migration adds it.
+    position: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Policy(Base):
