@@ -76,7 +76,7 @@ test-quick: $(STAMP)
 # Add a new one as a prerequisite here, with its own target below.
 # The Debian image is built here too (about 2-3 minutes cold, once per machine; as root only):
 # tests/dataplane/test_image_prepare.py and the guests' tests boot it.
-sysdeps: browser dataplane-deps image-debian
+sysdeps: browser dataplane-deps image-debian ansible
 
 # The console's browser tests drive Debian's chromium (Playwright never downloads a browser).
 browser:

@@ -145,6 +145,16 @@ def first_boot_state(root: Path) -> None:
                     shutil.rmtree(child)
                 elif child.name != "lock":
                     child.unlink()
+    # systemd-networkd enabled (Debian ships it disabled; netplan's generator enabled it in
+    # genericcloud): the links `systemctl enable` makes, from its units' [Install] sections
+    for unit, target in (("systemd-networkd.service", "multi-user.target"),
+                         ("systemd-networkd.socket", "sockets.target"),
+                         ("systemd-networkd-wait-online.service", "network-online.target")):
+        wants = root / "etc/systemd/system" / f"{target}.wants"
+        wants.mkdir(parents=True, exist_ok=True)
+        link = wants / unit
+        if not link.is_symlink():
+            link.symlink_to(f"/lib/systemd/system/{unit}")
     # This image's own configuration (cloud-init's datasources in 90_dpkg.cfg, where its
     # debconf question would write them), owned by root.
     for src in (HERE / "files").rglob("*"):

@@ -201,15 +201,21 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
 
     from stackling.compute.models import InstanceAction
 
-    boots = dict(db.execute(select(InstanceAction.instance_uuid, func.count())
-                            .where(InstanceAction.action.in_(_BOOTING_ACTIONS))
-                            .group_by(InstanceAction.instance_uuid)).all())
+    boots: dict[str, int] = {}
+    rebuilds: dict[str, int] = {}
+    for uuid, action, n in db.execute(
+            select(InstanceAction.instance_uuid, InstanceAction.action, func.count())
+            .where(InstanceAction.action.in_(_BOOTING_ACTIONS))
+            .group_by(InstanceAction.instance_uuid, InstanceAction.action)).all():
+        boots[uuid] = boots.get(uuid, 0) + n
+        if action == "rebuild":  # (a rebuild's root disk starts afresh)
+            rebuilds[uuid] = n
     rows = db.execute(select(Instance.uuid, Instance.display_name, Instance.hostname,
                              Instance.vm_state, Instance.key_name, Instance.key_data,
                              Instance.user_data,
                              Instance.host, Instance.image_ref, Instance.project_id,
                              Instance.availability_zone, Instance.metadata_,
-                             Instance.launched_at, Instance.flavor)
+                             Instance.launched_at, Instance.flavor, Instance.config_drive)
                       .where(Instance.host.is_not(None))).all()
     from stackling.compute import block_devices
 
@@ -228,8 +234,10 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
                     "key_name": r.key_name, "key_data": r.key_data, "user_data": user_data, "host": r.host,
                     "image_ref": r.image_ref, "project_id": r.project_id,
                     "availability_zone": r.availability_zone, "metadata": r.metadata_ or {},
-                    "boots": boots.get(r.uuid, 0), "memory_mb": (r.flavor or {}).get("memory_mb"),
+                    "boots": boots.get(r.uuid, 0), "rebuilds": rebuilds.get(r.uuid, 0),
+                    "memory_mb": (r.flavor or {}).get("memory_mb"),
                     "vcpus": (r.flavor or {}).get("vcpus"),
+                    "config_drive": bool(r.config_drive),
                     "launched_at": r.launched_at.isoformat() if r.launched_at else None,
                     # attached volumes in order ({volume_id, device, serial, path,
                     # boot_index}); the root one for a volume-backed server, else None

@@ -51,8 +51,10 @@ SYSCALLS_REFUSED = (
     "userfaultfd", "swapon", "swapoff", "acct", "syslog", "settimeofday", "clock_settime",
     "clock_adjtime", "iopl", "ioperm", "lookup_dcookie", "uselib", "quotactl",
     "quotactl_fd", "nfsservctl", "vm86", "vm86old", "create_module", "get_kernel_syms",
-    "query_module", "_sysctl", "fanotify_init", "kcmp", "personality",
+    "query_module", "_sysctl", "fanotify_init", "kcmp",
 )
+# (personality stays: systemd's LockPersonality= asks for the current one, and its units
+# fail to start without it; LXC's default policy allows it too)
 
 
 def last_cap() -> int:
@@ -101,7 +103,7 @@ def seccomp_filter(path: Path) -> Path:
 # the machine's installs a BPF file without also setting no_new_privs.
 LOADER = r"""
 import ctypes, os, sys
-bpf, cgroups, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+bpf, cgroups, console, owner, argv = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 for d in filter(None, cgroups.split(":")):
     with open(d + "/cgroup.procs", "w") as f:
         f.write(str(os.getpid()))
@@ -112,6 +114,27 @@ libc = ctypes.CDLL(None, use_errno=True)
 fprog = Filter(len(prog) // 8, prog)
 if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
     sys.exit("stackling: seccomp filter refused: " + os.strerror(ctypes.get_errno()))
+if console:  # the guest's console: a pty whose output is the server's console log (as LXC's)
+    import termios
+    master, slave = os.openpty()
+    os.chown(os.ttyname(slave), int(owner), int(owner))
+    mode = termios.tcgetattr(slave)
+    mode[1] &= ~termios.OPOST  # (the log as written: no CR before each newline)
+    termios.tcsetattr(slave, termios.TCSANOW, mode)
+    if os.fork() == 0:  # (in the guest's cgroups: it ends with the guest)
+        os.setsid()
+        os.dup2(master, 0)
+        os.dup2(os.open(console, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640), 1)
+        os.setgroups([])  # (what it holds open is all it needs: nobody, no capability)
+        os.setgid(65534)
+        os.setuid(65534)
+        # (a static busybox, not a Python, copies: a guest's memory is its own; the log is
+        # bounded by the reconciler: guests.Guests.trim_console)
+        os.execv("/bin/busybox", ["cat", "-"])
+    os.close(master)
+    os.environ["STACKLING_CONSOLE"] = os.ttyname(slave)
+    os.dup2(slave, 1)
+    os.dup2(slave, 2)
 os.execvp(argv[0], argv)
 """
 

@@ -69,8 +69,11 @@ class Cgroups:
             out.append(self.v2 / self.prefix / server_id)
         return list(dict.fromkeys(out))
 
-    def create(self, server_id: str, limits: Limits) -> list[Path]:
-        """The guest's cgroups with its limits (written again at each boot: a resize)."""
+    def create(self, server_id: str, limits: Limits, delegate_to: int | None = None) -> list[Path]:
+        """The guest's cgroups with its limits (written again at each boot: a resize); its
+        unified one delegated to the guest's root (`delegate_to`, its id on the machine),
+        as systemd's container interface asks: the image's systemd makes its own tree
+        below it (the limits are the levels above, which it cannot write)."""
         v2_controllers = [c for c in CONTROLLERS if c not in self.v1]
         if self.v2 is not None and v2_controllers:
             parent = self.v2 / self.prefix
@@ -103,6 +106,13 @@ class Cgroups:
                 _write(d / "cpu.max", f"{quota} {PERIOD_US}")
             if "pids" in v2_controllers:
                 _write(d / "pids.max", str(limits.pids))
+        if self.v2 is not None and delegate_to is not None:
+            d = self.v2 / self.prefix / server_id
+            for path in (d, d / "cgroup.procs", d / "cgroup.threads", d / "cgroup.subtree_control"):
+                try:
+                    os.chown(path, delegate_to, delegate_to)
+                except FileNotFoundError:
+                    pass
         return self.dirs(server_id)
 
     def kill(self, server_id: str, patience: float = 10.0) -> None:
@@ -132,7 +142,7 @@ class Cgroups:
     def remove(self, server_id: str) -> None:
         """Once its processes are gone (EBUSY until then: retried by the next pass)."""
         for d in self.dirs(server_id):
-            _rmdir(d)
+            _rmdir_tree(d)
 
     def remove_all(self) -> None:
         roots = {self.v1[c] for c in CONTROLLERS if c in self.v1}
@@ -143,7 +153,7 @@ class Cgroups:
             if top.is_dir():
                 for child in top.iterdir():
                     if child.is_dir():
-                        _rmdir(child)
+                        _rmdir_tree(child)
                 _rmdir(top)
 
 
@@ -156,6 +166,16 @@ def _write(path: Path, value: str, missing_ok: bool = False) -> None:
     except OSError as exc:
         if not (missing_ok and exc.errno in (errno.EINVAL, errno.EOPNOTSUPP, errno.EACCES)):
             raise
+
+
+def _rmdir_tree(path: Path) -> None:
+    """A cgroup and the ones its guest made below it (systemd's), deepest first."""
+    if not path.is_dir():
+        return
+    for child in path.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            _rmdir_tree(child)
+    _rmdir(path)
 
 
 def _rmdir(path: Path) -> None:

@@ -57,6 +57,20 @@ class Desired:
                      if p["network_id"] == network_id and p["device_owner"] == DHCP_OWNER), None)
 
 
+def _image(db: Session, ctx: Any, image_id: str) -> dict[str, Any] | None:
+    """What a guest boots from its image: its data file and formats (None: a deleted image,
+    whose servers keep the root disk they have)."""
+    try:
+        found = image.get_image(db, ctx, image_id)
+    except Exception:  # noqa: BLE001 - a deleted image
+        return None
+    path = image.data_path(db, found)
+    return {"id": found.id, "data": str(path) if path is not None else None,
+            "disk_format": found.disk_format, "container_format": found.container_format,
+            "checksum": found.os_hash_value or found.checksum or "",
+            "os_admin_user": (found.properties or {}).get("os_admin_user")}
+
+
 def read(db: Session) -> Desired:
     ctx = admin_context()
     # servers before their ports: each statement sees what was committed when it ran (READ
@@ -67,15 +81,14 @@ def read(db: Session) -> Desired:
     networks = {n["id"]: n for n in network.list_networks(db, ctx)}
     subnets = {s["id"]: s for s in network.list_subnets(db, ctx)}
     ports = {p["id"]: p for p in network.list_ports(db, ctx)}
-    users: dict[str, str | None] = {}
+    images: dict[str, dict[str, Any] | None] = {}
     for server in servers.values():  # the image's os_admin_user is who SSH lets in
         ref = server["image_ref"]
-        if ref and ref not in users:
-            try:
-                users[ref] = (image.get_image(db, ctx, ref).properties or {}).get("os_admin_user")
-            except Exception:  # noqa: BLE001 - a deleted image: the default user
-                users[ref] = None
-        server["os_admin_user"] = users.get(ref)
+        if ref and ref not in images:
+            images[ref] = _image(db, ctx, ref)
+        found = images.get(ref) or {}
+        server["os_admin_user"] = found.get("os_admin_user")
+        server["image"] = found or None
     router_ids = {p["device_id"] for p in ports.values()
                   if p["device_owner"] in (*ROUTER_INTERFACE_OWNERS, GATEWAY_OWNER)}
     routers = {}

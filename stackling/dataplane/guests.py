@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackling.dataplane import boundary, cgroups, hotplug, kernel
+from stackling.dataplane.disks import Disks
 from stackling.dataplane.rootfs import BUSYBOX
 
 # PID 1 of the guest's PID namespace, at first as the machine's root (seccomp already on,
@@ -37,46 +38,59 @@ from stackling.dataplane.rootfs import BUSYBOX
 # The PID, cgroup and first mount namespaces stay the machine's root's: the guest cannot
 # mount a proc, sysfs or cgroup filesystem, and its /proc masks are locked in place.
 LAUNCH = r"""set -e
-T=$1 G=$2 R=$2/root U=$8
+K=$1 G=$2 R=$2/root U=$8 C=/run/guest
 exec 3< "$G/userns"
-mount --bind "$T" "$R"
-mount -o remount,bind,ro "$R"
-for d in tmp run root home var; do
-  mount -t tmpfs -o mode=755,size=16m,nosuid,nodev,uid=$U,gid=$U guest "$R/$d"
+# R is the guest's root filesystem, its image's under its own copy-on-write layer (disks.py),
+# mounted by the reconciler; the directories a system container needs are made in that
+# layer when the image has none (a Docker image may lack /run, /proc or /sys)
+for d in run dev proc sys tmp; do
+  if [ ! -d "$R/$d" ]; then mkdir -p "$R/$d"; chown "$U:$U" "$R/$d"; fi
 done
-chmod 1777 "$R/tmp"
-mount -t tmpfs -o mode=755,size=4m,nosuid,nodev,uid=$U,gid=$U guest "$R/etc"
-# the guest's /etc, written here by the shell itself (no file of the host's per guest: each
-# one made on the host's disk was a good part of a restart's kernel time)
-mkdir "$R/etc/stackling" "$R/etc/dropbear"
-printf 'root:x:0:0:root:/root:/bin/sh\n%s:x:1000:1000:%s:/home/%s:/bin/sh\n' "$5" "$5" "$5" \
-  > "$R/etc/passwd"
-printf 'root:x:0:\n%s:x:1000:\n' "$5" > "$R/etc/group"
-echo /bin/sh > "$R/etc/shells"
-echo "127.0.0.1 localhost" > "$R/etc/hosts"
-printf '%s' "$4" > "$R/etc/stackling/name"
-printf '%s' "$5" > "$R/etc/stackling/user"
-printf '%s\n' "$6" > "$R/etc/stackling/boundary"
-printf '%s\n' "$7" > "$R/etc/stackling/dhcp4"
-chown -R "$U:$U" "$R/etc"
+mount -t tmpfs -o mode=755,size=64m,nosuid,nodev,uid=$U,gid=$U run "$R/run"
+mkdir -p "$R$C/kit"
+# the cloud's boot kit (busybox, setpriv, the boundary check), read-only: what runs before
+# the image's own init is the cloud's, whatever the image holds
+mount --bind "$K" "$R$C/kit"
+mount -o remount,bind,ro "$R$C/kit"
+printf '%s' "$4" > "$R$C/name"
+printf '%s' "$5" > "$R$C/user"
+printf '%s\n' "$6" > "$R$C/boundary"
+printf '%s\n' "$7" > "$R$C/dhcp4"
+chown "$U:$U" "$R$C" "$R$C/name" "$R$C/user" "$R$C/boundary" "$R$C/dhcp4"
 mount -t tmpfs -o mode=755,size=1m,nosuid guest "$R/dev"
-for n in null zero urandom random tty; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
-mkdir "$R/dev/pts"
+for n in null zero full urandom random tty; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
+# the console: a pty the loader copies to the server's console log (the guest's stdout)
+touch "$R/dev/console"
+mount --bind "$STACKLING_CONSOLE" "$R/dev/console"
+mkdir "$R/dev/pts" "$R/dev/shm"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
 ln -s pts/ptmx "$R/dev/ptmx"
+mount -t tmpfs -o mode=1777,size=64m,nosuid,nodev,uid=$U,gid=$U shm "$R/dev/shm"
+ln -s /proc/self/fd "$R/dev/fd"
+chown -h "$U:$U" "$R/dev" "$R/dev/ptmx" "$R/dev/fd"
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 # masked as container runtimes mask them (locked: the guest cannot unmount them)
 for f in kcore sysrq-trigger timer_list keys sched_debug; do
   if [ -e "$R/proc/$f" ]; then mount --bind /dev/null "$R/proc/$f"; fi
 done
+# /sys read-only (its network part is the guest's own namespace's), and the guest's own
+# cgroup (its cgroup namespace's root, delegated to it: cgroups.py) where systemd wants it
+mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
+mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 "$R/sys/fs/cgroup"
 cd "$R"
-pivot_root . mnt
+mkdir "$R$C/old"
+pivot_root . "${C#/}/old"
 cd /
-umount -l /mnt
-exec /bin/busybox nsenter -F -U/proc/self/fd/3 -S 0 -G 0 -- \
-  /bin/busybox unshare -m -u -i --propagation private -- \
-  /usr/bin/setpriv --bounding-set="$3" --inh-caps=-all /bin/sh /sbin/guest-init
+umount -l "$C/old"
+rmdir "$C/old"
+exec $C/kit/bin/busybox nsenter -F -U/proc/self/fd/3 -S 0 -G 0 -- \
+  $C/kit/bin/busybox unshare -m -u -i --propagation private -- \
+  $C/kit/bin/busybox sh $C/kit/sbin/setpriv --bounding-set="$3" --inh-caps=-all \
+  $C/kit/bin/busybox sh $C/kit/sbin/stackling-boot
 """
+
+
+CONSOLE_LIMIT = 8 << 20  # bytes of a console log kept (then rotated once: trim_console)
 
 
 @dataclass(frozen=True)
@@ -92,16 +106,21 @@ class GuestSpec:
     memory_mb: int = 512  # the flavor's, as cgroup limits
     vcpus: int = 1
     dhcp4: tuple[str, ...] = ()  # port ids whose DHCPv4 server is there: the boot waits on it
+    # its image: (id, data file, disk_format, container_format, checksum); () for one with
+    # no data (the kit's own root filesystem, cirros's)
+    image: tuple[str, ...] = ()
+    generation: str = ""  # the root disk's: a new one (a rebuild) starts its layer afresh
 
     def token(self) -> str:
-        return repr((self.name, self.user, self.boots))
+        return repr((self.name, self.user, self.boots, self.generation))
 
 
 class Guests:
     def __init__(self, run_dir: Path, template: Path, console_dir: Path, prefix: str = "sl",
-                 pids_max: int = 1024) -> None:
+                 pids_max: int = 1024, disks_dir: Path | None = None) -> None:
         self.dir = run_dir / "guests"
-        self.template = template  # the root filesystem, as rootfs.publish mounted it
+        self.template = template  # the boot kit (and cirros's root), as rootfs.publish made it
+        self.disks = Disks(disks_dir or run_dir / "disks")
         self.console_dir = console_dir
         self.ids = boundary.IdRanges(prefix, run_dir)
         self.cgroups = cgroups.Cgroups(prefix)
@@ -199,7 +218,10 @@ class Guests:
         except (OSError, ValueError):
             return False
 
-    def start(self, spec: GuestSpec, netns: str) -> None:
+    def start(self, spec: GuestSpec, netns: str, image_root: Path | None = None,
+              seed: dict[str, bytes] | None = None) -> None:
+        """Boot it: `image_root` is its image's root filesystem (images.prepare), None the
+        kit's; `seed` files its root disk holds at boot (a config drive's: disks.py)."""
         gdir = self._gdir(spec.server_id)
         (gdir / "root").mkdir(parents=True, exist_ok=True)
         (gdir / "spec").write_text(spec.token())
@@ -211,7 +233,9 @@ class Guests:
         if not userns.exists():
             raise RuntimeError(f"guest {spec.server_id}: no user namespace to boot in")
         dirs = self.cgroups.create(spec.server_id, cgroups.Limits(
-            spec.memory_mb, spec.vcpus, self.pids_max))
+            spec.memory_mb, spec.vcpus, self.pids_max), delegate_to=base)
+        self.disks.mount(spec.server_id, image_root or self.template,
+                         spec.generation, gdir, userns, base, seed)
         bpf = boundary.seccomp_filter(self.seccomp)
         expected = f"{boundary.caps_mask():016x} 2 0 {base} {boundary.ID_RANGE}"
         if os.environ.get("STACKLING_TEST_GUEST_BOUNDARY_FAULT"):  # the check's own test
@@ -219,13 +243,14 @@ class Guests:
         nics = {p: i for i, (p, _, _) in enumerate(spec.nics)}
         dhcp4 = " ".join(f"eth{nics[p]}" for p in spec.dhcp4 if p in nics)
         self.console_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.console_dir / f"{spec.server_id}.log", "ab") as console:
+        log = self.console_dir / f"{spec.server_id}.log"
+        with open(log, "ab") as console:
             # forked by a thread inside the guest's network namespace (no nsenter for it);
             # the launcher a static busybox sh whose mkdir/touch/chmod/ln run in-process:
             # at 100 guests booting at once their forks and execs were the CPU's bottleneck
             proc = kernel.in_namespace(netns, lambda: subprocess.Popen(
                 [sys.executable, "-S", "-E", "-s", "-c", boundary.LOADER, str(bpf),
-                 ":".join(map(str, dirs)),
+                 ":".join(map(str, dirs)), str(log), str(base),
                  "unshare", "--pid", "--fork", "--mount", "--cgroup", "--kill-child",
                  "--propagation", "private", "--",
                  BUSYBOX, "sh", "-c", LAUNCH, "guest", str(self.template), str(gdir),
@@ -244,6 +269,7 @@ class Guests:
             _kill_tree(pid)
         self.cgroups.kill(server_id)  # (and whatever outlived its launcher)
         gdir = self._gdir(server_id)
+        self.disks.unmount(gdir)
         if forget:
             self._forget(server_id)
         else:
@@ -254,6 +280,7 @@ class Guests:
         is the reconciler's: removed when nothing wants it)."""
         gdir = self._gdir(server_id)
         self.cgroups.kill(server_id)
+        self.disks.unmount(gdir)
         self.cgroups.remove(server_id)  # (EBUSY: kept, and retried by the next pass)
         boundary.release_userns(gdir / "userns")
         self.ids.release(server_id)
@@ -275,6 +302,7 @@ class Guests:
                 self._forget(server_id)
             except OSError:
                 pass  # (its cgroup still busy: remove_all below tries once more)
+            self.disks.unmount(self._gdir(server_id))
             boundary.release_userns(self._gdir(server_id) / "userns")
             shutil.rmtree(self._gdir(server_id), ignore_errors=True)
         self.ids.release_all()
@@ -295,6 +323,18 @@ class Guests:
             marker.touch()
         else:
             marker.unlink(missing_ok=True)
+
+    def trim_console(self, server_id: str, limit: int = CONSOLE_LIMIT) -> None:
+        """A console log past `limit` bytes: its content moved to `<log>.0` and the log
+        emptied (its copier appends on), as virtlogd rotates Nova's."""
+        log = self.console(server_id)
+        try:
+            if log.stat().st_size <= limit:
+                return
+            shutil.copyfile(log, log.with_name(log.name + ".0"))
+            os.truncate(log, 0)
+        except OSError:
+            pass
 
     def console(self, server_id: str) -> Path:
         return self.console_dir / f"{server_id}.log"

@@ -19,7 +19,7 @@ import netaddr
 
 from stackling.common.db import Database
 from stackling.compute import interface as compute
-from stackling.dataplane import conntrack, firewall, guest_jobs, ipv6, kernel, nft, rootfs, topology
+from stackling.dataplane import conntrack, firewall, guest_jobs, images, ipv6, kernel, nft, rootfs, topology
 from stackling.dataplane import desired as desired_
 from stackling.dataplane import port_forwarding as forwarding
 from stackling.dataplane import qos as qos_
@@ -42,6 +42,37 @@ FULL_EVERY = 30  # passes
 BOOT_HOLD = 30.0  # seconds
 
 
+# Where cloud-init's ConfigDrive source (and its ds-identify) reads a config drive's tree
+# when no block device is there: this kernel has no ISO 9660 and a guest in its own user
+# namespace cannot mount a block device's filesystem, so Nova's config drive layout is
+# written onto the server's root disk, under the dated version and `latest`, as Nova's.
+CONFIG_DRIVE = "var/lib/cloud/seed/config_drive"
+CONFIG_DRIVE_VERSIONS = ("2018-08-27", "latest")
+
+
+def config_drive(server: dict[str, Any], ports: list[dict[str, Any]],
+                 d: desired_.Desired) -> dict[str, bytes]:
+    docs = documents(server, ports, d.subnets, d.networks)
+    out = {}
+    for name in ("meta_data.json", "network_data.json", "vendor_data.json",
+                 "vendor_data2.json", "user_data"):
+        body = docs.get(f"openstack/latest/{name}")
+        if body is None:
+            continue
+        for version in CONFIG_DRIVE_VERSIONS:
+            out[f"{CONFIG_DRIVE}/openstack/{version}/{name}"] = (
+                body if isinstance(body, bytes) else body.encode())
+    return out
+
+
+def _image_of(server: dict[str, Any]) -> tuple[str, ...]:
+    found = server.get("image") or {}
+    if not found.get("data"):
+        return ()
+    return (found["id"], found["data"], found.get("disk_format") or "",
+            found.get("container_format") or "", found.get("checksum") or "")
+
+
 class Reconciler:
     def __init__(self, database: Database, prefix: str, data_dir: Path,
                  guest_processes: int = 1024) -> None:
@@ -50,8 +81,9 @@ class Reconciler:
         self.run_dir = Path("/run/stackling") / prefix
         self.console_dir = data_dir / "dataplane" / "console"
         self.template = rootfs.template_dir(data_dir / "dataplane")
+        self.images_dir = data_dir / "dataplane" / "images"
         self.guests = Guests(self.run_dir, self.run_dir / "rootfs", self.console_dir, prefix,
-                             guest_processes)
+                             guest_processes, data_dir / "dataplane" / "disks")
         self.dhcp = DhcpServers(self.run_dir)
         self.radvd = ipv6.Radvd(self.run_dir)
         self.metadata = MetadataServers(self._metadata_for)
@@ -493,6 +525,8 @@ class Reconciler:
         for server in d.servers.values():
             if server["state"] == "off":
                 continue
+            if self._passes % FULL_EVERY == 0:
+                self.guests.trim_console(server["id"])
             ns = self.names.guest(server["id"])
             keep.add(ns)
             self._try(f"guest {server['id']}", self._guest, d, fabric, bridges, keep_links,
@@ -502,7 +536,26 @@ class Reconciler:
         wanted = {s for s in d.servers if self.names.guest(s) in keep}
         for server_id in set(self.guests.known()) - wanted:
             self._try(f"guest {server_id}", self.guests.stop, server_id)
+        # a root disk goes with its server (a stopped one keeps it)
+        for server_id in set(self.guests.disks.known()) - set(d.servers) - set(self.guests.known()):
+            self._try(f"disk {server_id}", self.guests.disks.delete, server_id)
         return keep
+
+    def _image_root(self, spec: GuestSpec) -> Path | None:
+        """The guest's image's root filesystem, prepared once per image (in the boot's job:
+        a qcow2's conversion takes seconds); None for an image with no data (the kit's own
+        root filesystem). ImageError when the image cannot boot."""
+        if not spec.image or not spec.image[1]:
+            return None
+        image_id, data, disk_format, container_format, _ = spec.image
+        return images.prepare(image_id, Path(data), disk_format, container_format,
+                              self.images_dir, self.names.prefix).root
+
+    def _image_fault(self, server_id: str, message: str) -> None:
+        """The server ERROR with the image's reason, as Nova's build of an image it cannot
+        boot ends."""
+        with self.database.transaction() as db:
+            compute.fail_server(db, server_id, message)
 
     def _host_filters(self, d: desired_.Desired) -> None:
         """Each host's tables (firewall.host_rules): its guests' ports' security groups,
@@ -564,7 +617,9 @@ class Reconciler:
         spec = GuestSpec(server["id"], server["hostname"] or server["name"],
                          server.get("os_admin_user") or DEFAULT_USER, nics, server["boots"],
                          server.get("memory_mb") or 512, server.get("vcpus") or 1,
-                         tuple(p["id"] for p in ports if self._served_by_dhcp(d, p)))
+                         tuple(p["id"] for p in ports if self._served_by_dhcp(d, p)),
+                         _image_of(server),
+                         f"{server.get('image_ref') or ''}:{server.get('rebuilds', 0)}")
         if server["id"] not in running and self.guests.boundary_failed(server["id"]):
             return  # (its fault is recorded: _boundary_faults)
         boot = running.get(server["id"]) != spec.token() or ns not in self._present
@@ -610,7 +665,13 @@ class Reconciler:
                         host.add_veth_into(taps[i], ns, ifnames[port["id"]], bridge=places[i][1],
                                            mac=port["mac_address"], mtu=nics[i][2])
                 self._allowed[server["id"]] = allowed
-                self.guests.start(spec, ns)
+                try:
+                    root = self._image_root(spec)
+                except images.ImageError as exc:
+                    self._image_fault(server["id"], str(exc))
+                    return
+                seed = config_drive(server, ports, d) if server.get("config_drive") else None
+                self.guests.start(spec, ns, root, seed)
                 self._applied[server["id"]] = fingerprint
 
             self._jobs.add(f"guest {server['id']}", boot_guest)
@@ -628,7 +689,7 @@ class Reconciler:
         plugged = False
         for i, port in enumerate(ports):
             made = self._try(f"port {port['id']}", self._plug_guest, d, port, places[i], ns,
-                             ifnames[port["id"]], nics[i][2])
+                             ifnames[port["id"]], nics[i][2], server["state"] != "paused")
             plugged |= bool(made)
         for port_id in set(self.guests.plugged(server["id"])) - {p["id"] for p in ports}:
             tap = self.names.tap(port_id)
@@ -677,10 +738,12 @@ class Reconciler:
         return any(s["id"] in mine for s in d.dhcp_subnets(port["network_id"]))
 
     def _plug_guest(self, d: desired_.Desired, port: dict[str, Any], place: tuple[str, str],
-                    ns: str, inside: str, mtu: int) -> bool:
+                    ns: str, inside: str, mtu: int, up: bool = True) -> bool:
         """A running guest's NIC, by its host end: moved here from another host (a live
         migration: the guest's side never changes), kept (master, MTU, up: the host's side
-        only), or plugged anew when its tap is gone (True: the guest is told)."""
+        only; down while the server is paused, so that nothing of it answers, its kernel's
+        own ICMP included, as a paused VM's vCPUs do not), or plugged anew when its tap is
+        gone (True: the guest is told)."""
         host_ns, bridge = place
         tap = self.names.tap(port["id"])
         self.wire.keep.setdefault(host_ns, set()).add(tap)
@@ -692,8 +755,9 @@ class Reconciler:
             self.wire.seen.pop(host_ns, None)
             return True
         master = self.wire._links(host_ns).get(bridge, {}).get("index")
-        if link.get("master") != master or link.get("mtu") != mtu or not link.get("up"):
-            host.ip.link("set", index=link["index"], master=master, mtu=mtu, state="up")
+        if link.get("master") != master or link.get("mtu") != mtu or link.get("up") != up:
+            host.ip.link("set", index=link["index"], master=master, mtu=mtu,
+                         state="up" if up else "down")
             self.wire.seen.pop(host_ns, None)
         if moved:
             kernel.announce(ns, inside, [ip for _, ip in d.ipv4(port)])
@@ -707,6 +771,7 @@ class Reconciler:
         self.handles.close_all()
         self._applied.clear()
         self.guests.stop_all()
+        images.cleanup_all(self.images_dir, keep_files=True)  # (converted disks are kept)
         kernel.unmount(str(self.run_dir / "rootfs"))
         for net_id in self.dhcp.known():
             self.dhcp.stop(net_id)

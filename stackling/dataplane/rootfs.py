@@ -32,28 +32,24 @@ INIT = r"""#!/bin/sh
 # shell's own read, case and parameter expansion stand in for cat, cut, sed and awk.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
 CR=$'\r'
-exec 3<&-  # (the launcher's handle on its user namespace)
-# boundary.py: this init's capabilities (effective, permitted, bounding), seccomp mode and
-# id map are exactly what the launcher meant, or the guest does not boot (its server goes
-# to ERROR): nothing runs with more than that because one step failed silently
-read -r want_caps want_seccomp want_map < /etc/stackling/boundary
-eff="" prm="" bnd="" sec=""
-while read -r key value _; do
-  case "$key" in CapEff:) eff=$value ;; CapPrm:) prm=$value ;; CapBnd:) bnd=$value ;;
-    Seccomp:) sec=$value ;; esac
-done < /proc/self/status
-read -r m1 m2 m3 _ < /proc/self/uid_map
-if [ "$eff $prm $bnd" != "$want_caps $want_caps $want_caps" ] || [ "$sec" != "$want_seccomp" ] \
-    || [ "$m1 $m2 $m3" != "$want_map" ] || [ "$m2" = 0 ]; then
-  echo "stackling: guest boundary check failed: CapEff $eff CapPrm $prm CapBnd $bnd" \
-    "Seccomp $sec uid_map '$m1 $m2 $m3'; meant $want_caps, seccomp $want_seccomp, '$want_map'"
-  exit 86
+# The image's own accounts, made at its first boot as cirros's are (kept after: its root
+# filesystem is its own, copy-on-write); the image's user is the one the cloud names
+read -r name < /run/guest/name; read -r user < /run/guest/user
+read -r dhcp4 < /run/guest/dhcp4 || true
+if [ ! -s /etc/passwd ]; then
+  echo 'root:x:0:0:root:/root:/bin/sh' > /etc/passwd; echo 'root:x:0:' > /etc/group
+  echo /bin/sh > /etc/shells; echo "127.0.0.1 localhost" > /etc/hosts
 fi
+case "$(cat /etc/passwd)" in *"
+$user:"*|"$user:"*) ;; *)
+  uid=1000; while grep -q ":x:$uid:" /etc/passwd; do uid=$((uid + 1)); done
+  echo "$user:x:$uid:$uid:$user:/home/$user:/bin/sh" >> /etc/passwd
+  echo "$user:x:$uid:" >> /etc/group ;;
+esac
+mkdir -p /etc/dropbear
 read -r kernel < /proc/sys/kernel/osrelease
 echo "[    0.000000] stackling guest: busybox @BUSYBOX_VERSION@, $kernel"
 echo "Run /sbin/init as init process"
-read -r name < /etc/stackling/name; read -r user < /etc/stackling/user
-read -r dhcp4 < /etc/stackling/dhcp4 || true
 . /sbin/ipv6-pre
 ip link set lo up
 # NIC hot-plug (hotplug.py)
@@ -191,6 +187,37 @@ $(eths)
 EOT
 rm -f /tmp/.addrs
 exec /bin/sh /sbin/guest-run
+"""
+
+# The boot kit's last step, in the guest's credentials (PID 1 of its PID namespace, root of
+# its user namespace, seccomp on, bounding set dropped): its capabilities (effective,
+# permitted, bounding), seccomp mode and id map are exactly what the launcher meant, or the
+# guest does not boot (its server goes to ERROR): nothing runs with more than that because
+# one step failed silently. Then the image's own init, as a system container's (systemd's
+# container interface: `container` set; cloud-init's OpenStack detection: product_name, as
+# nova-lxd set it), or, for an image without one, the kit's light init.
+BOOT = r"""exec 3<&-  # (the launcher's handle on its user namespace)
+read -r want_caps want_seccomp want_map < /run/guest/boundary
+eff="" prm="" bnd="" sec=""
+while read -r key value _; do
+  case "$key" in CapEff:) eff=$value ;; CapPrm:) prm=$value ;; CapBnd:) bnd=$value ;;
+    Seccomp:) sec=$value ;; esac
+done < /proc/self/status
+read -r m1 m2 m3 _ < /proc/self/uid_map
+if [ "$eff $prm $bnd" != "$want_caps $want_caps $want_caps" ] || [ "$sec" != "$want_seccomp" ] \
+    || [ "$m1 $m2 $m3" != "$want_map" ] || [ "$m2" = 0 ]; then
+  echo "stackling: guest boundary check failed: CapEff $eff CapPrm $prm CapBnd $bnd" \
+    "Seccomp $sec uid_map '$m1 $m2 $m3'; meant $want_caps, seccomp $want_seccomp, '$want_map'"
+  exit 86
+fi
+K=/run/guest/kit
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+if [ -x /sbin/init ] || [ -L /sbin/init ]; then
+  exec $K/bin/busybox env -i container=lxc product_name="OpenStack Nova" TERM=linux \
+    PATH=$PATH /sbin/init
+fi
+echo "stackling: the image has no /sbin/init: the light init starts its SSH server"
+exec $K/bin/busybox env -i PATH=$K/bin:$PATH HOME=/root $K/bin/busybox sh $K/sbin/light-init
 """
 
 # After boot: user data (as root, as cloud-init runs it) and the SSH server.
@@ -363,7 +390,7 @@ def _net_raw_tools(bin_dir: Path, applets: list[str]) -> None:
 
 
 def _scripts() -> tuple[tuple[str, str], ...]:
-    return (("sbin/guest-init", INIT), ("sbin/guest-run", RUN),
+    return (("sbin/guest-init", INIT), ("sbin/guest-run", RUN), ("sbin/stackling-boot", BOOT),
             (hotplug.WATCH_PATH, hotplug.NIC_WATCH), ("sbin/dhcp-event", DHCP_EVENT),
             ("sbin/ipv6-up", IPV6_UP), ("sbin/ipv6-pre", IPV6_PRE),
             ("sbin/dhcp6-event", DHCP6_EVENT))
@@ -375,6 +402,7 @@ def template_dir(base: Path) -> Path:
     restarts (a clean stop removes kernel objects, not this; a start from nothing then only
     boots), and a new version of a script or of a host binary gets a template of its own."""
     digest = hashlib.sha256()
+    digest.update(b"kit 2")  # the layout build() makes (its setpriv runner, /sbin/init)
     for name, text in _scripts():
         digest.update(f"{name}\0{text}\0".encode())
     for src in (BUSYBOX, *BINARIES, *OPTIONAL_BINARIES):
@@ -452,6 +480,15 @@ def build(root: Path) -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if not target.exists():
                     shutil.copy2(os.path.realpath(lib), target)
+    # setpriv run by the kit's own loader and libraries, whatever the image's (or none)
+    loader = next((lib for lib in _libraries("/usr/bin/setpriv") if "/ld-linux" in lib), None)
+    libdirs = sorted({os.path.dirname(lib) for lib in _libraries("/usr/bin/setpriv")})
+    kit = "/run/guest/kit"
+    (tmp / "sbin/setpriv").write_text(
+        f"exec {kit}{loader} --library-path {':'.join(kit + d for d in libdirs)} "
+        f'{kit}/usr/bin/setpriv "$@"\n')
+    (tmp / "sbin/init").symlink_to("guest-init")
+    (tmp / "tmp").chmod(0o1777)
     version = subprocess.run([BUSYBOX], capture_output=True, text=True).stdout.split()[1]
     for name, text in _scripts():
         (tmp / name).write_text(text.replace("@BUSYBOX_VERSION@", version))

@@ -68,12 +68,19 @@ def create_snapshot(db: Session, ctx: RequestContext, body: dict[str, Any], *,
     return image.id
 
 
+def _settings(db: Session) -> Any:
+    """The cloud's settings: a service's session carries its runtime, the dataplane's its
+    settings alone (dataplane/service.py)."""
+    runtime = db.info.get("stackling.runtime")
+    return runtime.settings if runtime is not None else db.info.get("stackling.settings")
+
+
 def _multi_store(db: Session) -> Any:
     """The configured stores when multi-store is on (image/stores.py), else None."""
-    runtime = db.info.get("stackling.runtime")
+    settings = _settings(db)
     from stackling.image import stores
 
-    configured = stores.configured(runtime.settings) if runtime is not None else None
+    configured = stores.configured(settings) if settings is not None else None
     return configured if configured is not None and configured.multi else None
 
 
@@ -90,8 +97,8 @@ def _base_data(db: Session, data_dir: Path, base: Image) -> Path | None:
 
 
 def _data_dir(db: Session) -> Path | None:
-    runtime = db.info.get("stackling.runtime")
-    return Path(runtime.settings.data_dir) / "images" if runtime is not None else None
+    settings = _settings(db)
+    return Path(settings.data_dir) / "images" if settings is not None else None
 
 
 def _link(source: Path, target: Path) -> None:

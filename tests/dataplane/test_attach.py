@@ -27,22 +27,22 @@ def test_image_user_interface_hot_plug_and_resize(dataplane_cloud: DataplaneClou
         return dp.cloud.cli("console", "log", "show", vm.id, parse=False)
 
     # a file in the guest's tmpfs and one boot in its console: both stay through hot-plug
-    assert dp.ssh(ns1, ip1, "touch /tmp/booted-once", user="debian").returncode == 0
+    assert dp.ssh(ns1, ip1, "touch /dev/shm/booted-once", user="debian").returncode == 0
     assert console().count("vm-att login:") == 1
 
     port = dp.sdk.network.create_port(network_id=net2.id)
     dp.sdk.compute.create_server_interface(vm, port_id=port.id)
     ip2 = port.fixed_ips[0]["ip_address"]
-    out = dp.wait_ssh(ns2, ip2, "ip -4 -o addr show eth1; ls /tmp/booted-once", user="debian")
-    assert f"inet {ip2}/24" in out and "/tmp/booted-once" in out, out
+    out = dp.wait_ssh(ns2, ip2, "ip -4 -o addr show eth1; ls /dev/shm/booted-once", user="debian")
+    assert f"inet {ip2}/24" in out and "/dev/shm/booted-once" in out, out
     assert "NIC eth1 hot-plugged" in console()
     assert console().count("vm-att login:") == 1  # not booted again
 
     # detach: the NIC is gone from the running guest, its address answers no more
     dp.sdk.compute.delete_server_interface(port.id, server=vm)
     assert eventually(lambda: dp.unreachable(ns2, ip2))
-    out = dp.wait_ssh(ns1, ip1, "ip -o link; ls /tmp/booted-once", user="debian")
-    assert "eth1" not in out and "/tmp/booted-once" in out, out
+    out = dp.wait_ssh(ns1, ip1, "ip -o link; ls /dev/shm/booted-once", user="debian")
+    assert "eth1" not in out and "/dev/shm/booted-once" in out, out
     assert console().count("vm-att login:") == 1
 
     flavor = next(f for f in dp.sdk.compute.flavors() if f.name == "m1.small")
@@ -54,5 +54,5 @@ def test_image_user_interface_hot_plug_and_resize(dataplane_cloud: DataplaneClou
     while time.monotonic() < deadline and console().count("vm-att login:") < 2:
         time.sleep(0.2)
     assert console().count("vm-att login:") >= 2
-    assert dp.wait_ssh(ns1, ip1, "ls /tmp/booted-once 2>/dev/null || echo rebooted",
+    assert dp.wait_ssh(ns1, ip1, "ls /dev/shm/booted-once 2>/dev/null || echo rebooted",
                        user="debian").strip() == "rebooted"

@@ -26,29 +26,42 @@ def test_pause_reboot_rebuild(dataplane_cloud: DataplaneCloud) -> None:
     ns, ip = dp.names.guest(probe.id), dp.address(vm)
     assert dp.wait_ssh(ns, ip).strip() == "vm-life"
 
-    # paused: frozen (the kernel still accepts the TCP connection; nothing answers on it)
+    # paused: frozen, its network too (no ping, no connection), as a paused VM; a connection
+    # open before goes on after unpause
+    import subprocess
+
+    from tests.dataplane.conftest import SSH_OPTS, eventually
+
+    held = subprocess.Popen(
+        ["nsenter", f"--net=/run/netns/{ns}", "--", "ssh", "-i", str(dp.key), *SSH_OPTS,
+         f"cirros@{ip}", "echo open; read _; echo resumed"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert held.stdout is not None and held.stdout.readline().strip() == "open"
     dp.sdk.compute.pause_server(vm)
     dp.sdk.compute.wait_for_server(vm, status="PAUSED", wait=60, interval=0.2)
-    deadline = time.monotonic() + 30
-    while not _ssh_fails(dp, ns, ip) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert _ssh_fails(dp, ns, ip)
+    assert eventually(lambda: _ssh_fails(dp, ns, ip))
+    assert dp.in_ns(ns, "ping", "-c", "2", "-W", "1", ip).returncode != 0
     dp.sdk.compute.unpause_server(vm)
     dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=60, interval=0.2)
     assert dp.wait_ssh(ns, ip).strip() == "vm-life"
+    held.stdin.write("\n")  # type: ignore[union-attr]
+    held.stdin.flush()  # type: ignore[union-attr]
+    assert held.stdout.readline().strip() == "resumed"
+    held.wait(timeout=30)
 
-    # reboot: the guest boots again (a file in its tmpfs is gone, the console shows it)
-    assert dp.ssh(ns, ip, "touch /tmp/before-reboot").returncode == 0
+    # reboot: the guest boots again (a file in its /dev/shm, a tmpfs, is gone; one on its
+    # root disk is kept, as a VM's; the console shows it)
+    assert dp.ssh(ns, ip, "touch /dev/shm/before-reboot ~/kept").returncode == 0
     dp.sdk.compute.reboot_server(vm, "SOFT")
     dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=60, interval=0.2)
     deadline = time.monotonic() + 60
     out = None
     while time.monotonic() < deadline:
-        out = dp.ssh(ns, ip, "ls /tmp/before-reboot 2>/dev/null || echo rebooted")
-        if out.returncode == 0 and out.stdout.strip() == "rebooted":
+        out = dp.ssh(ns, ip, "ls /dev/shm/before-reboot 2>/dev/null || echo rebooted; ls ~")
+        if out.returncode == 0 and out.stdout.split()[:1] == ["rebooted"]:
             break
         time.sleep(0.2)
-    assert out is not None and out.stdout.strip() == "rebooted", out
+    assert out is not None and out.stdout.split() == ["rebooted", "kept"], out
     log = dp.cloud.cli("console", "log", "show", vm.id, parse=False)
     assert log.count("vm-life login:") == 2, log
 
@@ -62,6 +75,7 @@ def test_pause_reboot_rebuild(dataplane_cloud: DataplaneCloud) -> None:
             vm)["output"].count("vm-life login:") < 3:
         time.sleep(0.2)
     assert dp.wait_ssh(ns, ip).strip() == "vm-life"
+    assert dp.ssh(ns, ip, "ls ~").stdout.split() == []  # its root disk afresh
 
 
 def _processes(marker: str) -> list[str]:
