@@ -69,9 +69,10 @@ class Cloud:
         r.raise_for_status()
         return r.json()
 
-    def boot(self, network_id: str, name: str = "b", sg: str = "default") -> str:
+    def boot(self, network_id: str, name: str = "b", sg: str = "default",
+             image: str = CIRROS, flavor: str = "1") -> str:
         return self.post("/compute/v2.1/servers", {"server": {
-            "name": name, "flavorRef": "1", "imageRef": CIRROS, "key_name": "bench",
+            "name": name, "flavorRef": flavor, "imageRef": image, "key_name": "bench",
             "networks": [{"uuid": network_id}], "security_groups": [{"name": sg}]}}
         )["server"]["id"]
 
@@ -100,9 +101,9 @@ def memory_kb(prefix: str) -> int:
                     roots.append(int(pid))
             except OSError:
                 pass
-    from stackling.dataplane.guests import _descendants
+    from stackling.dataplane.guests import descendants
 
-    for pid in {p for r in roots for p in [r, *_descendants(r)]}:
+    for pid in {p for r in roots for p in [r, *descendants(r)]}:
         try:
             for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
@@ -269,7 +270,71 @@ def main() -> None:
     report("dataplane", text)
 
 
+def debian(creates: int, guests: int) -> None:
+    """debian-12 (issue 30): create -> SSH answers (median of `creates`; goal <= 2 s, where a
+    DevStack VM takes 30-90 s), cirros create -> SSH in the same run, `guests` Debian guests'
+    memory (goal <= 1 GiB for 20), and `make image-debian` cached."""
+    tmp = Path(tempfile.mkdtemp(prefix="stackling-bench-deb-"))
+    key = tmp / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    srv = Server(tmp / "data", free_port(), env=ENV)
+    srv.start()
+    rows: list[list[Any]] = []
+    try:
+        cloud = Cloud(srv)
+        image = cloud.c.get("/image/v2/images", params={"name": "debian-12"}).json()["images"]
+        if not image:
+            print("no debian-12 image: make image-debian")
+            return
+        debian_id = image[0]["id"]
+        cloud.post("/compute/v2.1/os-keypairs", {"keypair": {
+            "name": "bench", "public_key": key.with_suffix(".pub").read_text()}})
+        net = cloud.post("/networking/v2.0/networks", {"network": {"name": "bench"}})["network"]
+        cloud.post("/networking/v2.0/subnets", {"subnet": {
+            "network_id": net["id"], "cidr": "10.99.0.0/22", "ip_version": 4}})
+        probe = cloud.boot(net["id"], "probe")
+        probe_ns = cloud.names.guest(probe)
+        wait(lambda: Path(f"/run/netns/{probe_ns}").exists()
+             and banner(probe_ns, cloud.address(probe)), timeout=120)
+        for label, img, flavor in (("debian-12", debian_id, "1"), ("cirros", CIRROS, "1")):
+            samples = []
+            for _ in range(creates):
+                t0 = time.perf_counter()
+                sid = cloud.boot(net["id"], image=img, flavor=flavor)
+                ip = cloud.address(sid)
+                wait(lambda ip=ip: banner(probe_ns, ip), timeout=300)
+                samples.append(time.perf_counter() - t0)
+                cloud.delete(sid)
+            med = statistics.median(samples)
+            goal = 2.0 if label == "debian-12" else 1.0
+            rows.append([f"{label} create -> SSH answers (median of {creates})",
+                         f"{med:.2f} s", f"{goal:.0f} s", f"{med / goal:.2f}"])
+        ids = [cloud.boot(net["id"], f"d{i}", image=debian_id, flavor="1")
+               for i in range(guests)]
+        for sid in ids:
+            ip = cloud.address(sid)
+            wait(lambda ip=ip: banner(probe_ns, ip), timeout=600)
+        mem = memory_kb(cloud.names.prefix)
+        rows.append([f"{guests} debian-12 guests (+1 cirros probe): memory (PSS)",
+                     f"{mem / 1024:.0f} MiB", "1024 MiB", f"{mem / 1024 / 1024:.2f}"])
+        t0 = time.perf_counter()
+        subprocess.run(["make", "-s", "image-debian"], capture_output=True, check=True)
+        cached = time.perf_counter() - t0
+        rows.append(["make image-debian, cached", f"{cached:.2f} s", "-", "-"])
+    finally:
+        srv.stop()
+        subprocess.run([sys.executable, "-m", "stackling.cli", "dataplane", "down", "--data-dir",
+                        str(srv.data_dir)], capture_output=True)
+        subprocess.run(["rm", "-rf", str(tmp)])
+    report("dataplane_debian", table(["measure", "median / value", "goal", "ratio to goal"],
+                                     rows))
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["debian"]:  # issue 30: python -m bench.dataplane debian [N] [guests]
+        debian(int(sys.argv[2]) if len(sys.argv) > 2 else 10,
+               int(sys.argv[3]) if len(sys.argv) > 3 else 20)
+        sys.exit(0)
     if sys.argv[1:2] in (["moves"], ["racks"]):  # the wire (issue 22): bench/dataplane_racks.py
         from bench import dataplane_racks
 

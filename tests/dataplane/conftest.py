@@ -180,6 +180,12 @@ class DataplaneCloud:
         mounts = Path("/proc/self/mountinfo").read_text().splitlines()
         out += [f"mount {line.split()[4]}" for line in mounts if f" {run_dir}/" in line
                 or line.split()[4] == run_dir]
+        # images prepared for guests (images/): their mounts and loop devices, in the data dir
+        data_dir = str(self.cloud.data_dir)
+        out += [f"mount {line.split()[4]}" for line in mounts
+                if line.split()[4].startswith(data_dir + "/")]
+        loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+        out += [f"loop device {line}" for line in loops.splitlines() if data_dir + "/" in line]
         out += [f"cgroup {d}" for d in Path("/sys/fs/cgroup").glob(f"*/{self.prefix}")]
         ids = Path("/run/stackling/ids")
         for claim in ids.iterdir() if ids.is_dir() else ():

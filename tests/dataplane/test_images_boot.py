@@ -86,6 +86,22 @@ def test_debian_boots_systemd_and_cloud_init(dataplane_cloud: DataplaneCloud) ->
     # #cloud-config: a user with its key and sudo, a file, a command
     out = dp.ssh(ns, ip, "id -un; sudo cat /etc/stackling-test /root/runcmd", user="alice")
     assert out.stdout.split("\n")[:3] == ["alice", "written by cloud-init", "ran"], out
+    # root in the guest is not root on the machine (each refused through SSH)
+    port = dp.cloud.url.rsplit(":", 1)[1].split("/")[0]
+    for command in ("mount -t proc none /mnt", "mount -t sysfs none /mnt",
+                    "modprobe dummy", "sh -c 'echo 1 > /proc/sys/kernel/sysrq'",
+                    f"curl -s -m 3 http://127.0.0.1:{port}/"):
+        out = dp.ssh(ns, ip, f"sudo {command} 2>&1; echo rc=$?", user="debian").stdout
+        assert "rc=0" not in out, (command, out)
+    # its processes are its own (no process of the machine's shows)
+    assert int(dp.ssh(ns, ip, "ps -e --no-headers | wc -l", user="debian").stdout) < 60
+    # a guest past its flavor's RAM is killed in its own cgroup; it and the cloud answer on
+    flavor = next(f for f in dp.sdk.compute.flavors() if f.name == "m1.small")
+    hog = dp.ssh(ns, ip, f"python3 -c 'b = b\"x\" * ({flavor.ram + 512} << 20)'; echo rc=$?",
+                 user="debian").stdout
+    assert "rc=0" not in hog, hog
+    assert dp.wait_ssh(ns, ip, "echo alive", user="debian").strip() == "alive"
+    assert dp.sdk.compute.get_server(vm.id).status == "ACTIVE"
     # the console log is the image's own boot
     log = dp.sdk.compute.get_server_console_output(vm)["output"]
     assert "Debian GNU/Linux 12" in log and "cloud-init" in log, log[-2000:]
