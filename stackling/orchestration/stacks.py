@@ -59,9 +59,12 @@ def lookup(db: Session, ctx: RequestContext, name_or_id: str) -> Stack:
     return stack
 
 
-def get_stack(db: Session, ctx: RequestContext, name: str, stack_id: str) -> Stack:
+def get_stack(db: Session, ctx: RequestContext, name: str, stack_id: str,
+              any_project: bool = False) -> Stack:
+    """`any_project`: an admin's read, of any project's stack (as Heat's stack_get)."""
     stack = db.get(Stack, stack_id)
-    if stack is None or stack.project_id != ctx.project_id or stack.name != name:
+    if stack is None or (stack.project_id != ctx.project_id and not any_project) \
+            or stack.name != name:
         raise EntityNotFound(entity="Stack", name=name)
     return stack
 

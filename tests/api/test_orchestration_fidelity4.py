@@ -84,3 +84,21 @@ def test_a_rollback_reattaches_the_port_to_the_old_server(api, heat):
     assert _device(api, heat, first["port"]) == first["server"]
     r = api.get(f"/compute/v2.1/servers/{first['server']}/os-interface", token=heat.token)
     assert [i["port_id"] for i in r.json()["interfaceAttachments"]] == [first["port"]]
+
+
+def test_an_admin_reads_another_projects_stack(api, heat):
+    name = unique()
+    stack = heat.make(name, {"heat_template_version": "2018-08-31", "resources": {
+        "r": {"type": "OS::Heat::RandomString"}}})
+    admin = Heat(api, user="admin")
+    for tenant in (heat.project, admin.project):  # the stack's project, or the admin's own
+        base = f"/orchestration/v1/{tenant}/stacks/{name}/{stack['id']}"
+        r = api.get(base, token=admin.token)
+        assert r.status_code == 200, r.text
+        assert r.json()["stack"]["id"] == stack["id"]
+        r = api.get(base + "/resources", token=admin.token)
+        assert [x["resource_name"] for x in r.json()["resources"]] == ["r"]
+    # writes stay the owner's
+    r = api.delete(f"/orchestration/v1/{heat.project}/stacks/{name}/{stack['id']}",
+                   token=admin.token)
+    assert r.status_code in (403, 404)

@@ -576,21 +576,21 @@ orchestration POST   /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
 orchestration PUT    /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
 orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
 orchestration DELETE /v1/{tenant_id}/stacks/{stack_name} reader-read admin=404
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id} reader-read admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id} reader-read
 orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{stack_id} member-write stack_update admin=404
 orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id} member-write stack_patch admin=404
 orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{stack_id} member-write admin=404
 orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id} fake-ids
 orchestration PUT    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/preview member-write stack_update admin=404
 orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/preview member-write stack_patch admin=404
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/template reader-read admin=404
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/environment reader-read admin=404
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/files reader-read admin=404
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/outputs reader-read admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/template reader-read
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/environment reader-read
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/files reader-read
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/outputs reader-read
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/outputs/{output_key} fake-ids
 orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/actions member-write stack_action admin=404
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/events reader-read admin=404
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources reader-read admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/events reader-read
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources reader-read
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name} fake-ids
 orchestration PATCH  /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name} fake-ids reader=403
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/resources/{resource_name}/metadata fake-ids
@@ -609,9 +609,9 @@ orchestration GET    /v1/{tenant_id}/software_deployments/metadata/{server_id} f
 orchestration GET    /v1/{tenant_id}/software_deployments/{deployment_id} fake-ids
 orchestration PUT    /v1/{tenant_id}/software_deployments/{deployment_id} fake-ids reader=403
 orchestration DELETE /v1/{tenant_id}/software_deployments/{deployment_id} fake-ids reader=403
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/export member-write admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/export member-write
 orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/abandon member-write admin=404
-orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots reader-read admin=404
+orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots reader-read
 orchestration POST   /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots member-write admin=404
 orchestration GET    /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id} fake-ids
 orchestration DELETE /v1/{tenant_id}/stacks/{stack_name}/{stack_id}/snapshots/{snapshot_id} fake-ids reader=403
