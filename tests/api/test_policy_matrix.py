@@ -820,45 +820,6 @@ image GET    /v2/metadefs/namespaces/{namespace}/resource_types   fake-ids
 image POST   /v2/metadefs/namespaces/{namespace}/resource_types   fake-ids
 image DELETE /v2/metadefs/namespaces/{namespace}/resource_types/{name} fake-ids
 """
-# ---------------------------------------------------------------- image: fidelity IV (issue 32)
-# Metadefs: the namespace in the path is a fake one (a 404 to all, as Glance looks the
-# namespace up before its policy); tests/api/test_image_fidelity4.py proves the 403s of the
-# admin-only writes on real namespaces.
-TABLE += """
-image PUT    /v2/images/{image_id}/tags/{tag}                     member-write
-image DELETE /v2/images/{image_id}/tags/{tag}                     member-write
-image GET    /v2/schemas/images                                   any-read
-image GET    /v2/schemas/members                                  any-read
-image GET    /v2/schemas/metadefs/{kind}                          any-read fake
-image GET    /v2/metadefs/namespaces                              any-read
-image POST   /v2/metadefs/namespaces                              admin-only
-image GET    /v2/metadefs/resource_types                          any-read
-image GET    /v2/metadefs/namespaces/{namespace}                  fake-ids
-image PUT    /v2/metadefs/namespaces/{namespace}                  fake-ids
-image DELETE /v2/metadefs/namespaces/{namespace}                  fake-ids
-image GET    /v2/metadefs/namespaces/{namespace}/objects          fake-ids
-image POST   /v2/metadefs/namespaces/{namespace}/objects          fake-ids
-image DELETE /v2/metadefs/namespaces/{namespace}/objects          fake-ids
-image GET    /v2/metadefs/namespaces/{namespace}/objects/{name}   fake-ids
-image PUT    /v2/metadefs/namespaces/{namespace}/objects/{name}   fake-ids
-image DELETE /v2/metadefs/namespaces/{namespace}/objects/{name}   fake-ids
-image GET    /v2/metadefs/namespaces/{namespace}/properties       fake-ids
-image POST   /v2/metadefs/namespaces/{namespace}/properties       fake-ids
-image DELETE /v2/metadefs/namespaces/{namespace}/properties       fake-ids
-image GET    /v2/metadefs/namespaces/{namespace}/properties/{name} fake-ids
-image PUT    /v2/metadefs/namespaces/{namespace}/properties/{name} fake-ids
-image DELETE /v2/metadefs/namespaces/{namespace}/properties/{name} fake-ids
-image GET    /v2/metadefs/namespaces/{namespace}/tags             fake-ids
-image POST   /v2/metadefs/namespaces/{namespace}/tags             fake-ids
-image DELETE /v2/metadefs/namespaces/{namespace}/tags             fake-ids
-image GET    /v2/metadefs/namespaces/{namespace}/tags/{name}      fake-ids
-image POST   /v2/metadefs/namespaces/{namespace}/tags/{name}      fake-ids
-image PUT    /v2/metadefs/namespaces/{namespace}/tags/{name}      fake-ids
-image DELETE /v2/metadefs/namespaces/{namespace}/tags/{name}      fake-ids
-image GET    /v2/metadefs/namespaces/{namespace}/resource_types   fake-ids
-image POST   /v2/metadefs/namespaces/{namespace}/resource_types   fake-ids
-image DELETE /v2/metadefs/namespaces/{namespace}/resource_types/{name} fake-ids
-"""
 
 
 BODIES: dict[str, Callable[[Ids], Any]] = {
