@@ -54,7 +54,8 @@ SECOND = ("stackling.placement.component",)
 BOOTSTRAP_STEPS = frozenset({
     "identity.base", "catalog.identity", "network.base", "network.default_sg_rules", "catalog.network",
     "catalog.placement", "compute.flavors", "catalog.compute", "image.cirros", "image.debian",
-    "catalog.image", "catalog.orchestration", "block_storage.default_type", "block_storage.volumev3",
+    "image.metadefs", "catalog.image", "catalog.orchestration", "block_storage.default_type",
+    "block_storage.volumev3",
     "catalog.block-storage",
 })
 
