@@ -92,7 +92,7 @@ PLAYBOOK = """
         url: "http://{{ hostvars['pb-vm'].ansible_host }}:8080/index.html"
         return_content: true
       register: page
-      until: page.status == 200
+      until: page.status | default(0) == 200
       retries: 30
       delay: 1
     - ansible.builtin.assert: {that: ["'configured by ansible' in page.content"]}
@@ -131,10 +131,13 @@ def test_a_real_playbook_provisions_and_configures(dataplane_cloud: DataplaneClo
     (tmp_path / "webapp.service.j2").write_text(UNIT)
     (tmp_path / "play.yml").write_text(PLAYBOOK)
     python = ROOT / ".venv-ansible" / "bin" / "python3"
-    # `outside`: a local host whose modules run inside the cloud's outside namespace
+    # `outside`: a local host whose modules run inside the cloud's outside namespace (its
+    # interpreter a script: Ansible takes the interpreter as one path)
+    inside = tmp_path / "outside-python"
+    inside.write_text(f'#!/bin/sh\nexec nsenter --net=/run/netns/{dp.names.outside} {python} "$@"\n')
+    inside.chmod(0o755)
     (tmp_path / "inventory.ini").write_text(
-        "[outside]\noutside ansible_connection=local "
-        f"ansible_python_interpreter='nsenter --net=/run/netns/{dp.names.outside} {python}'\n")
+        f"[outside]\noutside ansible_connection=local ansible_python_interpreter={inside}\n")
     env = {**os.environ, "OS_CLIENT_CONFIG_FILE": str(dp.cloud.data_dir / "clouds.yaml"),
            "ANSIBLE_SSH_ARGS": f"-F {config}", "ANSIBLE_HOST_KEY_CHECKING": "False",
            "ANSIBLE_NOCOLOR": "1", "ANSIBLE_PYTHON_INTERPRETER": "auto_silent"}

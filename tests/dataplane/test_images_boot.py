@@ -29,8 +29,22 @@ def _debian(dp: DataplaneCloud) -> Any:
     return image
 
 
+def _ssh_allowed(dp: DataplaneCloud) -> None:
+    """SSH from the network's DHCP namespace (not a member of the default group) let in."""
+    group = dp.sdk.network.find_security_group("default", project_id=dp.sdk.current_project_id)
+    for rule in ({"protocol": "tcp", "port_range_min": 22, "port_range_max": 22},
+                 {"protocol": "icmp"}):
+        try:
+            dp.sdk.network.create_security_group_rule(
+                security_group_id=group.id, direction="ingress", ethertype="IPv4",
+                remote_ip_prefix="0.0.0.0/0", **rule)
+        except Exception:  # noqa: BLE001 - already there (409)
+            pass
+
+
 def _boot(dp: DataplaneCloud, name: str, networks: list[str], image_id: str,
           user_data: str | None = None, wait: bool = True, **extra: Any) -> Any:
+    _ssh_allowed(dp)
     flavor = next(f for f in dp.sdk.compute.flavors() if f.name == "m1.small")
     kwargs: dict[str, Any] = dict(extra)
     if user_data:
