@@ -85,7 +85,7 @@ def test_debian_boots_systemd_and_cloud_init(dataplane_cloud: DataplaneCloud) ->
         f"    ssh_authorized_keys: [{json.dumps(key)}]",
         "write_files:",
         "  - path: /etc/stackling-test",
-        "    content: written by cloud-init",
+        "    content: \"written by cloud-init\\n\"",
         "runcmd:",
         "  - [sh, -c, 'echo ran > /root/runcmd']",
         ""])
