@@ -56,7 +56,7 @@ __all__ = [
     "volume_body", "update_volume", "extend_volume", "retype_volume", "set_readonly",
     "VolumeTypeNotFound", "QoSSpecsNotFound", "create_volume_type", "update_volume_type",
     "delete_volume_type", "volume_type_body", "create_qos_specs", "update_qos_specs",
-    "delete_qos_specs", "qos_specs_body", "authorize",
+    "delete_qos_specs", "qos_specs_body", "authorize", "volume_type_visible",
 ]
 
 
@@ -336,6 +336,18 @@ def delete_volume_type(db: Session, ctx: RequestContext, type_id: str) -> None:
     from stackling.block_storage import types
 
     types.delete_type(db, types.get_type(db, ctx, type_id))
+
+
+def volume_type_visible(db: Session, ctx: RequestContext, ref: str) -> bool:
+    """Whether a volume type of that id or name is one the context may see (Nova checks a
+    boot's `volume_type` so before it builds)."""
+    from stackling.block_storage import types
+
+    try:
+        types.find_type(db, ctx, ref)
+    except VolumeTypeNotFound:
+        return False
+    return True
 
 
 def volume_type_body(db: Session, ctx: RequestContext, type_id: str) -> dict[str, Any]:

@@ -78,6 +78,10 @@ class InvalidBDMSwapSize(InvalidBDM):
     message = "Swap drive requested is larger than instance type allows."
 
 
+class VolumeTypeNotFound(BadRequest):
+    message = "Volume type %(id_or_name)s could not be found."
+
+
 class InvalidVolume(BadRequest):
     message = "Invalid volume: %(reason)s"
 
@@ -267,6 +271,9 @@ def _validate(db: Session, ctx: RequestContext, bdms: list[dict[str, Any]], imag
                 and not bdm.get("volume_size"):
             raise InvalidBDM(message="Blank volumes (source: 'blank', dest: 'volume') need to "
                                      "have non-zero size")
+        if bdm.get("volume_type") and not cinder.volume_type_visible(db, ctx,
+                                                                      bdm["volume_type"]):
+            raise VolumeTypeNotFound(id_or_name=bdm["volume_type"])
         if bdm.get("disk_bus") and bdm["disk_bus"] not in DISK_BUSES:
             raise InvalidBDM()  # (Nova's InvalidBDMDiskBus misspells its msg_fmt)
     ephemeral = sum(b.get("volume_size") or flavor.ephemeral_gb for b in bdms

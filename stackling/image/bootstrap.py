@@ -87,7 +87,14 @@ def add_debian(db: Session, runtime: Any, source: Path) -> None:
     try:
         os.link(source, partial)
     except OSError:  # another filesystem, or links not allowed: a whole copy
-        storage.copy_file(source, partial)
+        try:
+            storage.copy_file(source, partial)
+        except storage.StorageFull:
+            # A data dir too small for it: the cloud starts without debian-12 (a start that
+            # fails over a demo image would be worse); the next start tries again.
+            partial.unlink(missing_ok=True)
+            LOG.warning("debian-12 not added: %s is full", target.parent)
+            return
     os.replace(partial, target)
     db.add(Image(
         id=DEBIAN_ID, name="debian-12", status="active", visibility="public",

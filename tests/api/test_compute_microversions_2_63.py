@@ -166,8 +166,11 @@ def test_2_67_block_device_mapping_volume_type(api):
     assert below.status_code == 400
     assert "Additional properties are not allowed ('volume_type' was unexpected)" in below.text
     at = boot(api, "2.67", block_device_mapping_v2=bdm, imageRef="")
-    # accepted by the schema; there is no block storage to boot from here
-    assert at.status_code == 400 and "booting from volume is not supported" in at.text
+    # accepted by the schema, then checked against the volume types the user may see
+    assert at.status_code == 400 and "Volume type lvm could not be found." in at.text, at.text
+    bdm[0]["volume_type"] = "__DEFAULT__"
+    server = active(api, boot(api, "2.67", block_device_mapping_v2=bdm, imageRef=""))
+    assert api.delete(f"{SERVERS}/{server['id']}", user="demo").status_code == 204
 
 
 def test_2_68_force_removed_from_live_migrate_and_evacuate(api):

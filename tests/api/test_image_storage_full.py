@@ -137,6 +137,8 @@ def _cloud_on_tmpfs(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
     url = create_database(request.param, base / "db")
+    # No debian-12 copy into 512 KiB (a start tries and goes on without it; not this test's).
+    settings["image"] = {"debian_image": "", **settings.get("image", {})}
     try:
         yield from make_api(base / "data", **settings, **({} if request.param == "sqlite"
                                                           else {"database_url": url}))

@@ -574,6 +574,10 @@ def delete_network(db: Session, ctx: RequestContext, network_id: str,
     if rbac_policies:
         _rbac().wildcards.delete_for(db, "network", net.id)
     db.expunge(net)
+    if segments and db.get_bind().dialect.name == "mysql":
+        # InnoDB checks each cascaded row at once, in its own order: a segment may go
+        # before the subnet bound to it (whose foreign key refuses that), so subnets first.
+        db.execute(delete(Subnet).where(Subnet.network_id == net.id))
     # its ports (and theirs), subnets, segments and extension rows go with it: ON DELETE
     # CASCADE
     db.execute(delete(Network).where(Network.id == net.id))
