@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dataplane.conftest import DataplaneCloud
+from tests.dataplane.conftest import DataplaneCloud, eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSIBLE_PLAYBOOK = ROOT / ".venv-ansible" / "bin" / "ansible-playbook"
@@ -125,8 +125,12 @@ def test_a_real_playbook_provisions_and_configures(dataplane_cloud: DataplaneClo
         pytest.skip("no debian-12 image (make image-debian)")
     data_dir = str(dp.cloud.data_dir)
     config = tmp_path / "ssh_config"
-    out = subprocess.run([str(STACKLING), "ssh-config", "--data-dir", data_dir, "-i",
-                          str(dp.key)], capture_output=True, text=True, check=True)
+    # the outside namespace is the reconciler's first pass's (the cloud may be younger)
+    assert eventually(lambda: Path(f"/run/netns/{dp.names.outside}").exists(), timeout=120)
+    out = subprocess.run([str(STACKLING), "ssh-config", "--data-dir", data_dir,
+                          "--database-url", dp.cloud.database_url, "-i",
+                          str(dp.key)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
     config.write_text(out.stdout)
     (tmp_path / "webapp.service.j2").write_text(UNIT)
     (tmp_path / "play.yml").write_text(PLAYBOOK)

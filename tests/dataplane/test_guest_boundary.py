@@ -108,7 +108,9 @@ def test_root_in_a_guest_holds_nothing_of_the_machine(dataplane_cloud: Dataplane
     assert all(line.endswith(":/") for line in root("cat /proc/self/cgroup").split()[:-1])
     # no path of the machine's in its mount table
     table = root("cat /proc/self/mountinfo")
-    for machine_path in ("/run/stackling", str(dp.cloud.data_dir), "/work", "/tmp/pytest"):
+    # (the checkout's own path, not "/work": the overlay's workdir=disk/work has that)
+    checkout = str(Path(__file__).resolve().parents[2])
+    for machine_path in ("/run/stackling", str(dp.cloud.data_dir), checkout, "/tmp/pytest"):
         assert machine_path not in table, table
     # cgroup limits on the machine's side: the flavor's RAM and vCPUs, a process limit
     flavor = next(f for f in dp.sdk.compute.flavors() if f.name == "m1.tiny")

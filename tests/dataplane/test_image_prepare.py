@@ -369,7 +369,8 @@ def test_debian_image_prepares(cache: Path) -> None:
     root = got.root
     assert _resolve(root, "/sbin/init") == "/usr/lib/systemd/systemd"
     for binary in ("/usr/bin/python3", "/usr/sbin/sshd", "/usr/bin/cloud-init", "/usr/bin/sudo",
-                   "/usr/sbin/dhclient", "/usr/bin/curl", "/usr/sbin/ip", "/usr/sbin/netplan"):
+                   "/usr/sbin/dhclient", "/usr/bin/curl", "/usr/sbin/ip",
+                   "/usr/lib/systemd/systemd-networkd"):
         assert os.access(root / _resolve(root, binary).lstrip("/"), os.X_OK), binary
     cfg = (root / "etc/cloud/cloud.cfg").read_text()
     assert "default_user:\n     name: debian" in cfg and 'sudo: ["ALL=(ALL) NOPASSWD:ALL"]' in cfg

@@ -14,8 +14,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,11 +83,21 @@ def session_script(blocks: list[Block], work: Path) -> str:
     return "\n".join(out) + "\necho '### README.md: every block ran'\n"
 
 
+@pytest.fixture
+def short_home() -> Iterator[Path]:
+    """A HOME as short as a user's: OpenSSH's ControlPath under ~/.ansible/cp must fit a unix
+    socket's 108 bytes, which under pytest's tmp_path it does not."""
+    home = Path(tempfile.mkdtemp(prefix="sl-home-"))
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
 # eight guests, three moves and an Ansible run: minutes, more on a loaded machine
 @pytest.mark.timeout(1800)
-def test_readme_runs_as_printed(dataplane_cloud: DataplaneCloud, tmp_path: Path) -> None:
+def test_readme_runs_as_printed(dataplane_cloud: DataplaneCloud, tmp_path: Path,
+                                short_home: Path) -> None:
     dp = dataplane_cloud
-    work, home = tmp_path / "clone", tmp_path / "home"
+    work, home = tmp_path / "clone", short_home
     work.mkdir()
     (home / ".ssh").mkdir(parents=True)
     for name in (".venv", ".venv-ansible"):
