@@ -155,6 +155,24 @@ def test_a_real_playbook_provisions_and_configures(dataplane_cloud: DataplaneClo
         return run.stdout
 
     play()
+    # scp and sftp (OpenSSH's sftp-server in the image) through the same ssh-config,
+    # from the machine's own namespace
+    vm = next(dp.sdk.compute.servers(all_projects=True, name="^pb-vm$"))
+    address = next(a["addr"] for net in vm.addresses.values() for a in net
+                   if a.get("OS-EXT-IPS:type") == "floating")
+    payload = tmp_path / "payload.bin"
+    payload.write_bytes(os.urandom(300_000))
+    for argv in (["scp", "-F", str(config), "-o", "BatchMode=yes", str(payload),
+                  f"debian@{address}:/tmp/payload.bin"],
+                 ["scp", "-F", str(config), "-o", "BatchMode=yes",
+                  f"debian@{address}:/tmp/payload.bin", str(tmp_path / "back.bin")]):
+        copied = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert copied.returncode == 0, copied.stderr
+    assert (tmp_path / "back.bin").read_bytes() == payload.read_bytes()
+    listed = subprocess.run(["sftp", "-F", str(config), "-o", "BatchMode=yes", "-b", "-",
+                             f"debian@{address}"], input="ls -l /tmp/payload.bin\n",
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0 and "300000" in listed.stdout, listed
     again = play()
     recap = re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", again, re.M)
     assert recap and all(changed == "0" for _, changed in recap), again[-3000:]
