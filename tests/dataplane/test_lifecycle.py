@@ -18,6 +18,10 @@ def _ssh_fails(dp: DataplaneCloud, namespace: str, address: str) -> bool:
         return True
 
 
+def _host_key(dp: DataplaneCloud, namespace: str, address: str) -> list[str]:
+    return dp.in_ns(namespace, "ssh-keyscan", "-t", "ed25519", address).stdout.split()[-1:]
+
+
 def test_pause_reboot_rebuild(dataplane_cloud: DataplaneCloud) -> None:
     dp = dataplane_cloud
     net, _ = dp.network("dp-life", "10.81.0.0/24")
@@ -52,6 +56,7 @@ def test_pause_reboot_rebuild(dataplane_cloud: DataplaneCloud) -> None:
     # reboot: the guest boots again (a file in its /dev/shm, a tmpfs, is gone; one on its
     # root disk is kept, as a VM's; the console shows it)
     assert dp.ssh(ns, ip, "touch /dev/shm/before-reboot ~/kept").returncode == 0
+    host_key = _host_key(dp, ns, ip)
     dp.sdk.compute.reboot_server(vm, "SOFT")
     dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=60, interval=0.2)
     deadline = time.monotonic() + 60
@@ -64,6 +69,13 @@ def test_pause_reboot_rebuild(dataplane_cloud: DataplaneCloud) -> None:
     assert out is not None and out.stdout.split() == ["rebooted", "kept"], out
     log = dp.cloud.cli("console", "log", "show", vm.id, parse=False)
     assert log.count("vm-life login:") == 2, log
+    assert _host_key(dp, ns, ip) == host_key  # made at first boot, on its disk
+    # a clean stop of the cloud ends its guests; the next start boots them on the same
+    # disks: /home and the host key as they were
+    dp.cloud.stop()
+    dp.cloud.start()
+    assert dp.wait_ssh(ns, ip, "ls ~", timeout=120).split() == ["kept"]
+    assert _host_key(dp, ns, ip) == host_key
 
     # rebuild boots it once more, with the same port and address
     image = dp.sdk.image.find_image("cirros")
