@@ -22,8 +22,9 @@ WATCH_PATH = "sbin/nic-watch"
 # routes and resolv.conf stay eth0's, as a second NIC's DHCP client leaves them on most
 # images. eth0 itself plugged again (its link deleted by hand, then re-plugged by the
 # reconciler) takes its routes and resolver again too: they went with the old link.
+# K is the kit's place in a light init's guest (rootfs.INIT), empty in cirros's.
 NIC_WATCH = r"""#!/bin/sh
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+export PATH=${K:+$K/bin:}/bin:/sbin:/usr/bin:/usr/sbin
 links() { ip -o link | sed -n 's/^\([0-9]*\): \(eth[0-9.]*\)[:@].*/\1:\2/p'; }
 seen=""  # the first scan only learns the boot's NICs (guest-init's)
 scan() {
@@ -33,12 +34,12 @@ scan() {
     case "$seen" in "") continue ;; *" $l "*) continue ;; esac
     nic=${l#*:}
     echo "stackling: NIC $nic hot-plugged"
-    [ -x /sbin/ipv6-up ] && /sbin/ipv6-up "$nic" pre
+    [ -x $K/sbin/ipv6-up ] && sh $K/sbin/ipv6-up "$nic" pre
     ip link set "$nic" up
-    [ -x /sbin/ipv6-up ] && /sbin/ipv6-up "$nic" &
+    [ -x $K/sbin/ipv6-up ] && sh $K/sbin/ipv6-up "$nic" &
     sub=1; [ "$nic" = eth0 ] && sub=""  # eth0 plugged again: its routes and resolver too
     SUBPORT=$sub udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S \
-      -s /sbin/dhcp-event -x hostname:"$(hostname)" 2>&1 || echo "udhcpc: no lease on $nic" &
+      -s $K/sbin/dhcp-event -x hostname:"$(hostname)" 2>&1 || echo "udhcpc: no lease on $nic" &
   done
   seen=$now  # by index and name: a NIC plugged again under an old name is new
 }

@@ -24,36 +24,61 @@ BINARIES = {"/usr/sbin/dropbear": "usr/sbin/dropbear", "/usr/bin/setpriv": "usr/
 OPTIONAL_BINARIES = {"/usr/sbin/dhclient": "usr/sbin/dhclient",
                      "/sbin/dhclient": "usr/sbin/dhclient"}
 WRITABLE = ("etc", "tmp", "run", "root", "home", "var", "dev", "proc")
+# Where every guest has the kit, read-only (guests.LAUNCH binds it): the light init runs from
+# there in an image's root, and the kit's own scripts name their shell there (an image may
+# have no /bin/sh)
+KIT = "/run/guest/kit"
 
 # The guest's PID 1 (busybox sh): first the boundary it was meant to have is checked, then
 # network by DHCP, what the metadata service says, user data, and the SSH server.
+# One text for two guests: cirros's (its root is the kit: K is empty) and the light init's
+# (an image without an init: its root is the image's, K is the kit's place, every tool and
+# script of the boot is the kit's).
 INIT = r"""#!/bin/sh
 # Every fork is a boot's cost (100 guests boot at once on a restart from nothing): the
 # shell's own read, case and parameter expansion stand in for cat, cut, sed and awk.
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+export K PATH=${K:+$K/bin:}/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
 CR=$'\r'
 # The image's own accounts, made at its first boot as cirros's are (kept after: its root
-# filesystem is its own, copy-on-write); the image's user is the one the cloud names
+# filesystem is its own, copy-on-write); the image's user is the one the cloud names, its
+# login shell the image's /bin/sh, or the kit's where the image has none
 read -r name < /run/guest/name; read -r user < /run/guest/user
 read -r dhcp4 < /run/guest/dhcp4 || true
+shell=/bin/sh; [ -x /bin/sh ] || shell=$K/bin/sh
+[ -d /etc ] || mkdir /etc
 if [ ! -s /etc/passwd ]; then
-  echo 'root:x:0:0:root:/root:/bin/sh' > /etc/passwd; echo 'root:x:0:' > /etc/group
-  echo /bin/sh > /etc/shells; echo "127.0.0.1 localhost" > /etc/hosts
+  echo "root:x:0:0:root:/root:$shell" > /etc/passwd; echo 'root:x:0:' > /etc/group
+  echo "$shell" > /etc/shells; [ -e /etc/hosts ] || echo "127.0.0.1 localhost" > /etc/hosts
 fi
 case "$(cat /etc/passwd)" in *"
 $user:"*|"$user:"*) ;; *)
   uid=1000; while grep -q ":x:$uid:" /etc/passwd; do uid=$((uid + 1)); done
-  echo "$user:x:$uid:$uid:$user:/home/$user:/bin/sh" >> /etc/passwd
-  echo "$user:x:$uid:" >> /etc/group ;;
+  echo "$user:x:$uid:$uid:$user:/home/$user:$shell" >> /etc/passwd
+  echo "$user:x:$uid:" >> /etc/group
+  # (a shadow entry where the image keeps them: PAM's account check wants one; no password)
+  [ -e /etc/shadow ] && echo "$user:*:::::::" >> /etc/shadow
+  # (an SSH server lets in only a shell /etc/shells lists)
+  if [ -e /etc/shells ] || [ "$shell" != /bin/sh ]; then
+    grep -qxF "$shell" /etc/shells 2>/dev/null || echo "$shell" >> /etc/shells
+  fi ;;
 esac
-mkdir -p /etc/dropbear
-read -r kernel < /proc/sys/kernel/osrelease
-echo "[    0.000000] stackling guest: busybox @BUSYBOX_VERSION@, $kernel"
-echo "Run /sbin/init as init process"
-. /sbin/ipv6-pre
+if [ -z "$K" ]; then
+  read -r kernel < /proc/sys/kernel/osrelease
+  echo "[    0.000000] stackling guest: busybox @BUSYBOX_VERSION@, $kernel"
+  echo "Run /sbin/init as init process"
+else
+  echo "stackling: light init: network by DHCP, the metadata service, user data, then SSH"
+fi
+# an image's resolv.conf may be a link to its resolver's file under /run (systemd-resolved's),
+# which no init of its made: dhcp-event writes through it there
+if [ -L /etc/resolv.conf ] && [ ! -e /etc/resolv.conf ]; then
+  f=$(readlink /etc/resolv.conf); case "$f" in /*) ;; *) f=/etc/$f ;; esac
+  mkdir -p "${f%/*}" 2>/dev/null || rm -f /etc/resolv.conf
+fi
+. $K/sbin/ipv6-pre
 ip link set lo up
 # NIC hot-plug (hotplug.py)
-/bin/sh /sbin/nic-watch &
+sh $K/sbin/nic-watch &
 # the boot's NICs (not a trunk's eth<n>.<vid>), from one `ip -o link`
 eths() {
   ip -o link > /tmp/.links
@@ -76,7 +101,7 @@ for nic in $nics; do
   rounds=1
   case " $dhcp4 " in *" $nic "*) rounds=30 ;; esac
   while :; do
-    udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S -s /sbin/dhcp-event \
+    udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O staticroutes -O mtu -S -s $K/sbin/dhcp-event \
       -x hostname:"$name" 2>&1 && { v4=1; break; }
     rounds=$((rounds - 1))
     [ $rounds -gt 0 ] || { echo "udhcpc: no lease on $nic"; break; }
@@ -155,8 +180,8 @@ nd=""; [ -s /run/network_data.json ] && read -r nd < /run/network_data.json
 # DHCPv6 in the background where the cloud says so (Nova's network types, as cloud-init reads
 # them); with no metadata (an IPv6-only guest, whose DHCPv4 had its 20 s) the RA decides
 case "$nd" in
-  "") for nic in $nics; do /sbin/ipv6-up "$nic" ra & done ;;
-  *'"ipv6_dhcp'*) for nic in $nics; do /sbin/ipv6-up "$nic" & done ;;
+  "") for nic in $nics; do sh $K/sbin/ipv6-up "$nic" ra & done ;;
+  *'"ipv6_dhcp'*) for nic in $nics; do sh $K/sbin/ipv6-up "$nic" & done ;;
 esac
 # trunk sub-ports: network_data.json's VLAN links (as cloud-init reads them), each an
 # interface eth<n>.<vid> with the sub-port's MAC, waited for and given its address by DHCP
@@ -170,7 +195,7 @@ case "$nd" in *'"type": "vlan"'*)
     done
     [ -n "$nic" ] || { echo "vlan ${vlan%%,*}: no interface"; continue; }
     ip link set "$nic" up
-    SUBPORT=1 udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O mtu -S -s /sbin/dhcp-event 2>&1 \
+    SUBPORT=1 udhcpc -i "$nic" -f -q -n -t 20 -T 1 -A 1 -O mtu -S -s $K/sbin/dhcp-event 2>&1 \
       || echo "udhcpc: no lease on $nic"
   done ;;
 esac
@@ -186,7 +211,13 @@ done <<EOT
 $(eths)
 EOT
 rm -f /tmp/.addrs
-exec /bin/sh /sbin/guest-run
+exec sh $K/sbin/guest-run
+"""
+
+# The light init (issue 30): an image without a usable init boots the kit's init from its own
+# root (BOOT's last step), as LocalStack's EC2 starts a Docker image's SSH server.
+LIGHT_INIT = f"""K={KIT}
+. $K/sbin/guest-init
 """
 
 # The boot kit's last step, in the guest's credentials (PID 1 of its PID namespace, root of
@@ -220,21 +251,34 @@ echo "stackling: the image has no /sbin/init: the light init starts its SSH serv
 exec $K/bin/busybox env -i PATH=$K/bin:$PATH HOME=/root $K/bin/busybox sh $K/sbin/light-init
 """
 
-# After boot: user data (as root, as cloud-init runs it) and the SSH server.
+# After boot: user data (as root, as cloud-init runs it) and the SSH server: the kit's
+# dropbear, or in the light init (K set) the image's own OpenSSH where it has one.
 RUN = r"""#!/bin/sh
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+export PATH=${K:+$K/bin:}/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+# (an image's own programs first for what is its own: its user data, its OpenSSH's tools)
+own=$PATH; [ -n "$K" ] && own=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$K/bin
 if [ -s /run/user-data ] && [ "$(head -c 2 /run/user-data)" = "#!" ]; then
   chmod 700 /run/user-data
   echo "cloud-init: running user_data script"
-  /run/user-data 2>&1 | sed 's/^/user_data: /'
+  PATH=$own /run/user-data 2>&1 | sed 's/^/user_data: /'
 fi
+if [ -n "$K" ] && [ -x /usr/sbin/sshd ]; then
+  echo "stackling: starting the image's OpenSSH server (/usr/sbin/sshd)"
+  mkdir -p /run/sshd; chmod 755 /run/sshd  # its privilege separation directory
+  PATH=$own ssh-keygen -A  # the host keys it lacks (kept after: the root disk is its own)
+  echo "$(hostname) login: "
+  exec /usr/sbin/sshd -D -e
+fi
+[ -n "$K" ] && echo "stackling: the image has no /usr/sbin/sshd: starting the kit's dropbear"
+mkdir -p /etc/dropbear
 echo "$(hostname) login: "
-exec /usr/sbin/dropbear -F -E -R -s -p 22
+# (the kit's dropbear in an image's root: by the kit's own loader and libraries)
+exec ${K:+$K/sbin/kit-run $K}/usr/sbin/dropbear -F -E -R -s -p 22
 """
 
 # udhcpc's event script: the lease's address, routes (RFC 3442 routes replace `router`),
 # MTU, DNS servers and search domain; the lease's options are kept in /run/udhcpc.<nic>.
-DHCP_EVENT = r"""#!/bin/sh
+DHCP_EVENT = r"""#!/run/guest/kit/bin/sh
 case "$1" in
   deconfig) ip -4 addr flush dev "$interface"; ip link set "$interface" up ;;
   bound|renew)
@@ -286,8 +330,8 @@ ipv6_pre() {
 
 IPV6_UP = r"""#!/bin/sh
 nic=$1 conf=/proc/sys/net/ipv6/conf/$1
-if [ "$2" = pre ]; then . /sbin/ipv6-pre; ipv6_pre "$nic"; exit 0; fi
-[ -d "$conf" ] && command -v dhclient >/dev/null || exit 0
+if [ "$2" = pre ]; then . $K/sbin/ipv6-pre; ipv6_pre "$nic"; exit 0; fi
+[ -d "$conf" ] && [ -x $K/usr/sbin/dhclient ] || exit 0
 mac=$(ip -o link show "$nic" | sed 's/.*ether \([^ ]*\).*/\1/')
 data=/run/.network_data.$nic types="" known="" got=""
 t=0  # tenths of a second, 20 s in all as before: the RA has had its time by then
@@ -330,7 +374,8 @@ run() {
       ! ip -6 addr show dev "$nic" | grep -q tentative && break
     sleep 0.1; i=$((i + 1))
   done
-  timeout "$1" dhclient -6 $2 -d -D LL -cf /run/dhclient6.conf -sf /sbin/dhcp6-event \
+  timeout "$1" ${K:+$K/sbin/kit-run} $K/usr/sbin/dhclient -6 $2 -d -D LL -cf /run/dhclient6.conf \
+    -sf $K/sbin/dhcp6-event \
     -lf "/run/dhclient6.$nic.leases" -pf "/run/dhclient6.$nic.pid" "$nic" >/dev/null 2>&1
   [ -e "/run/dhcp6.$nic" ] && cat "/run/dhcp6.$nic"  # what the event script said
 }
@@ -342,7 +387,8 @@ esac
 
 # dhclient's event script: the leased address (/128: the prefix is on-link by the RA), the
 # DNS servers; then dhclient is stopped (a day's lease outlives these guests' tests).
-DHCP6_EVENT = r"""#!/bin/sh
+DHCP6_EVENT = r"""#!/run/guest/kit/bin/sh
+PATH=/run/guest/kit/bin:$PATH  # (dhclient gives its script its own PATH: the image's)
 case "$reason" in
   BOUND6|RENEW6|REBIND6|REBOOT6|INFORM6)
     if [ -n "$new_ip6_address" ]; then
@@ -390,7 +436,8 @@ def _net_raw_tools(bin_dir: Path, applets: list[str]) -> None:
 
 
 def _scripts() -> tuple[tuple[str, str], ...]:
-    return (("sbin/guest-init", INIT), ("sbin/guest-run", RUN), ("sbin/stackling-boot", BOOT),
+    return (("sbin/guest-init", INIT), ("sbin/light-init", LIGHT_INIT),
+            ("sbin/guest-run", RUN), ("sbin/stackling-boot", BOOT),
             (hotplug.WATCH_PATH, hotplug.NIC_WATCH), ("sbin/dhcp-event", DHCP_EVENT),
             ("sbin/ipv6-up", IPV6_UP), ("sbin/ipv6-pre", IPV6_PRE),
             ("sbin/dhcp6-event", DHCP6_EVENT))
@@ -402,7 +449,7 @@ def template_dir(base: Path) -> Path:
     restarts (a clean stop removes kernel objects, not this; a start from nothing then only
     boots), and a new version of a script or of a host binary gets a template of its own."""
     digest = hashlib.sha256()
-    digest.update(b"kit 2")  # the layout build() makes (its setpriv runner, /sbin/init)
+    digest.update(b"kit 3")  # the layout build() makes (its runners, /sbin/init)
     for name, text in _scripts():
         digest.update(f"{name}\0{text}\0".encode())
     for src in (BUSYBOX, *BINARIES, *OPTIONAL_BINARIES):
@@ -480,13 +527,17 @@ def build(root: Path) -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if not target.exists():
                     shutil.copy2(os.path.realpath(lib), target)
-    # setpriv run by the kit's own loader and libraries, whatever the image's (or none)
-    loader = next((lib for lib in _libraries("/usr/bin/setpriv") if "/ld-linux" in lib), None)
-    libdirs = sorted({os.path.dirname(lib) for lib in _libraries("/usr/bin/setpriv")})
-    kit = "/run/guest/kit"
-    (tmp / "sbin/setpriv").write_text(
-        f"exec {kit}{loader} --library-path {':'.join(kit + d for d in libdirs)} "
-        f'{kit}/usr/bin/setpriv "$@"\n')
+    # the kit's binaries run by its own loader and libraries, whatever the image's (or none):
+    # setpriv before any image's init (a script the launcher's busybox sh reads), and in a
+    # light init's guest dropbear and dhclient (kit-run <binary> <args>)
+    linked = [src for src in (*BINARIES, *OPTIONAL_BINARIES) if os.path.exists(src)]
+    libraries = [lib for src in linked for lib in _libraries(src)]
+    loader = next(lib for lib in libraries if "/ld-linux" in lib)
+    libdirs = ":".join(KIT + d for d in sorted({os.path.dirname(lib) for lib in libraries}))
+    run = f"exec {KIT}{loader} --library-path {libdirs}"
+    (tmp / "sbin/setpriv").write_text(f'{run} {KIT}/usr/bin/setpriv "$@"\n')
+    (tmp / "sbin/kit-run").write_text(f'#!{KIT}/bin/sh\n{run} "$@"\n')
+    (tmp / "sbin/kit-run").chmod(0o755)
     (tmp / "sbin/init").symlink_to("guest-init")
     (tmp / "tmp").chmod(0o1777)
     version = subprocess.run([BUSYBOX], capture_output=True, text=True).stdout.split()[1]

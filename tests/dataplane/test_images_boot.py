@@ -170,18 +170,18 @@ def _docker_archive(root: Path, out: Path) -> None:
 
 
 def _upload(dp: DataplaneCloud, name: str, path: Path, disk_format: str,
-            container_format: str = "bare") -> Any:
-    image = dp.sdk.image.create_image(name=name, filename=str(path), disk_format=disk_format,
-                                      container_format=container_format, visibility="private",
-                                      properties={"os_admin_user": "debian"}, wait=True)
+            container_format: str = "bare", user: str | None = "debian") -> Any:
+    """`user`: the image's os_admin_user (None: no such property, the cloud's default)."""
+    image = dp.sdk.image.create_image(
+        name=name, filename=str(path), disk_format=disk_format,
+        container_format=container_format, visibility="private",
+        properties={"os_admin_user": user} if user else {}, wait=True)
     return image
 
 
-def test_images_of_each_kind_boot(dataplane_cloud: DataplaneCloud, tmp_path: Path) -> None:
-    """The Debian image as raw and as a bare ext4 filesystem, a docker archive of its files,
-    and cirros: each boots and answers SSH."""
-    dp = dataplane_cloud
-    debian = _debian(dp)
+def _debian_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The Debian image's qcow2 as a raw disk, its root partition as a bare ext4 filesystem,
+    and that filesystem's files as a tree (under `tmp_path`)."""
     source = Path(os.environ.get("STACKLING_IMAGE_DEBIAN",
                                  "/var/cache/stackling/images/debian-12.qcow2"))
     raw = tmp_path / "debian.raw"
@@ -196,6 +196,15 @@ def test_images_of_each_kind_boot(dataplane_cloud: DataplaneCloud, tmp_path: Pat
     tree.mkdir()
     subprocess.run(["debugfs", "-R", f"rdump / {tree}", str(ext4)], check=True,
                    capture_output=True)
+    return raw, ext4, tree
+
+
+def test_images_of_each_kind_boot(dataplane_cloud: DataplaneCloud, tmp_path: Path) -> None:
+    """The Debian image as raw and as a bare ext4 filesystem, a docker archive of its files,
+    and cirros: each boots and answers SSH."""
+    dp = dataplane_cloud
+    debian = _debian(dp)
+    raw, ext4, tree = _debian_files(tmp_path)
     archive = tmp_path / "debian-docker.tar"
     _docker_archive(tree, archive)
     images = {"raw": _upload(dp, "deb-raw", raw, "raw"),
