@@ -215,7 +215,8 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
                              Instance.user_data,
                              Instance.host, Instance.image_ref, Instance.project_id,
                              Instance.availability_zone, Instance.metadata_,
-                             Instance.launched_at, Instance.flavor, Instance.config_drive)
+                             Instance.launched_at, Instance.flavor, Instance.config_drive,
+                             Instance.task_state)
                       .where(Instance.host.is_not(None))).all()
     from stackling.compute import block_devices
 
@@ -231,6 +232,7 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
             user_data = None
         out.append({"id": r.uuid, "name": r.display_name, "hostname": r.hostname or "",
                     "state": _GUEST_STATES.get(r.vm_state, "off"), "vm_state": r.vm_state,
+                    "task_state": r.task_state,
                     "key_name": r.key_name, "key_data": r.key_data, "user_data": user_data, "host": r.host,
                     "image_ref": r.image_ref, "project_id": r.project_id,
                     "availability_zone": r.availability_zone, "metadata": r.metadata_ or {},
@@ -367,3 +369,21 @@ def register_console_log(fn: Any) -> None:
     from stackling.compute import server_actions
 
     server_actions.set_console_log(fn)
+
+
+def register_snapshot_capture() -> None:
+    """The dataplane captures its guests' disks (dataplane/snapshots.py): a createImage of
+    a server booted from an image with data leaves its image `queued` and the server in
+    `image_uploading` until `snapshot_done`. Registered by the dataplane when it runs."""
+    from stackling.compute import server_actions
+
+    server_actions.set_snapshot_capture(True)
+
+
+def snapshot_done(db: Session, server_id: str, error: str | None = None) -> None:
+    """The dataplane's capture of the server's snapshot is over: its task state cleared (as
+    Nova's snapshot ends, failed or not); `error` marks its createImage action failed with
+    the reason, as Nova's event records it."""
+    from stackling.compute import server_actions
+
+    server_actions.snapshot_done(db, server_id, error)

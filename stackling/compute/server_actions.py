@@ -218,7 +218,7 @@ def _image(db: Session, ctx: RequestContext, image_ref: str) -> Any:
 
 
 def _snapshot(db: Session, ctx: RequestContext, inst: Instance, name: str,
-              metadata: dict[str, str], *, saving: bool = False) -> str:
+              metadata: dict[str, str], *, saving: bool = False, pending: bool = False) -> str:
     """An image record in the image service, as Nova's snapshot leaves one (no data: there
     is no disk to upload)."""
     from stackling.image import interface as images
@@ -239,7 +239,9 @@ def _snapshot(db: Session, ctx: RequestContext, inst: Instance, name: str,
             or "bare",
             "min_disk": inst.flavor.get("root_gb") or 0,
             "min_ram": (base.min_ram if base is not None else 0) or 0, **props}
-    return images.create_snapshot(db, ctx, body, saving=saving)
+    if pending:  # (what the dataplane writes: an ext4 root filesystem in a qcow2)
+        body["disk_format"], body["container_format"] = "qcow2", "bare"
+    return images.create_snapshot(db, ctx, body, saving=saving, pending=pending)
 
 
 def _snapshot_done(db: Session, instance_uuid: str, inst: Instance | None) -> None:
@@ -265,13 +267,65 @@ def _snapshot_uploading(db: Session, ctx: RequestContext, inst: Instance, name: 
     return image_id
 
 
+# Whether the dataplane captures the servers' disks (compute.interface's
+# register_snapshot_capture, from a process that runs the netns driver)
+_CAPTURE = {"on": False}
+
+
+def set_snapshot_capture(on: bool) -> None:
+    _CAPTURE["on"] = on
+
+
+def _captured(db: Session, ctx: RequestContext, inst: Instance) -> bool:
+    """The dataplane writes this server's snapshot: it runs guests and the server's root is
+    an image with data (a tree the dataplane prepares; cirros's kit has none, nor has a
+    volume-backed server an image disk)."""
+    if not _CAPTURE["on"] or not inst.image_ref:
+        return False
+    from stackling.image import interface as images
+
+    try:
+        base = images.get_image(db, ctx, inst.image_ref)
+    except ApiError:
+        return False
+    return images.data_path(db, base) is not None
+
+
 def create_image(db: Session, ctx: RequestContext, inst: Instance, name: str,
                  metadata: dict[str, str]) -> str:
     check_state(ctx, inst, "createImage", ("active", "stopped", "paused", "suspended"))
-    image_id = _snapshot_uploading(db, ctx, inst, name, metadata)
+    if _captured(db, ctx, inst):
+        # as Nova: the image `queued`, the server `image_uploading` until the dataplane's
+        # lease holder has written its disk into the image (dataplane/snapshots.py)
+        image_id = _snapshot(db, ctx, inst, name, metadata, pending=True)
+        inst.task_state, inst.updated_at = "image_uploading", utcnow_precise()
+    else:
+        image_id = _snapshot_uploading(db, ctx, inst, name, metadata)
     record_action(db, ctx, inst, "createImage", [("compute_snapshot_instance", inst.host)])
     db.flush()
     return image_id
+
+
+def snapshot_done(db: Session, server_id: str, error: str | None) -> None:
+    from stackling.compute.models import InstanceAction
+
+    inst = db.scalars(select(Instance).where(Instance.uuid == server_id)
+                      .with_for_update()).first()
+    if inst is not None and inst.task_state == "image_uploading":
+        inst.task_state, inst.updated_at = None, utcnow_precise()
+    if error is None:
+        return
+    action = db.scalars(select(InstanceAction).where(
+        InstanceAction.instance_uuid == server_id, InstanceAction.action == "createImage")
+        .order_by(InstanceAction.id.desc())).first()
+    if action is not None:
+        action.message = "Error"
+        events = [dict(e) for e in action.events or []]
+        if events:
+            events[-1].update(result="Error", traceback=error,
+                              finish_time=utcnow_precise().isoformat())
+        action.events = events
+        action.updated_at = utcnow_precise()
 
 
 # ------------------------------------------------------------------ rebuild

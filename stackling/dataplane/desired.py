@@ -33,6 +33,8 @@ class Desired:
     # the wire (topology.py): every segment by id, and each compute host's physnets
     segments: dict[str, dict[str, Any]] = field(default_factory=dict)
     hosts: dict[str, list[str]] = field(default_factory=dict)
+    # snapshot images waiting for their server's disk (image.interface.pending_snapshots)
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for port in sorted(self.ports.values(), key=lambda p: (p.get("created_at") or "", p["id"])):
@@ -77,6 +79,8 @@ def read(db: Session) -> Desired:
     # COMMITTED), so a server read ACTIVE has its ports' binding, committed before, in the
     # later read (read the other way round, a server turning ACTIVE in between was seen
     # without them and booted with no NIC: no address, metadata or key at its boot)
+    # (pending snapshots before their servers: a server gone from the later read is gone)
+    snapshots = image.pending_snapshots(db)
     servers = {s["id"]: s for s in compute.dataplane_servers(db)}
     networks = {n["id"]: n for n in network.list_networks(db, ctx)}
     subnets = {s["id"]: s for s in network.list_subnets(db, ctx)}
@@ -102,6 +106,7 @@ def read(db: Session) -> Desired:
     out = Desired(networks, subnets, ports, servers, routers, fips, groups)
     out.segments = {s["id"]: s for s in network.segments_all(db)}
     out.hosts = network.hosts_physical_networks(db)
+    out.snapshots = snapshots
     return out
 
 

@@ -49,6 +49,7 @@ def start(settings: Any, ready: threading.Event | None = None) -> None:
     from stackling.compute import interface as compute
 
     compute.register_console_log(console_log)
+    compute.register_snapshot_capture()  # (its lease holder writes snapshots: snapshots.py)
     if _LOOP is None:
         from stackling.dataplane.service import DataplaneLoop
 

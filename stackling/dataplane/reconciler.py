@@ -32,6 +32,7 @@ from stackling.dataplane.dhcp_names import build as dhcp_names_of
 from stackling.dataplane.guests import Guests, GuestSpec
 from stackling.dataplane.metadata import METADATA_IPV6, MetadataServers, documents
 from stackling.dataplane.names import Names
+from stackling.dataplane.snapshots import Snapshots
 
 LOG = logging.getLogger(__name__)
 DEFAULT_USER = "cirros"
@@ -109,6 +110,8 @@ class Reconciler:
         self._fabric_links: set[str] = set()
         self._held: dict[str, float] = {}  # server id -> when its boot first waited for a port
         self._members: dict[str, dict[str, set[str]]] = {}  # group -> its members' addresses
+        self.snapshots = Snapshots(database, prefix, self.run_dir, data_dir, self.images_dir,
+                                   self.guests)  # createImage's captures (snapshots.py)
 
     # ------------------------------------------------------------------ one pass
     def reconcile(self) -> bool:
@@ -141,6 +144,7 @@ class Reconciler:
         keep_ns |= self._dhcp_servers(d, fabric, bridges, keep_links)
         keep_ns |= self._routers(d, fabric, bridges, keep_links)
         keep_ns |= self._guests(d, fabric, bridges, keep_links)
+        self._try("snapshots", self.snapshots.reconcile, d)
         self._try("qos", qos_.apply, self.qos, self.handles, d, self.extras.qos,
                   lambda port_id: (self.wire.place(port_id) or ("",))[0]
                   if getattr(self, "wire", None) else self.names.fabric,
@@ -767,6 +771,7 @@ class Reconciler:
     def teardown(self) -> None:
         """Remove every kernel object and process of this cloud (`dataplane down`, a clean
         stop): guests, dnsmasq, metadata sockets, namespaces (their links go with them)."""
+        self.snapshots.stop()
         self.metadata.stop_all()
         self.handles.close_all()
         self._applied.clear()

@@ -26,7 +26,8 @@ from stackling.image.models import Image
 __all__ = ["ImageNotFound", "get_image", "image_ids_named", "create_snapshot",
            "instance_images", "delete_image_records", "list_images", "delete_image",
            "set_properties", "authorize", "finish_snapshots", "data_path", "create_image",
-           "staging_file", "activate_data", "fail_upload"]
+           "staging_file", "activate_data", "fail_upload", "pending_snapshots",
+           "begin_snapshot_upload", "store_snapshot", "fail_snapshot"]
 
 
 def get_image(db: Session, ctx: RequestContext, image_id: str) -> Image:
@@ -40,7 +41,7 @@ def image_ids_named(db: Session, ctx: RequestContext, name: str, limit: int) -> 
 
 
 def create_snapshot(db: Session, ctx: RequestContext, body: dict[str, Any], *,
-                    saving: bool = False) -> str:
+                    saving: bool = False, pending: bool = False) -> str:
     """A server snapshot's image (`POST /v2/images` body), active; returns its id.
 
     A simulated server's disk is the image it booted from (the body's `base_image_ref`),
@@ -48,8 +49,16 @@ def create_snapshot(db: Session, ctx: RequestContext, body: dict[str, Any], *,
     has a data file (hard-linked, so a snapshot costs no disk; the demo cirros has only its
     metadata, and so have its snapshots). A server with no such image gives a snapshot of
     size 0, as before. `saving`: the image stays `saving` (its data still being uploaded)
-    until `finish_snapshots`."""
+    until `finish_snapshots`. `pending`: the server's disk is really captured (the
+    dataplane's guests): the image stays `queued` with no data, as Glance shows a Nova
+    snapshot before its upload, until `store_snapshot` (or `fail_snapshot`)."""
     image = logic.create_image(db, ctx, body)
+    if pending:
+        configured = _multi_store(db)
+        if configured is not None:
+            image.stores = [configured.default]
+        db.flush()
+        return image.id
     image.status, image.size = ("saving" if saving else "active"), 0
     base_id = body.get("base_image_ref")
     base = db.get(Image, base_id) if isinstance(base_id, str) and base_id else None
@@ -251,3 +260,82 @@ def fail_upload(db: Session, image_id: str) -> None:
     if image is not None and image.status == "queued":
         image.status = "deleted"
         db.flush()
+
+
+# A server snapshot the dataplane captures (compute's createImage of a guest with an image
+# tree): `queued` at the request, `saving` while the lease holder writes it, then `active`
+# with its data, or deleted (as Nova deletes the image of a failed snapshot).
+_SNAPSHOT_PENDING = ("queued", "saving")
+
+
+def pending_snapshots(db: Session) -> list[dict[str, Any]]:
+    """Every snapshot image (`image_type` snapshot, with an `instance_uuid`) whose data has
+    not come: {id, instance_uuid, status, disk_format, container_format}."""
+    out = []
+    for image in db.scalars(select(Image).where(Image.status.in_(_SNAPSHOT_PENDING))
+                            .order_by(Image.created_at, Image.id)):
+        props = image.properties or {}
+        if props.get("image_type") == "snapshot" and props.get("instance_uuid"):
+            out.append({"id": image.id, "instance_uuid": props["instance_uuid"],
+                        "status": image.status, "disk_format": image.disk_format,
+                        "container_format": image.container_format})
+    return out
+
+
+def begin_snapshot_upload(db: Session, image_id: str) -> Path | None:
+    """The snapshot's upload begins (`queued` -> `saving`; one still `saving` is an upload a
+    dead process began, begun again): where its data is written (`staging_file`), or None
+    when the image is no longer waiting for data (deleted meanwhile)."""
+    from stackling.common.db import utcnow
+
+    image = db.get(Image, image_id)
+    if image is None or image.status not in _SNAPSHOT_PENDING:
+        return None
+    image.status, image.updated_at = "saving", utcnow()
+    db.flush()
+    return staging_file(db, image_id)
+
+
+def store_snapshot(db: Session, image_id: str, written: Path, *, size: int, md5: str,
+                   sha512: str, virtual_size: int) -> bool:
+    """The snapshot's data is `written` (from `begin_snapshot_upload`): moved into the
+    default store, the image `active` with its size, checksums and virtual size. False (and
+    the file removed) when the image is no longer `saving` (deleted meanwhile)."""
+    from stackling.common.db import utcnow
+
+    image = db.get(Image, image_id)
+    data_dir = _data_dir(db)
+    if image is None or image.status not in _SNAPSHOT_PENDING or data_dir is None:
+        written.unlink(missing_ok=True)
+        return False
+    configured = _multi_store(db)
+    if configured is not None:
+        from stackling.image import stores
+
+        stores.place(data_dir, configured, image, written, [configured.default])
+    else:
+        os.replace(written, data_dir / image_id)
+    image.size, image.checksum, image.virtual_size = size, md5, virtual_size
+    image.os_hash_algo, image.os_hash_value = "sha512", sha512
+    image.status, image.updated_at = "active", utcnow()
+    db.flush()
+    return True
+
+
+def fail_snapshot(db: Session, image_id: str) -> bool:
+    """A snapshot whose data could not be written is deleted, as Nova deletes it (its
+    partial data too); False when it was no longer waiting for data."""
+    from stackling.common.db import utcnow
+
+    image = db.get(Image, image_id)
+    if image is None or image.status not in _SNAPSHOT_PENDING:
+        return False
+    image.status, image.updated_at = "deleted", utcnow()
+    data_dir = _data_dir(db)
+    if data_dir is not None:
+        from stackling.image import stores
+
+        stores.discard(data_dir, image_id)
+        (data_dir / f".{image_id}.upload").unlink(missing_ok=True)
+    db.flush()
+    return True
