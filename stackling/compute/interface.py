@@ -380,10 +380,10 @@ def register_snapshot_capture() -> None:
     server_actions.set_snapshot_capture(True)
 
 
-def snapshot_done(db: Session, server_id: str, error: str | None = None) -> None:
+def snapshot_done(db: Session, server_id: str, error: str | None = None) -> bool:
     """The dataplane's capture of the server's snapshot is over: its task state cleared (as
     Nova's snapshot ends, failed or not); `error` marks its createImage action failed with
-    the reason, as Nova's event records it."""
+    the reason, as Nova's event records it. False when the server is gone."""
     from stackling.compute import server_actions
 
-    server_actions.snapshot_done(db, server_id, error)
+    return server_actions.snapshot_done(db, server_id, error)

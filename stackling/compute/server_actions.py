@@ -6,7 +6,10 @@ Each takes effect within its request (no hypervisor to wait for), so the interme
 states (pausing, shelving_offloading...) are never visible. Shelving offloads at once, as
 Nova's default `shelved_offload_time = 0` does: the host's resources are released and the
 ports unbound; unshelve schedules again (staying on the segments where the ports hold
-addresses) and claims anew.
+addresses) and claims anew. One exception: with the netns dataplane, createImage of a server
+booted from an image with data stays `image_uploading` (its image `queued`, then `saving`)
+until the dataplane has written the server's filesystem into the image
+(dataplane/snapshots.py, `snapshot_done`).
 """
 
 from __future__ import annotations
@@ -306,7 +309,7 @@ def create_image(db: Session, ctx: RequestContext, inst: Instance, name: str,
     return image_id
 
 
-def snapshot_done(db: Session, server_id: str, error: str | None) -> None:
+def snapshot_done(db: Session, server_id: str, error: str | None) -> bool:
     from stackling.compute.models import InstanceAction
 
     inst = db.scalars(select(Instance).where(Instance.uuid == server_id)
@@ -314,7 +317,7 @@ def snapshot_done(db: Session, server_id: str, error: str | None) -> None:
     if inst is not None and inst.task_state == "image_uploading":
         inst.task_state, inst.updated_at = None, utcnow_precise()
     if error is None:
-        return
+        return inst is not None
     action = db.scalars(select(InstanceAction).where(
         InstanceAction.instance_uuid == server_id, InstanceAction.action == "createImage")
         .order_by(InstanceAction.id.desc())).first()
@@ -326,6 +329,7 @@ def snapshot_done(db: Session, server_id: str, error: str | None) -> None:
                               finish_time=utcnow_precise().isoformat())
         action.events = events
         action.updated_at = utcnow_precise()
+    return inst is not None
 
 
 # ------------------------------------------------------------------ rebuild

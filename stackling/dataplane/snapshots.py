@@ -179,11 +179,12 @@ class Snapshots:
                                        live=server.get("state") != "off")
             size, md5, sha512 = _digests(target)
             with self.database.transaction() as db:
-                stored = image_service.store_snapshot(db, image_id, target, size=size,
-                                                      md5=md5, sha512=sha512,
-                                                      virtual_size=virtual_size)
-                if stored:
-                    compute.snapshot_done(db, server_id)
+                if compute.snapshot_done(db, server_id):
+                    stored = image_service.store_snapshot(db, image_id, target, size=size,
+                                                          md5=md5, sha512=sha512,
+                                                          virtual_size=virtual_size)
+                else:  # the server went away meanwhile: its image goes too, as Nova's
+                    image_service.fail_snapshot(db, image_id)
             if stored:
                 LOG.info("dataplane: snapshot %s of server %s stored (%d bytes)", image_id,
                          server_id, size)

@@ -125,6 +125,12 @@ def test_snapshot_of_a_changed_debian_server_boots_with_its_changes(
     assert stopped.size > 0 and stopped.checksum != done.checksum, stopped
     assert eventually(lambda: _task_state(dp, src) is None, timeout=30)
 
+    # a server deleted during its snapshot takes the snapshot's image with it, as Nova's
+    gone = dp.sdk.compute.create_server_image(copy, "snap-of-deleted")
+    dp.sdk.compute.delete_server(copy)
+    dp.sdk.compute.wait_for_delete(copy, wait=120, interval=0.2)
+    assert eventually(lambda: dp.sdk.image.find_image(gone.id) is None, timeout=120)
+
 
 def test_cirros_snapshot_stays_metadata_only(dataplane_cloud: DataplaneCloud) -> None:
     """Cirros is the kit's root filesystem (its image has no data): its snapshot is an
