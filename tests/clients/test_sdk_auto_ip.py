@@ -8,11 +8,14 @@ floating IP in `addresses` as type `floating`), so reading the server again fill
 
 from __future__ import annotations
 
-from tests.conftest import sqlite_only
+import pytest
 
 
-@sqlite_only
-def test_sdk_create_server_auto_ip_then_get_server(cloud) -> None:
+@pytest.mark.cli
+def test_sdk_create_server_auto_ip_then_get_server(cloud_factory) -> None:
+    # a cloud of its own: the SDK takes the first external network it lists, and the
+    # session cloud's other tests make external networks without an IPv4 subnet
+    cloud = cloud_factory("sqlite")
     member = cloud.new_project_member()
     conn = member["sdk"]
     topology = conn.network.get_auto_allocated_topology()

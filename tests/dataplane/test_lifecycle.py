@@ -37,7 +37,10 @@ def test_pause_reboot_rebuild(dataplane_cloud: DataplaneCloud) -> None:
     from tests.dataplane.conftest import SSH_OPTS, eventually
 
     held = subprocess.Popen(
-        ["nsenter", f"--net=/run/netns/{ns}", "--", "ssh", "-i", str(dp.key), *SSH_OPTS,
+        # (no keep-alive for this one: ssh takes an option's first value, and the pause may
+        # well outlast SSH_OPTS' 2 x 2 s of unanswered keep-alives on a loaded machine)
+        ["nsenter", f"--net=/run/netns/{ns}", "--", "ssh", "-i", str(dp.key),
+         "-o", "ServerAliveInterval=0", *SSH_OPTS,
          f"cirros@{ip}", "echo open; read _; echo resumed"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert held.stdout is not None and held.stdout.readline().strip() == "open"

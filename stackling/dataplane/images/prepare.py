@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ from stackling.dataplane.images.layers import Limits
 
 DISK_FORMATS = ("raw", "qcow2")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# How long a stop waits for lazily detached loop devices to be released (seconds).
+LOOP_RELEASE_WAIT = 10.0
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,12 @@ def cleanup_all(cache_dir: Path, *, keep_files: bool = False) -> None:
             mounts.unmount(point, lazy=True)
     for device in mounts.loops_under(cache_dir):
         mounts.detach(device)
+    # A lazily detached mount lets its loop device go when its last user does (a guest's
+    # mount namespace whose killed processes are still exiting): waited for, bounded, so
+    # that a stop leaves no loop device behind
+    deadline = time.monotonic() + LOOP_RELEASE_WAIT
+    while mounts.loops_under(cache_dir) and time.monotonic() < deadline:
+        time.sleep(0.05)
     if not keep_files:
         shutil.rmtree(cache_dir, ignore_errors=True)
 
