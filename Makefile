@@ -86,12 +86,14 @@ browser:
 # The dataplane's tools (dataplane.driver netns): Debian's busybox, dnsmasq, nftables, dropbear
 # (and the ssh client its tests use); IPv6: radvd (routers' advertisements) and ISC dhclient
 # (the guests' DHCPv6 client).
+# (sudo, curl and sftp-server are copied into the cirros guests' kit: rootfs.py)
 dataplane-deps:
-	@for t in busybox dnsmasq nft dropbear ssh radvd dhclient; do command -v $$t >/dev/null 2>&1 || \
-	  [ -x /usr/sbin/$$t ] || [ -x /sbin/$$t ] || missing=1; done; [ -z "$$missing" ] || \
+	@for t in busybox dnsmasq nft dropbear ssh radvd dhclient sudo curl; do command -v $$t >/dev/null 2>&1 || \
+	  [ -x /usr/sbin/$$t ] || [ -x /sbin/$$t ] || missing=1; done; \
+	  [ -x /usr/lib/openssh/sftp-server ] || missing=1; [ -z "$$missing" ] || \
 	  [ "$$(id -u)" != 0 ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y -qq busybox-static dnsmasq-base nftables dropbear-bin openssh-client \
-	    radvd isc-dhcp-client >/dev/null; }
+	    radvd isc-dhcp-client sudo curl openssh-sftp-server >/dev/null; }
 
 # A Debian 12 cloud image from Debian's packages (images/debian/build.py: qcow2, GPT, one
 # ext4 root; no kernel, for system containers), built once per machine (cached by its

@@ -1,5 +1,6 @@
 """The one minimal root filesystem every guest boots, whatever its image: busybox, Debian's
-dropbear and setpriv with the libraries they link, and the guest's boot scripts.
+dropbear and setpriv with the libraries they link, and the guest's boot scripts; as cirros's
+root, also the tools cirros gives its user (sudo, curl, scp and sftp-server).
 
 Built once per cloud into its run directory and bind-mounted read-only into each guest;
 a guest's writable directories are tmpfs of its own (the launcher mounts them).
@@ -21,9 +22,42 @@ BUSYBOX = "/bin/busybox"
 BINARIES = {"/usr/sbin/dropbear": "usr/sbin/dropbear", "/usr/bin/setpriv": "usr/bin/setpriv"}
 # Copied when the host has them: ISC dhclient is the guests' DHCPv6 client (Debian's
 # busybox is built without udhcpc6); without it IPv6 guests have SLAAC only.
+# The rest make the kit's root what cirros's is to its user (issue 30): Debian's sudo (its
+# sudoers plugin and the PAM module its one PAM file names), curl, OpenSSH's scp (`scp -O`)
+# and sftp-server where the kit's dropbear execs it for the sftp subsystem (its compiled
+# SFTPSERVER_PATH; OpenSSH's scp speaks SFTP by default). busybox has the rest (wget, nc,
+# ip, udhcpc, ping).
 OPTIONAL_BINARIES = {"/usr/sbin/dhclient": "usr/sbin/dhclient",
-                     "/sbin/dhclient": "usr/sbin/dhclient"}
-WRITABLE = ("etc", "tmp", "run", "root", "home", "var", "dev", "proc")
+                     "/sbin/dhclient": "usr/sbin/dhclient",
+                     "/usr/bin/sudo": "usr/bin/sudo",
+                     "/usr/libexec/sudo/sudoers.so": "usr/libexec/sudo/sudoers.so",
+                     "/lib/x86_64-linux-gnu/security/pam_permit.so":
+                         "lib/x86_64-linux-gnu/security/pam_permit.so",
+                     "/lib/x86_64-linux-gnu/security/pam_deny.so":
+                         "lib/x86_64-linux-gnu/security/pam_deny.so",
+                     "/usr/bin/curl": "usr/bin/curl",
+                     "/usr/bin/scp": "usr/bin/scp",
+                     "/usr/lib/openssh/sftp-server": "usr/lib/sftp-server"}
+# Set-user-ID root in the published kit only (publish(): a tmpfs the machine mounts nosuid, so
+# no user of the machine runs them as its root; a cirros guest's root is an overlay of its
+# own, where they are its root's): sudo, and busybox, whose own check drops the privilege
+# for every applet but those that need it (ping, traceroute, su, passwd), as cirros and
+# other busybox systems run them; the shell runs its applets through busybox itself, so a
+# file capability on a copy of it is never used by `ping` typed in the shell
+SETUID = ("bin/busybox", "usr/bin/sudo")
+# cirros's sudo: the image's user has it without a password (INIT writes that at first boot,
+# as cloud-init writes 90-cloud-init-users); nobody authenticates with a password (keys only)
+KIT_FILES = {
+    "etc/sudoers": ("Defaults env_reset\n"
+                    'Defaults secure_path="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
+                    '/sbin:/bin"\n'
+                    "root ALL=(ALL:ALL) ALL\n"
+                    "@includedir /etc/sudoers.d\n", 0o440),
+    "etc/pam.d/sudo": ("auth required pam_deny.so\naccount required pam_permit.so\n"
+                       "session required pam_permit.so\n", 0o644),
+}
+WRITABLE = ("etc", "etc/sudoers.d", "etc/pam.d", "tmp", "run", "root", "home", "var", "dev",
+            "proc")
 # Where every guest has the kit, read-only (guests.LAUNCH binds it): the light init runs from
 # there in an image's root, and the kit's own scripts name their shell there (an image may
 # have no /bin/sh)
@@ -62,6 +96,11 @@ $user:"*|"$user:"*) ;; *)
     grep -qxF "$shell" /etc/shells 2>/dev/null || echo "$shell" >> /etc/shells
   fi ;;
 esac
+# cirros's sudo for its user, without a password
+if [ -z "$K" ] && [ ! -e /etc/sudoers.d/90-cloud-init-users ]; then
+  echo "$user ALL=(ALL) NOPASSWD:ALL" > /etc/sudoers.d/90-cloud-init-users
+  chmod 440 /etc/sudoers.d/90-cloud-init-users
+fi
 if [ -z "$K" ]; then
   read -r kernel < /proc/sys/kernel/osrelease
   echo "[    0.000000] stackling guest: busybox @BUSYBOX_VERSION@, $kernel"
@@ -165,6 +204,11 @@ fetch_md() {
 if fetch_md latest/meta-data/hostname /tmp/.hostname; then
   read -r host < /tmp/.hostname; host=${host%%.*}
   hostname "$host"; echo "$host" > /etc/hostname
+  # (the name resolves on the guest itself, as cirros's does: sudo looks it up)
+  if [ -z "$K" ]; then
+    hosts=""; while IFS= read -r line; do hosts="$hosts $line"; done < /etc/hosts
+    case "$hosts " in *" $host "*) ;; *) echo "127.0.1.1 $host" >> /etc/hosts ;; esac
+  fi
 fi
 mkdir -p "/home/$user/.ssh"
 if fetch_md latest/meta-data/public-keys/0/openssh-key "/home/$user/.ssh/authorized_keys"; then
@@ -449,7 +493,9 @@ def template_dir(base: Path) -> Path:
     restarts (a clean stop removes kernel objects, not this; a start from nothing then only
     boots), and a new version of a script or of a host binary gets a template of its own."""
     digest = hashlib.sha256()
-    digest.update(b"kit 3")  # the layout build() makes (its runners, /sbin/init)
+    digest.update(b"kit 4")  # the layout build() makes (runners, /sbin/init, sudo, set-uid)
+    for name, (text, mode) in KIT_FILES.items():
+        digest.update(f"{name}\0{text}\0{mode}\0".encode())
     for name, text in _scripts():
         digest.update(f"{name}\0{text}\0".encode())
     for src in (BUSYBOX, *BINARIES, *OPTIONAL_BINARIES):
@@ -484,12 +530,16 @@ def publish(built: Path, run_dir: Path) -> Path:
     kernel.unmount(str(target))  # (running guests keep the one they bound)
     size = sum(p.lstat().st_size for p in built.rglob("*")) * 2 + (16 << 20)
     libc = ctypes.CDLL(None, use_errno=True)
-    # nodev (not nosuid: ping's file capability is the image user's)
-    if libc.mount(b"stackling-rootfs", str(target).encode(), b"tmpfs", 4,
+    # nosuid, nodev (MS_NOSUID | MS_NODEV): the set-user-ID binaries below are no user of
+    # the machine's way to its root; a cirros guest's root is an overlay, a mount of its own
+    if libc.mount(b"stackling-rootfs", str(target).encode(), b"tmpfs", 2 | 4,
                   f"size={size},mode=755".encode()) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount tmpfs {target}: {os.strerror(err)}")
     subprocess.run(["cp", "-a", f"{built}/.", str(target)], check=True)
+    for name in SETUID:
+        if (target / name).is_file():
+            (target / name).chmod(0o4755)
     (target / ".complete").unlink(missing_ok=True)
     marker.write_text(built.name)
     return target
@@ -521,7 +571,9 @@ def build(root: Path) -> Path:
                 shutil.copy2(os.path.realpath(lib), target)
     for src, dst in OPTIONAL_BINARIES.items():
         if os.path.exists(src) and not (tmp / dst).exists():
+            (tmp / dst).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, tmp / dst)
+            (tmp / dst).chmod(0o755)  # (set-user-ID only where publish() makes it so)
             for lib in _libraries(src):
                 target = tmp / lib.lstrip("/")
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -538,6 +590,10 @@ def build(root: Path) -> Path:
     (tmp / "sbin/setpriv").write_text(f'{run} {KIT}/usr/bin/setpriv "$@"\n')
     (tmp / "sbin/kit-run").write_text(f'#!{KIT}/bin/sh\n{run} "$@"\n')
     (tmp / "sbin/kit-run").chmod(0o755)
+    if (tmp / "usr/bin/sudo").exists():
+        for name, (text, mode) in KIT_FILES.items():
+            (tmp / name).write_text(text)
+            (tmp / name).chmod(mode)
     (tmp / "sbin/init").symlink_to("guest-init")
     (tmp / "tmp").chmod(0o1777)
     version = subprocess.run([BUSYBOX], capture_output=True, text=True).stdout.split()[1]

@@ -68,3 +68,35 @@ def test_build_writes_the_light_init_and_the_kits_runner(tmp_path: Path) -> None
     # setpriv by the same loader and libraries
     assert (root / "sbin/setpriv").read_text().startswith(
         f"exec {rootfs.KIT}{match[1]} --library-path {match[2]} ")
+
+
+CIRROS_TOOLS = ("/usr/bin/sudo", "/usr/libexec/sudo/sudoers.so", "/usr/bin/curl", "/usr/bin/scp",
+                "/usr/lib/openssh/sftp-server")
+
+
+@pytest.mark.skipif(not all(os.path.exists(p) for p in (rootfs.BUSYBOX, *rootfs.BINARIES,
+                                                        *CIRROS_TOOLS))
+                    or not shutil.which("ldd"), reason="make dataplane-deps not run")
+def test_build_gives_cirros_its_tools_set_user_id_only_when_published(tmp_path: Path) -> None:
+    import stat
+
+    root = rootfs.build(tmp_path / "rootfs-test")
+    for src, dst in rootfs.OPTIONAL_BINARIES.items():
+        if os.path.exists(src):
+            assert (root / dst).is_file(), dst
+            # with every library it links, at the machine's path (cirros's root is the kit)
+            for lib in rootfs._libraries(src):
+                assert (root / lib.lstrip("/")).exists(), (src, lib)
+    # sftp-server where the kit's dropbear execs it for the sftp subsystem
+    assert b"/usr/lib/sftp-server\0" in Path("/usr/sbin/dropbear").read_bytes()
+    assert (root / "usr/lib/sftp-server").is_file()
+    for name, (text, mode) in rootfs.KIT_FILES.items():
+        assert (root / name).read_text() == text
+        assert stat.S_IMODE((root / name).stat().st_mode) == mode
+    # set-user-ID nowhere in the template on the machine's disk (publish() sets it, on a
+    # tmpfs the machine mounts nosuid)
+    for name in rootfs.SETUID:
+        assert not (root / name).stat().st_mode & stat.S_ISUID, name
+    # the image's user gets sudo at its first boot, and its host name resolves (sudo asks)
+    assert "NOPASSWD:ALL\" > /etc/sudoers.d/90-cloud-init-users" in rootfs.INIT
+    assert 'echo "127.0.1.1 $host" >> /etc/hosts' in rootfs.INIT
