@@ -33,6 +33,11 @@ def test_the_cirros_user_has_cirros_tools(dataplane_cloud: DataplaneCloud,
     assert lines[:4] == ["1000", "0", "secret", "refused"], out.stdout
     inside, outside, count = lines[4].split()
     assert inside == "0" and int(outside) > 0 and count == "65536", lines[4]
+    # the set-user-ID kit is nobody's way to the machine's root: nosuid on the machine
+    kit = f"/run/stackling/{dp.prefix}/rootfs"
+    mounts = [line.split() for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    options = [fields[5] for fields in mounts if fields[4] == kit]
+    assert options and all("nosuid" in o.split(",") for o in options), options
 
     # the tools are there, and ping works for the user (the shell's applet, as tests call it)
     out = dp.ssh(ns, ip, "PATH=$PATH:/sbin:/usr/sbin; for t in curl wget nc ip udhcpc dhclient "
