@@ -113,6 +113,33 @@ def memory_kb(prefix: str) -> int:
     return total
 
 
+def cgroup_memory(prefix: str, server_ids: list[str]) -> tuple[int, str]:
+    """The guests' cgroups' memory summed (bytes), and which file: v2 memory.current, else
+    v1 memory.usage_in_bytes (page cache included in both)."""
+    from stackling.dataplane.cgroups import Cgroups
+
+    cg = Cgroups(prefix)
+    total, used = 0, set()
+    for sid in server_ids:
+        for root, name in ((cg.v2, "memory.current"),
+                           (cg.v1.get("memory"), "memory.usage_in_bytes")):
+            f = root / prefix / sid / name if root is not None else None
+            if f is not None and f.exists():
+                total += int(f.read_text())
+                used.add(name)
+                break
+    return total, "+".join(sorted(used)) or "none found"
+
+
+def key_login(namespace: str, address: str, key: Path, user: str) -> bool:
+    """A key login as `user` from inside `namespace` (the guest's own sshd, its authorized key)."""
+    r = subprocess.run(["ip", "netns", "exec", namespace, "ssh", "-i", str(key), "-o", "BatchMode=yes",
+                        "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                        "-o", "ConnectTimeout=2", "-o", "LogLevel=ERROR", f"{user}@{address}", "true"],
+                       capture_output=True, timeout=15)
+    return r.returncode == 0
+
+
 def main() -> None:
     from stackling.dataplane.interface import unavailable_reason
 
@@ -273,7 +300,21 @@ def main() -> None:
 def debian(creates: int, guests: int) -> None:
     """debian-12 (issue 30): create -> SSH answers (median of `creates`; goal <= 2 s, where a
     DevStack VM takes 30-90 s), cirros create -> SSH in the same run, `guests` Debian guests'
-    memory (goal <= 1 GiB for 20), and `make image-debian` cached."""
+    memory (goal <= 1 GiB for 20), and `make image-debian` cached. "Answers" is measured twice
+    from the probe guest: the image's sshd's banner, then a key login as the image's user
+    (debian/cirros; the key cloud-init installs). Memory: the guests' cgroups' memory.current
+    (v2) or memory.usage_in_bytes (v1) summed, page cache included; PSS alongside.
+
+    2026-12-02 17:34-17:39 UTC, load average 0.9 at the start, 16.5 during the creates, 4.6
+    at the end (shared machine); table printed to bench/results/dataplane_debian.md (ignored by git):
+    debian-12 create -> banner 7.32 s median (5.49-8.62), -> key login 7.79 s (5.99-9.09):
+    3.7-3.9x the 2 s goal. cirros in the same run: 1.94 s banner, 2.02 s login (the
+    cirros-only `python -m bench.dataplane` run was not done this session). 20 debian-12
+    guests created together: only 6 took a key login within 150 s; in the others
+    systemd-networkd failed to start (start timeout, restarted until its start limit), eth0
+    DOWN with no address though sshd listened - a guest-boot bug under concurrency, not the
+    bench's. Memory of those 20 (cgroup v1 usage_in_bytes): 475 MiB (goal 1024); PSS 275 MiB.
+    make image-debian cached: 0.15-0.23 s. Cold build: not measured (out of time)."""
     tmp = Path(tempfile.mkdtemp(prefix="stackling-bench-deb-"))
     key = tmp / "id_ed25519"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
@@ -296,27 +337,46 @@ def debian(creates: int, guests: int) -> None:
         probe_ns = cloud.names.guest(probe)
         wait(lambda: Path(f"/run/netns/{probe_ns}").exists()
              and banner(probe_ns, cloud.address(probe)), timeout=120)
-        for label, img, flavor in (("debian-12", debian_id, "1"), ("cirros", CIRROS, "1")):
-            samples = []
+        for label, img, user in (("debian-12", debian_id, "debian"), ("cirros", CIRROS, "cirros")):
+            samples, logins = [], []
             for _ in range(creates):
                 t0 = time.perf_counter()
-                sid = cloud.boot(net["id"], image=img, flavor=flavor)
+                sid = cloud.boot(net["id"], image=img, flavor="1")
                 ip = cloud.address(sid)
                 wait(lambda ip=ip: banner(probe_ns, ip), timeout=300)
                 samples.append(time.perf_counter() - t0)
+                wait(lambda ip=ip, u=user: key_login(probe_ns, ip, key, u), timeout=300)
+                logins.append(time.perf_counter() - t0)
                 cloud.delete(sid)
-            med = statistics.median(samples)
             goal = 2.0 if label == "debian-12" else 1.0
-            rows.append([f"{label} create -> SSH answers (median of {creates})",
-                         f"{med:.2f} s", f"{goal:.0f} s", f"{med / goal:.2f}"])
+            for what, xs in (("SSH banner", samples), (f"key login as {user}", logins)):
+                med = statistics.median(xs)
+                rows.append([f"{label} create -> {what} (median of {creates}; min {min(xs):.2f},"
+                             f" max {max(xs):.2f})", f"{med:.2f} s", f"{goal:.0f} s",
+                             f"{med / goal:.2f}"])
+                print(rows[-1], flush=True)
         ids = [cloud.boot(net["id"], f"d{i}", image=debian_id, flavor="1")
                for i in range(guests)]
-        for sid in ids:
+        t0 = time.perf_counter()
+        answered = 0
+        for sid in ids:  # bounded: a guest whose network never came up is counted, not waited on
             ip = cloud.address(sid)
-            wait(lambda ip=ip: banner(probe_ns, ip), timeout=600)
-        mem = memory_kb(cloud.names.prefix)
-        rows.append([f"{guests} debian-12 guests (+1 cirros probe): memory (PSS)",
-                     f"{mem / 1024:.0f} MiB", "1024 MiB", f"{mem / 1024 / 1024:.2f}"])
+            left = max(1.0, 150 - (time.perf_counter() - t0))
+            try:
+                wait(lambda ip=ip: banner(probe_ns, ip) and key_login(probe_ns, ip, key, "debian"),
+                     timeout=left)
+                answered += 1
+            except RuntimeError:
+                pass
+        rows.append([f"{guests} debian-12 guests created together -> {answered} take a key login",
+                     f"{time.perf_counter() - t0:.1f} s", "-", "-"])
+        print(rows[-1], flush=True)
+        mem, source = cgroup_memory(cloud.names.prefix, ids)
+        rows.append([f"{guests} debian-12 guests: cgroups' {source} summed",
+                     f"{mem / 2**20:.0f} MiB", "1024 MiB", f"{mem / 2**30:.2f}"])
+        pss = memory_kb(cloud.names.prefix)
+        rows.append([f"{guests} debian-12 guests (+1 cirros probe, dnsmasq): PSS",
+                     f"{pss / 1024:.0f} MiB", "1024 MiB", f"{pss / 1024 / 1024:.2f}"])
         t0 = time.perf_counter()
         subprocess.run(["make", "-s", "image-debian"], capture_output=True, check=True)
         cached = time.perf_counter() - t0
