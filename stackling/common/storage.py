@@ -12,6 +12,7 @@ through it, and so should any other service writing files (volumes, backups).
 from __future__ import annotations
 
 import errno
+import hashlib
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -58,3 +59,34 @@ def copy_file(source: Path, target: Path) -> None:
     """A whole copy of `source` at `target` (see new_file), else StorageFull or OSError."""
     with open(source, "rb") as src, new_file(target) as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
+
+
+class Digests:
+    """Glance's checksums of data seen chunk by chunk: size, md5 (`checksum`) and sha512
+    (`os_hash_value`), for every writer of image data (uploads, imports, snapshots)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._md5, self._sha512 = hashlib.md5(usedforsecurity=False), hashlib.sha512()
+
+    def update(self, chunk: bytes) -> None:
+        self._md5.update(chunk)
+        self._sha512.update(chunk)
+        self.size += len(chunk)
+
+    @property
+    def md5(self) -> str:
+        return self._md5.hexdigest()
+
+    @property
+    def sha512(self) -> str:
+        return self._sha512.hexdigest()
+
+
+def file_digests(path: Path, chunk: int = 1 << 20) -> Digests:
+    """The Digests of a whole file, read in chunks (never held whole)."""
+    digests = Digests()
+    with open(path, "rb") as fh:
+        while data := fh.read(chunk):
+            digests.update(data)
+    return digests

@@ -30,7 +30,6 @@ read its own instance's data (cloud-init's per-instance modules: its hostname, h
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 import subprocess
@@ -39,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stackling.common import storage
 from stackling.common.db import Database
 from stackling.compute import interface as compute
 from stackling.dataplane import images
@@ -302,10 +302,5 @@ class Snapshots:
 
 
 def _digests(path: Path) -> tuple[int, str, str]:
-    md5, sha512, size = hashlib.md5(usedforsecurity=False), hashlib.sha512(), 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(MiB):
-            md5.update(chunk)
-            sha512.update(chunk)
-            size += len(chunk)
-    return size, md5.hexdigest(), sha512.hexdigest()
+    digests = storage.file_digests(path, MiB)
+    return digests.size, digests.md5, digests.sha512

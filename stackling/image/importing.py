@@ -9,7 +9,6 @@ the request's transaction: a failure leaves the image `uploading` with its stage
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,16 +172,11 @@ def _request(req: ImportRequest, method: dict[str, Any]) -> dict[str, Any]:
 def _activate(db: Session, ctx: RequestContext, image: Image, staged: Path, data_dir: Path,
               request: dict[str, Any], configured: Stores | None = None,
               req: ImportRequest | None = None) -> None:
-    md5, sha512, size = hashlib.md5(usedforsecurity=False), hashlib.sha512(), 0
-    with open(staged, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            md5.update(chunk)
-            sha512.update(chunk)
-            size += len(chunk)
-    image.size = size
-    image.checksum = md5.hexdigest()
+    digests = storage.file_digests(staged, _CHUNK)
+    image.size = digests.size
+    image.checksum = digests.md5
     image.os_hash_algo = "sha512"
-    image.os_hash_value = sha512.hexdigest()
+    image.os_hash_value = digests.sha512
     image.status = "active"
     image.updated_at = utcnow()
     if configured is None or not configured.multi or req is None:
@@ -356,14 +350,9 @@ def legacy_import_task(db: Session, ctx: RequestContext, task_input: dict[str, A
         db.flush()
         return tasks.record(db, ctx, "import", task_input, status="failure",
                             message=f"Error: {type(exc).__name__}: {exc}", image_id=image.id)
-    md5, sha512, size = hashlib.md5(usedforsecurity=False), hashlib.sha512(), 0
-    with open(staged, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            md5.update(chunk)
-            sha512.update(chunk)
-            size += len(chunk)
-    image.size, image.checksum = size, md5.hexdigest()
-    image.os_hash_algo, image.os_hash_value = "sha512", sha512.hexdigest()
+    digests = storage.file_digests(staged, _CHUNK)
+    image.size, image.checksum = digests.size, digests.md5
+    image.os_hash_algo, image.os_hash_value = "sha512", digests.sha512
     image.status, image.updated_at = "active", utcnow()
     if configured.multi:
         stores.place(data_dir, configured, image, staged, [configured.default])
