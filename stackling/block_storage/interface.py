@@ -57,6 +57,7 @@ __all__ = [
     "VolumeTypeNotFound", "QoSSpecsNotFound", "create_volume_type", "update_volume_type",
     "delete_volume_type", "volume_type_body", "create_qos_specs", "update_qos_specs",
     "delete_qos_specs", "qos_specs_body", "authorize", "volume_type_visible",
+    "create_snapshot", "snapshot_status",
 ]
 
 
@@ -165,6 +166,25 @@ def delete_volume(db: Session, ctx: RequestContext, volume_id: str) -> None:
     if volume is None:
         return
     volumes.delete_volume(db, ctx, volumes.get_volume(db, ctx, volume_id))
+
+
+def create_snapshot(db: Session, ctx: RequestContext, volume_id: str, *, name: str | None,
+                    description: str | None, force: bool = False) -> str:
+    """`POST /v3/snapshots` (`force` for an attached volume, as Nova's
+    create_snapshot_force): `creating`, made by the workers after the commit; its id."""
+    from stackling.block_storage import snapshots
+
+    runtime = db.info.get("stackling.runtime")
+    return snapshots.create_snapshot(
+        db, ctx, runtime.settings if runtime else None, volumes.get_volume(db, ctx, volume_id),
+        name=name, description=description, force=force, metadata=None).id
+
+
+def snapshot_status(db: Session, ctx: RequestContext, snapshot_id: str) -> str:
+    """The snapshot's status as `GET /v3/snapshots/{id}` shows it (SnapshotNotFound)."""
+    from stackling.block_storage import snapshots
+
+    return snapshots.get_snapshot(db, ctx, snapshot_id).status
 
 
 def attachment_create(db: Session, ctx: RequestContext, volume_id: str,

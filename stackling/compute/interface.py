@@ -23,7 +23,7 @@ from stackling.compute.models import Instance
 
 __all__ = ["create_server", "get_server", "delete_server", "update_server",
            "attach_interface", "detach_interface", "find_flavor", "flavor_ref",
-           "server_project",
+           "server_project", "attach_volume", "detach_volume", "volume_attachments",
            "wake_builder"]
 
 
@@ -90,6 +90,38 @@ def attach_interface(db: Session, ctx: RequestContext, server_id: str, *,
 def detach_interface(db: Session, ctx: RequestContext, server_id: str, port_id: str) -> None:
     inst = servers.get_instance(db, ctx, server_id, for_update=True)
     network_api.detach_interface(db, ctx, inst, port_id)
+
+
+def attach_volume(db: Session, ctx: RequestContext, server_id: str, volume_id: str, *,
+                  device: str | None = None) -> dict[str, Any]:
+    """`POST /servers/{id}/os-volume_attachments` (2.1 body, `device` a hint Nova's
+    libvirt driver does not honour: the next free /dev/vdX is taken): the volume in-use
+    once done; returns the attachment view {"id", "volumeId", "serverId", "device"}. The
+    caller checks Nova's policy `os-volumes-attachments:create` on the server's project
+    (`server_project`). Raises the API's 400/404/409."""
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    from stackling.compute import volume_attachments
+
+    row = volume_attachments.attach(db, ctx, inst, volume_id)
+    return {"id": row.volume_id, "volumeId": row.volume_id, "serverId": inst.uuid,
+            "device": row.device_name}
+
+
+def detach_volume(db: Session, ctx: RequestContext, server_id: str, volume_id: str) -> None:
+    """`DELETE /servers/{id}/os-volume_attachments/{volume_id}` (NotFound when the
+    volume is not attached to the server); the caller checks `...:delete` as above."""
+    inst = servers.get_instance(db, ctx, server_id, for_update=True)
+    from stackling.compute import volume_attachments
+
+    volume_attachments.detach(db, ctx, inst, volume_id)
+
+
+def volume_attachments(db: Session, ctx: RequestContext, server_id: str) -> list[str]:
+    """The ids of the volumes attached to the server (`GET .../os-volume_attachments`)."""
+    from stackling.compute import volume_attachments as va
+
+    inst = servers.get_instance(db, ctx, server_id)
+    return [r.volume_id for r in va.list_attachments(db, inst) if r.volume_id]
 
 
 def find_flavor(db: Session, ctx: RequestContext, name_or_id: str) -> dict[str, Any]:

@@ -102,6 +102,25 @@ def find_image(db: Session, ctx: RequestContext, value: str) -> dict[str, Any]:
     return {"id": ids[0]}
 
 
+def _volume(db: Session, ctx: RequestContext, value: str) -> None:
+    """Heat's cinder.volume: a volume by id (`The Volume (<v>) could not be found.`)."""
+    from stackling.block_storage import interface as cinder
+
+    try:
+        cinder.get_volume(db, ctx, value)
+    except cinder.VolumeNotFound:
+        raise ValueError(f"The Volume ({value}) could not be found.") from None
+
+
+def _snapshot(db: Session, ctx: RequestContext, value: str) -> None:
+    from stackling.block_storage import interface as cinder
+
+    try:
+        cinder.snapshot_status(db, ctx, value)
+    except cinder.SnapshotNotFound:
+        raise ValueError(f"The VolumeSnapshot ({value}) could not be found.") from None
+
+
 def _ip(value: Any) -> None:
     try:
         netaddr.IPAddress(str(value))
@@ -133,6 +152,8 @@ def checker(db: Session, ctx: RequestContext) -> Callable[[str, Any], None]:
         "neutron.security_group": lambda v: find_security_group(db, ctx, v),
         "nova.flavor": lambda v: find_flavor(db, ctx, v),
         "glance.image": lambda v: find_image(db, ctx, v),
+        "cinder.volume": lambda v: _volume(db, ctx, v),
+        "cinder.snapshot": lambda v: _snapshot(db, ctx, v),
         "ip_addr": _ip,
         "net_cidr": _cidr,
         "mac_addr": _mac,
@@ -166,5 +187,6 @@ def checker(db: Session, ctx: RequestContext) -> Callable[[str, Any], None]:
 
 
 CUSTOM_CONSTRAINTS = ("neutron.network", "neutron.subnet", "neutron.port",
-                      "neutron.security_group", "nova.flavor", "glance.image", "ip_addr",
+                      "neutron.security_group", "nova.flavor", "glance.image", "cinder.volume",
+                      "cinder.snapshot", "ip_addr",
                       "net_cidr", "mac_addr")

@@ -1,8 +1,12 @@
-"""OS::Cinder::Volume, OS::Cinder::VolumeType and OS::Cinder::QoSSpecs, as Heat's
-cinder plugins: they call block storage's interface in the engine's transaction, after
-Cinder's policy as the stack's owner. A volume is polled until `available` (its file is
-made by block storage's workers once the step commits); a deletion until it is gone.
-OS::Cinder::VolumeAttachment needs compute's attach (os-volume_attachments): not here."""
+"""OS::Cinder::Volume, OS::Cinder::VolumeAttachment, OS::Cinder::VolumeType and
+OS::Cinder::QoSSpecs, as Heat's cinder plugins: they call block storage's interface in
+the engine's transaction, after Cinder's policy as the stack's owner. A volume is polled
+until `available` (its file is made by block storage's workers once the step commits); a
+deletion until it is gone. An attachment goes through compute's door (Nova's
+os-volume_attachments, under Nova's policy as the stack's owner), polled until the
+volume is `in-use`; its deletion detaches and waits until the volume is `available`.
+OS::Cinder::EncryptedVolumeType is not offered: block storage has no volume type
+encryption API (no key manager)."""
 
 from __future__ import annotations
 
@@ -23,6 +27,24 @@ def _cinder() -> Any:
 
 def _gone(err: ApiError) -> bool:
     return err.status == 404
+
+
+def _nova() -> Any:
+    from stackling.compute import interface
+
+    return interface
+
+
+def _nova_authorize(resource: Resource, action: str, server_id: str) -> None:
+    """Nova's policy `os_compute_api:<action>` on the server's project, as the stack's
+    owner (the REST handler's check)."""
+    from stackling.common.errors import PolicyNotAuthorized
+
+    rule = f"os_compute_api:{action}"
+    project = _nova().server_project(resource.db, server_id) or resource.ctx.project_id
+    if not resource.runtime.enforcer.enforce(rule, {"project_id": project},
+                                             resource.ctx.policy_creds()):
+        raise PolicyNotAuthorized(action=rule)
 
 
 @register("OS::Cinder::Volume")
@@ -207,6 +229,117 @@ class Volume(Resource):
         status = self.show()["status"]
         if status not in ("available", "in-use"):
             raise ResourceFailure(f"Volume is in status {status}")
+
+
+@register("OS::Cinder::VolumeAttachment")
+class VolumeAttachment(Resource):
+    """A volume attached to a server (Nova's os-volume_attachments). The physical id is
+    Nova's attachment id, the volume's id. An update of any property detaches, waits for
+    the volume to be `available`, then attaches the (new) volume to the (new) server."""
+
+    properties_schema = {
+        "instance_uuid": Property("string", "The ID of the server to which the volume "
+                                  "attaches.", required=True, update_allowed=True),
+        "volume_id": Property("string", "The ID of the volume to be attached.",
+                              required=True, update_allowed=True,
+                              constraints=[Constraint("custom_constraint", "cinder.volume")]),
+        "mountpoint": Property("string", "The location where the volume is exposed on the "
+                               "instance. This assignment may not be honored and it is "
+                               "advised that the path /dev/disk/by-id/virtio-<VolumeId> be "
+                               "used instead.", update_allowed=True),
+    }
+
+    def _attach(self, server_id: str, volume_id: str, device: str | None) -> str:
+        _nova_authorize(self, "os-volumes-attachments:create", server_id)
+        try:
+            att = _nova().attach_volume(self.db, self.ctx, server_id, volume_id,
+                                        device=device or None)
+        except ApiError as err:
+            raise ResourceFailure(f"Failed to attach volume {volume_id} to server "
+                                  f"{server_id} - {err.text} (HTTP {err.status})") from None
+        _cinder().wake(self.runtime)
+        return str(att["id"])
+
+    def _detach(self, server_id: str, volume_id: str) -> None:
+        """Heat's nova plugin detach_volume: a server or attachment already gone (404) or
+        busy (409) is no error; anything else is."""
+        _nova_authorize(self, "os-volumes-attachments:delete", server_id)
+        try:
+            _nova().detach_volume(self.db, self.ctx, server_id, volume_id)
+        except ApiError as err:
+            if err.status not in (404, 409):
+                raise ResourceFailure(f"Could not detach attachment {volume_id} from server "
+                                      f"{server_id}.") from None
+        _cinder().wake(self.runtime)
+
+    def _attached(self, volume_id: str) -> bool:
+        """Heat's check_attach_volume_complete: in-use is done; available, attaching or
+        reserved is not yet; any other status is the failure."""
+        status = _cinder().get_volume(self.db, self.ctx, volume_id).status
+        if status in ("available", "attaching", "reserved"):
+            return False
+        if status != "in-use":
+            raise ResourceFailure(status)
+        return True
+
+    def _detached(self, server_id: str, volume_id: str) -> bool:
+        """Heat's check_detach_volume_complete: the volume gone, or no longer attached to
+        the server and `available`."""
+        try:
+            info = _cinder().get_volume(self.db, self.ctx, volume_id)
+        except ApiError as err:
+            if _gone(err):
+                return True
+            raise
+        if not any(a.instance_uuid == server_id for a in info.attachments):
+            return info.status != "detaching"
+        if info.status in ("in-use", "detaching"):
+            return False
+        if info.status != "available":
+            raise ResourceFailure("Volume in unknown status")
+        return True
+
+    def handle_create(self) -> Any:
+        p = self.properties
+        self.set_resource_id(self._attach(p["instance_uuid"], p["volume_id"],
+                                          p.get("mountpoint")))
+        return {"volume": p["volume_id"]}
+
+    def check_create_complete(self, token: Any) -> bool:
+        return self._attached(token["volume"]) if isinstance(token, dict) else True
+
+    def handle_update(self, old_properties: dict[str, Any], changed: set[str]) -> Any:
+        if not changed:
+            return None
+        old_server, old_volume = old_properties["instance_uuid"], old_properties["volume_id"]
+        self._detach(old_server, self.resource_id or old_volume)
+        p = self.properties
+        return {"detach": [old_server, self.resource_id or old_volume],
+                "attach": [p["instance_uuid"], p["volume_id"], p.get("mountpoint")]}
+
+    def check_update_complete(self, token: Any) -> bool:
+        """Heat's order: the old attachment's detach complete, then the attach called
+        (once: it is called when the new volume has an attachment to the new server),
+        then the new volume in-use."""
+        if not isinstance(token, dict):
+            return True
+        server_id, volume_id, device = token["attach"]
+        info = _cinder().get_volume(self.db, self.ctx, volume_id)
+        if not any(a.instance_uuid == server_id for a in info.attachments):
+            if not self._detached(*token["detach"]):
+                return False
+            self.set_resource_id(self._attach(server_id, volume_id, device))
+        return self._attached(volume_id)
+
+    def handle_delete(self) -> Any:
+        if self.resource_id is None:
+            return None
+        server_id = self.properties["instance_uuid"]
+        self._detach(server_id, self.resource_id)
+        return {"detach": [server_id, self.resource_id]}
+
+    def check_delete_complete(self, token: Any) -> bool:
+        return self._detached(*token["detach"]) if isinstance(token, dict) else True
 
 
 @register("OS::Cinder::VolumeType")

@@ -37,6 +37,118 @@ NETWORK_KEYS = ("network", "subnet", "fixed_ip", "port", "floating_ip",
 IFACE_KEYS = ("port", "subnet", "network", "fixed_ip")
 
 
+_DEVICE_NAME = ("A device name where the volume will be attached in the system at "
+                "/dev/device_name. This value is typically vda.")
+BDM_SCHEMA = {
+    "device_name": Property("string", _DEVICE_NAME, required=True),
+    "volume_id": Property("string", "The ID of the volume to boot from. Only one of "
+                          "volume_id or snapshot_id should be provided.",
+                          constraints=[Constraint("custom_constraint", "cinder.volume")]),
+    "snapshot_id": Property("string", "The ID of the snapshot to create a volume from.",
+                            constraints=[Constraint("custom_constraint", "cinder.snapshot")]),
+    "volume_size": Property("integer", "The size of the volume, in GB. It is safe to leave "
+                            "this blank and have the Compute service infer the size."),
+    "delete_on_termination": Property("boolean", "Indicate whether the volume should be "
+                                      "deleted when the server is terminated."),
+}
+BDM_V2_SCHEMA = {
+    "device_name": Property("string", _DEVICE_NAME),
+    "volume_id": Property("string", "The volume_id can be boot or non-boot device to the "
+                          "server.",
+                          constraints=[Constraint("custom_constraint", "cinder.volume")]),
+    "image_id": Property("string", "The ID of the image to create a volume from "
+                         "(deprecated: use image).",
+                         constraints=[Constraint("custom_constraint", "glance.image")]),
+    "image": Property("string", "The ID or name of the image to create a volume from.",
+                      constraints=[Constraint("custom_constraint", "glance.image")]),
+    "snapshot_id": Property("string", "The ID of the snapshot to create a volume from.",
+                            constraints=[Constraint("custom_constraint", "cinder.snapshot")]),
+    "swap_size": Property("integer", "The size of the swap, in MB."),
+    "ephemeral_size": Property("integer", "The size of the local ephemeral block device, "
+                               "in GB.", constraints=[Constraint("range", {"min": 1})]),
+    "ephemeral_format": Property("string", "The format of the local ephemeral block "
+                                 "device. If no format is specified, uses default value, "
+                                 "defined in nova configuration file.",
+                                 constraints=[Constraint("allowed_values", [
+                                     "ext2", "ext3", "ext4", "xfs", "ntfs"])]),
+    "device_type": Property("string", "Device type: at the moment we can make distinction "
+                            "only between disk and cdrom.",
+                            constraints=[Constraint("allowed_values", ["cdrom", "disk"])]),
+    "disk_bus": Property("string", "Bus of the device: hypervisor driver chooses a suitable "
+                         "default if omitted.",
+                         constraints=[Constraint("allowed_values", [
+                             "ide", "lame_bus", "sata", "scsi", "usb", "virtio"])]),
+    "boot_index": Property("integer", "Integer used for ordering the boot disks. If it is "
+                           "not specified, value \"0\" will be set for bootable sources "
+                           "(volume, snapshot, image); value \"-1\" will be set for "
+                           "non-bootable sources."),
+    "volume_size": Property("integer", "Size of the block device in GB. If it is omitted, "
+                            "hypervisor driver calculates size."),
+    "delete_on_termination": Property("boolean", "Indicate whether the volume should be "
+                                      "deleted when the server is terminated. Defaults to "
+                                      "\"False\" in case of a volume, snapshot or image and "
+                                      "to \"True\" in case of swap or ephemeral."),
+    "volume_type": Property("string", "The type of volume to use when creating a volume "
+                            "from image, snapshot, or blank source. Maps to a specific "
+                            "Cinder backend. Requires Nova API microversion 2.67 or later."),
+}
+
+
+def build_block_device_mapping(bdm: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The legacy `block_device_mapping` as Nova's API takes it (what novaclient makes of
+    Heat's `{device: "<id>:[snap]:<size>:<delete>"}`)."""
+    out = []
+    for m in bdm or []:
+        item: dict[str, Any] = {"device_name": m["device_name"]}
+        if m.get("snapshot_id"):
+            item["snapshot_id"] = m["snapshot_id"]
+        else:
+            item["volume_id"] = m.get("volume_id")
+        if m.get("volume_size"):
+            item["volume_size"] = m["volume_size"]
+        if m.get("delete_on_termination"):
+            item["delete_on_termination"] = True
+        out.append(item)
+    return out
+
+
+def build_block_device_mapping_v2(bdm: list[dict[str, Any]] | None,
+                                  image_id: Any = None) -> list[dict[str, Any]]:
+    """Heat's `_build_block_device_mapping_v2`: each entry's source (volume, snapshot,
+    image: a boot disk by default; swap or ephemeral: a local blank disk), then the
+    entry's device name and explicit fields. `image_id(ref)` resolves an image name."""
+    out = []
+    for m in bdm or []:
+        item: dict[str, Any]
+        image = m.get("image") or m.get("image_id")
+        if m.get("volume_id"):
+            item = {"uuid": m["volume_id"], "source_type": "volume"}
+        elif m.get("snapshot_id"):
+            item = {"uuid": m["snapshot_id"], "source_type": "snapshot"}
+        elif image:
+            item = {"uuid": image_id(image) if image_id else image, "source_type": "image"}
+        else:
+            item = {"source_type": "blank", "destination_type": "local", "boot_index": -1,
+                    "delete_on_termination": True}
+            if m.get("swap_size"):
+                item.update(guest_format="swap", volume_size=m["swap_size"])
+            else:
+                if m.get("ephemeral_size"):
+                    item["volume_size"] = m["ephemeral_size"]
+                if m.get("ephemeral_format"):
+                    item["guest_format"] = m["ephemeral_format"]
+        if item["source_type"] != "blank":
+            item.update(destination_type="volume", boot_index=0, delete_on_termination=False)
+        if m.get("device_name"):
+            item["device_name"] = m["device_name"]
+        for key in ("device_type", "disk_bus", "boot_index", "volume_size",
+                    "delete_on_termination", "volume_type"):
+            if m.get(key) is not None:
+                item[key] = m[key]
+        out.append(item)
+    return out
+
+
 def _net() -> Any:
     from stackling.network import interface
 
@@ -127,10 +239,10 @@ class Server(Resource):
         "tags": Property("list", "Server tags.", update_allowed=True,
                          schema=Property("string")),
         "reservation_id": Property("string", "A UUID for the set of servers being requested."),
-        "block_device_mapping": Property("list", "Block device mappings (not supported).",
-                                         schema=Property("map")),
-        "block_device_mapping_v2": Property("list", "Block device mappings v2 (not "
-                                            "supported).", schema=Property("map")),
+        "block_device_mapping": Property("list", "Block device mappings for this server.",
+                                         schema=BDM_SCHEMA),
+        "block_device_mapping_v2": Property("list", "Block device mappings v2 for this "
+                                            "server.", schema=BDM_V2_SCHEMA),
         "personality": Property("map", "Files to inject (removed at compute 2.57).",
                                 default={}),
         "software_config_transport": Property("string", "How the server receives software "
@@ -176,7 +288,56 @@ class Server(Resource):
                 out.append(n)
         return out
 
+    def _validate_block_device_mapping(self) -> None:
+        """Heat's checks: one syntax; per legacy mapping one of volume_id/snapshot_id; per
+        v2 mapping one source; something to boot from, and (v2) exactly one."""
+        bdm = self.properties.get("block_device_mapping") or []
+        bdm_v2 = self.properties.get("block_device_mapping_v2") or []
+        if bdm is UNKNOWN or bdm_v2 is UNKNOWN:
+            return
+        if bdm and bdm_v2:
+            raise ResourcePropertyConflict(props="block_device_mapping, "
+                                                 "block_device_mapping_v2")
+        image = self.properties.get("image")
+        bootable = image is not None
+        for m in bdm:
+            if m is UNKNOWN:
+                return
+            if m.get("device_name") == "vda":
+                bootable = True
+            if m.get("volume_id") is not None and m.get("snapshot_id") is not None:
+                raise ResourcePropertyConflict(props="volume_id, snapshot_id")
+            if m.get("volume_id") is None and m.get("snapshot_id") is None:
+                raise StackValidationFailed(f"Either volume_id or snapshot_id must be "
+                                            f"specified for device mapping "
+                                            f"{m.get('device_name')}")
+        bootable_devs = [image]
+        for m in bdm_v2:
+            if m is UNKNOWN:
+                return
+            sources = (m.get("volume_id"), m.get("snapshot_id"),
+                       m.get("image") or m.get("image_id"), m.get("swap_size"),
+                       m.get("ephemeral_size") or m.get("ephemeral_format"))
+            given = sum(1 for v in sources if v is not None)
+            if given > 1:
+                raise ResourcePropertyConflict(props="volume_id, snapshot_id, image, "
+                                                     "swap_size, ephemeral_size, "
+                                                     "ephemeral_format")
+            if given == 0:
+                raise StackValidationFailed("Either volume_id, snapshot_id, image_id, "
+                                            "swap_size, ephemeral_size or ephemeral_format "
+                                            "must be specified.")
+            if any(v is not None for v in sources[:3]) and m.get("boot_index") in (None, 0):
+                bootable = True
+                bootable_devs.extend(sources[:3])
+        if not bootable:
+            raise StackValidationFailed(f"Neither image nor bootable volume is specified for "
+                                        f"instance {self.name}")
+        if bdm_v2 and sum(1 for d in bootable_devs if d is not None) != 1:
+            raise StackValidationFailed(f"Multiple bootable sources for instance {self.name}.")
+
     def validate(self) -> None:
+        self._validate_block_device_mapping()
         nets = self.properties.get("networks") or []
         if nets is UNKNOWN:
             return
@@ -308,6 +469,13 @@ class Server(Resource):
                                   "flavorRef": flavor["id"]}
         if props.get("image"):
             server["imageRef"] = self.find(constraints.find_image, props["image"])["id"]
+        if props.get("block_device_mapping"):
+            server["block_device_mapping"] = build_block_device_mapping(
+                props["block_device_mapping"])
+        if props.get("block_device_mapping_v2"):
+            server["block_device_mapping_v2"] = build_block_device_mapping_v2(
+                props["block_device_mapping_v2"],
+                lambda ref: self.find(constraints.find_image, ref)["id"])
         nets = props.get("networks") or []
         # The ports are recorded with the server's id, before it is built on them; a
         # failure before that rolls the savepoint (ports included) back.
@@ -337,19 +505,43 @@ class Server(Resource):
             self.data_set("internal_ports", self._internal() + made)
         built = _nova().build_now(self.db, self.ctx, created["id"])
         if built["status"] == "ERROR":
-            fault = built.get("fault") or {}
-            raise ResourceFailureKeep(f'Went to status ERROR due to "Message: '
-                                      f'{fault.get("message")}, Code: {fault.get("code")}"')
+            raise ResourceFailureKeep(_error(built))
+        if built["status"] != "ACTIVE":  # its volumes are being made: the build goes on
+            return {"build": True}
+        self._after_build()
+        return None
+
+    def check_create_complete(self, token: Any) -> bool:
+        """A server waiting for its volumes (image, snapshot or blank sources) is built by
+        compute's workers once Cinder made them: polled until ACTIVE, as Heat does."""
+        if not token:
+            return True
+        server = _nova().get_server(self.db, self.ctx, self.resource_id)
+        if server["status"] == "ERROR":
+            raise ResourceFailureKeep(_error(server))
+        if server["status"] != "ACTIVE":
+            from stackling.block_storage import interface as cinder
+
+            cinder.wake(self.runtime)  # (the volumes' files)
+            _nova().wake_builder(self.runtime)
+            return False
+        self._after_build()
+        return True
+
+    def _after_build(self) -> None:
+        nets = self.properties.get("networks") or []
+        server_networks = "auto" if not nets else (
+            nets[0]["allocate_network"] if len(nets) == 1 and nets[0].get("allocate_network")
+            else nets)
         for entry in nets:
             if entry.get("floating_ip"):
                 port_id = self._port_for(entry)
                 if port_id is not None:
                     self._associate(entry, port_id)
-        if not isinstance(server["networks"], list) or any(e.get("port") for e in nets):
+        if not isinstance(server_networks, list) or any(e.get("port") for e in nets):
             self._refresh_external()
         else:  # every nic is a port this resource made: no interface listing needed
             self.data_set("external_ports", [])
-        return None
 
     def _refresh_external(self) -> None:
         internal = {p["id"] for p in self._internal()}
@@ -680,6 +872,12 @@ class Server(Resource):
                                   "OS-EXT-IPS:type": "floating", "port": None,
                                   "subnets": None, "network": None})
         return out
+
+
+def _error(server: dict[str, Any]) -> str:
+    fault = server.get("fault") or {}
+    return (f'Went to status ERROR due to "Message: {fault.get("message")}, Code: '
+            f'{fault.get("code")}"')
 
 
 def _json(value: Any) -> str:
