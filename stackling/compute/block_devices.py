@@ -11,6 +11,7 @@ vdX in attachment order (a requested name is ignored, as libvirt ignores it).
 
 from __future__ import annotations
 
+import json
 import string
 import uuid
 from dataclasses import dataclass
@@ -204,11 +205,40 @@ def check_create(db: Session, ctx: RequestContext, server: dict[str, Any], image
     if legacy and v2:
         raise BadRequest("Using different block_device_mapping syntaxes is not allowed in "
                          "the same request.")
-    if not legacy and not v2:
+    image = _image_of(db, ctx, image_ref)
+    image_bdms = image_defined(image.properties if image is not None else None)
+    if not legacy and not v2 and not image_bdms:
         return None
     bdms = from_legacy(legacy, image_ref) if legacy else \
         [from_api(item, bool(image_ref)) for item in v2]
     bdms = [b for b in bdms if not b.get("no_device")]
+    if image_bdms:
+        # Nova's _check_and_transform_bdm: the image's mappings (a volume-backed server's
+        # snapshot), under the request's on the same device; an image root of the request
+        # gives way to the image's own root mapping, and one is added when neither has it
+        root_in_image = any(b.get("boot_index") == 0 for b in image_bdms)
+        if root_in_image:
+            bdms = [b for b in bdms if not (b.get("source_type") == "image"
+                                            and b.get("boot_index") == 0)]
+            if legacy:
+                for b in bdms:
+                    if b.get("boot_index") == 0:
+                        b["boot_index"] = -1
+        bdms = _merge(image_bdms, bdms)
+        if not any(b.get("boot_index") == 0 for b in bdms):
+            bdms.insert(0, {"source_type": "image", "destination_type": "local",
+                            "boot_index": 0, "image_id": image_ref,
+                            "delete_on_termination": True})
+        if max_count > 1 and any(b["source_type"] == "volume" for b in bdms):
+            raise BadRequest("Cannot attach one or more volumes to multiple instances")
+        checked = _validate(db, ctx, bdms, image_ref, flavor)
+        if checked.volume_backed and image is not None:
+            # the image booted is the server's image meta, as Nova's boot_meta
+            checked.image_meta = {"id": image.id, "min_ram": image.min_ram or 0,
+                                  "properties": {k: v for k, v in
+                                                 (image.properties or {}).items() if k not in
+                                                 ("block_device_mapping", "bdm_v2")}}
+        return checked
     if image_ref:
         for bdm in bdms:
             if bdm.get("destination_type") == "volume" and \
@@ -220,6 +250,19 @@ def check_create(db: Session, ctx: RequestContext, server: dict[str, Any], image
     if not bdms:
         return None
     return _validate(db, ctx, bdms, image_ref, flavor)
+
+
+def _image_of(db: Session, ctx: RequestContext, image_ref: str) -> Any:
+    """The image booted, for the mappings it defines (None: no image, or one the caller
+    cannot use, which the create's image check reports)."""
+    if not image_ref:
+        return None
+    from stackling.image import interface as images
+
+    try:
+        return images.get_image(db, ctx, image_ref)
+    except ApiError:
+        return None
 
 
 def _validate(db: Session, ctx: RequestContext, bdms: list[dict[str, Any]], image_ref: str,
@@ -292,6 +335,64 @@ def _validate(db: Session, ctx: RequestContext, bdms: list[dict[str, Any]], imag
     if not volume_backed and not image_ref:
         raise BadRequest("Missing imageRef attribute")
     return Checked(bdms, volume_backed, root_meta)
+
+
+# ------------------------------------------------------------------ images' mappings
+# BlockDeviceDict's fields an image's `block_device_mapping` keeps (get_image_mapping drops
+# the database-only ones: id, uuid, instance_uuid, attachment_id, connection_info)
+IMAGE_MAPPING_FIELDS = ("source_type", "destination_type", "guest_format", "device_type",
+                        "disk_bus", "boot_index", "device_name", "delete_on_termination",
+                        "snapshot_id", "volume_id", "volume_size", "image_id", "no_device",
+                        "tag", "volume_type")
+
+
+def image_mapping(row: BlockDeviceMapping, snapshot_id: str | None = None) -> dict[str, Any]:
+    """A server's mapping as an image keeps it (get_image_mapping); with `snapshot_id`,
+    Nova's snapshot_from_bdm of a volume mapping: a volume made from that snapshot, with
+    the template's bus, type, boot index, delete flag, size, device name and volume type."""
+    out: dict[str, Any] = {k: getattr(row, k, None) for k in IMAGE_MAPPING_FIELDS}
+    out["no_device"] = None
+    if snapshot_id is not None:
+        kept = ("disk_bus", "device_type", "boot_index", "delete_on_termination",
+                "volume_size", "device_name", "volume_type")
+        out = {k: (out[k] if k in kept else None) for k in IMAGE_MAPPING_FIELDS}
+        out.update(source_type="snapshot", destination_type="volume",
+                   snapshot_id=snapshot_id)
+    return out
+
+
+def image_defined(properties: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The mappings an image defines (a volume-backed server's snapshot): its
+    `block_device_mapping` property, a JSON list of v2 mappings when `bdm_v2` is true (as
+    Nova reads it); an image with legacy (v1) mappings defines none here."""
+    props = properties or {}
+    if not _bdm_bool(props.get("bdm_v2") or False):
+        return []
+    raw = props.get("block_device_mapping")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return []
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for item in raw:
+        if not isinstance(item, dict):
+            continue
+        bdm = {k: v for k, v in item.items() if k in _V2_FIELDS and v is not None
+               and k not in ("connection_info", "uuid")}
+        out.append(_validated(bdm))
+    return [b for b in out if not b.get("no_device")]
+
+
+def _merge(image_bdms: list[dict[str, Any]], requested: list[dict[str, Any]]
+           ) -> list[dict[str, Any]]:
+    """Nova's _merge_bdms_lists: a requested mapping overrides the image's one on the same
+    device name."""
+    names = {_strip_dev(b.get("device_name")) for b in requested if b.get("device_name")}
+    return [b for b in image_bdms if not b.get("device_name")
+            or _strip_dev(b["device_name"]) not in names] + requested
 
 
 def _is_swap(bdm: dict[str, Any]) -> bool:

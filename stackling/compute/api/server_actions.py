@@ -11,7 +11,7 @@ from stackling.common.errors import BadRequest, Forbidden, NotFound
 from stackling.common.http import ApiRequest
 from stackling.common.listing import to_bool
 from stackling.compute import action_schemas as schemas
-from stackling.compute import moves, server_actions, validation, views
+from stackling.compute import block_devices, moves, server_actions, validation, views
 from stackling.compute.api.common import (
     authorize,
     changes_before,
@@ -51,6 +51,7 @@ POLICIES = {
     "os_compute_api:os-unrescue": MEMBER,
     "os_compute_api:servers:rebuild": MEMBER,
     "os_compute_api:servers:create_image": MEMBER,
+    "os_compute_api:servers:create_image:allow_volume_backed": MEMBER,
     "os_compute_api:servers:resize": MEMBER,
     "os_compute_api:servers:confirm_resize": MEMBER,
     "os_compute_api:servers:revert_resize": MEMBER,
@@ -203,6 +204,8 @@ def _rebuild(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
 
 def _create_image(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     authorize(rq, "servers:create_image", _target(inst))
+    if block_devices.is_volume_backed(rq.db, inst.uuid):
+        authorize(rq, "servers:create_image:allow_volume_backed", _target(inst))
     body = _validate(schemas.CREATE_IMAGE, data, rq)["createImage"]
     image_id = server_actions.create_image(rq.db, rq.ctx, inst, body["name"],
                                            body.get("metadata") or {})
