@@ -275,6 +275,9 @@ class DataplaneSettings:
     lease_ttl: float = 10.0  # seconds a dead owner keeps the dataplane before another takes it
     # processes a guest may have at once (its cgroup's pids.max: a fork bomb stops there)
     guest_processes: int = 1024
+    # seconds a stop or soft reboot waits for the guest's init to power off before it is
+    # killed (Nova's [DEFAULT] shutdown_timeout; an image's os_shutdown_timeout overrides)
+    shutdown_timeout: float = 60.0
     # The metadata service's bounds (metadata.py), as Neutron's haproxy metadata proxy sets
     # them: connections a guest (a source address on a network) may hold open, and all of
     # this process's; seconds a connection may wait before its request starts, and for the

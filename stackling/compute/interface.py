@@ -224,8 +224,9 @@ _BOOTING_ACTIONS = ("reboot", "rebuild", "start", "resize", "confirmResize", "re
 
 
 def dataplane_servers(db: Session) -> list[dict[str, Any]]:
-    """Every server on a host with what its guest needs: `state` running | paused | off,
-    `boots` (changes when the server is rebooted, rebuilt, started...), the key's public
+    """Every server on a host with what its guest needs: `state` running | paused |
+    stopping (powering off) | off, `boots` (changes when the server is rebooted, rebuilt,
+    started...), `hard_boot` (the last boot a HARD reboot or an evacuation), the key's public
     key and the decoded user data (stackling/dataplane)."""
     import base64
 
@@ -235,6 +236,15 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
 
     boots: dict[str, int] = {}
     rebuilds: dict[str, int] = {}
+    # the last booting action: a HARD reboot's guest is killed, not asked to power off
+    hard: set[str] = set()
+    last = select(func.max(InstanceAction.id)).where(
+        InstanceAction.action.in_(_BOOTING_ACTIONS)).group_by(InstanceAction.instance_uuid)
+    for uuid, action, events in db.execute(
+            select(InstanceAction.instance_uuid, InstanceAction.action, InstanceAction.events)
+            .where(InstanceAction.id.in_(last))).all():
+        if action == "evacuate" or any(e.get("reboot_type") == "HARD" for e in events or []):
+            hard.add(uuid)
     for uuid, action, n in db.execute(
             select(InstanceAction.instance_uuid, InstanceAction.action, func.count())
             .where(InstanceAction.action.in_(_BOOTING_ACTIONS))
@@ -262,9 +272,12 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
             user_data = base64.b64decode(r.user_data) if r.user_data else None
         except ValueError:
             user_data = None
+        state = _GUEST_STATES.get(r.vm_state, "off")
+        if r.task_state == "powering-off" and state != "off":
+            state = "stopping"  # its init asked to power off; guest_stopped once it is gone
         out.append({"id": r.uuid, "name": r.display_name, "hostname": r.hostname or "",
-                    "state": _GUEST_STATES.get(r.vm_state, "off"), "vm_state": r.vm_state,
-                    "task_state": r.task_state,
+                    "state": state, "vm_state": r.vm_state, "task_state": r.task_state,
+                    "hard_boot": r.uuid in hard,
                     "key_name": r.key_name, "key_data": r.key_data, "user_data": user_data, "host": r.host,
                     "image_ref": r.image_ref, "project_id": r.project_id,
                     "availability_zone": r.availability_zone, "metadata": r.metadata_ or {},
@@ -278,6 +291,20 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
                     "volumes": disks,
                     "root_volume": next((d for d in disks if d["boot_index"] == 0), None)})
     return out
+
+
+def guest_stopped(db: Session, server_id: str) -> bool:
+    """The server's guest is gone after its power-off (os-stop): STOPPED, SHUTDOWN, its
+    task state cleared; False when the server is gone or no longer powering off."""
+    from stackling.common.db import utcnow_precise
+
+    inst = db.execute(select(Instance).where(Instance.uuid == server_id)
+                      .with_for_update()).scalar_one_or_none()
+    if inst is None or inst.task_state != "powering-off":
+        return False
+    inst.vm_state, inst.task_state, inst.power_state = "stopped", None, 4  # SHUTDOWN
+    inst.updated_at = utcnow_precise()
+    return True
 
 
 def fail_server(db: Session, server_id: str, message: str) -> bool:

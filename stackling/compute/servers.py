@@ -624,10 +624,19 @@ def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
         raise InstanceInvalidState(method=method, instance_uuid=inst.uuid, attr=attr,
                                    state=state)
     task = ("rebooting_hard" if hard else "rebooting") if action == "reboot" else None
-    if task is None or not transitions.begin(db, inst, task, vm_state, power_state):
+    runtime = db.info.get("stackling.runtime")
+    if action == "os-stop" and inst.vm_state == "active" and runtime is not None \
+            and runtime.settings.dataplane.driver == "netns":
+        # a guest runs: its init is asked to power off, and the dataplane sets STOPPED
+        # once it is gone (interface.guest_stopped), as Nova's compute manager does after
+        # the driver's power_off (shutdown_timeout)
+        inst.task_state, inst.updated_at = "powering-off", utcnow_precise()
+    elif task is None or not transitions.begin(db, inst, task, vm_state, power_state):
         inst.vm_state, inst.power_state = vm_state, power_state
         inst.updated_at = utcnow_precise()
-    actions.record(db, ctx, inst, method)
+    row = actions.record(db, ctx, inst, method)
+    if action == "reboot" and row.events:  # (the dataplane's: a HARD one is not asked first)
+        row.events = [{**row.events[0], "reboot_type": "HARD" if hard else "SOFT"}]
     db.flush()
 
 

@@ -22,7 +22,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +94,23 @@ exec $C/kit/bin/busybox nsenter -F -U/proc/self/fd/3 -S 0 -G 0 -- \
 
 CONSOLE_LIMIT = 8 << 20  # bytes of a console log kept (then rotated once: trim_console)
 
+# A clean power-off asks the guest's init, then kills it after a bounded time, as Nova's
+# libvirt driver (_clean_shutdown: ACPI, up to shutdown_timeout, then destroy). For a system
+# container the ask is a signal to its PID 1, chosen by what that init listens for (its
+# blocked and caught signals in /proc/<pid>/status, as LXC's shutdown looks whether PID 1
+# blocks SIGRTMIN+3): systemd gets SIGRTMIN+4, poweroff.target, what `machinectl poweroff`
+# and systemd's container interface send (LXC sends SIGRTMIN+3, halt.target; in a container
+# both end in PID 1's exit, but a power-off is what Nova's stop asks for, and the console
+# shows it); any other init SIGPWR, LXC's default and Incus's (lxc.signal.halt: sysvinit's
+# powerfail, busybox init's halt), or SIGUSR2, busybox init's poweroff, when that is all
+# it catches. An init that listens for none of them cannot hear any (the kernel drops a
+# signal from outside a PID namespace that its init has no handler for): it is killed at
+# once, as is the kit's own init of the busybox guests (cirros: nothing of theirs needs a
+# shutdown, and their stop must stay as fast as it was: the bench and many tests stop
+# many of them).
+HALT_SIGNALS = (signal.SIGRTMIN + 4, signal.SIGPWR, signal.SIGUSR2)
+STOP_ALL_GRACE = 5.0  # seconds a clean stop of the cloud waits for every asked init at once
+
 
 @dataclass(frozen=True)
 class GuestSpec:
@@ -128,6 +147,7 @@ class Guests:
         # named by what it refuses: a new version's filter is a file of its own
         digest = hashlib.sha256(" ".join(boundary.SYSCALLS_REFUSED).encode()).hexdigest()[:12]
         self.seccomp = run_dir / f"seccomp-{digest}.bpf"
+        self._powering_off: dict[str, threading.Thread] = {}  # server id -> its waiter
 
     def _gdir(self, server_id: str) -> Path:
         return self.dir / server_id
@@ -225,8 +245,10 @@ class Guests:
         gdir = self._gdir(spec.server_id)
         (gdir / "root").mkdir(parents=True, exist_ok=True)
         (gdir / "spec").write_text(spec.token())
-        for name in ("paused", "exit"):
+        for name in ("paused", "exit", "halt", "kit-init"):
             (gdir / name).unlink(missing_ok=True)
+        if image_root is None:  # the kit's own init (cirros): its stop is a kill (HALT_SIGNALS)
+            (gdir / "kit-init").touch()
         base = self.ids.claim(spec.server_id)
         self.cgroups.kill(spec.server_id)  # a guest whose launcher was killed, still there
         userns = gdir / "userns"
@@ -263,7 +285,8 @@ class Guests:
         _reap_later(proc, gdir / "exit")
 
     def stop(self, server_id: str, forget: bool = True) -> None:
-        """Power off: the launcher dies, and with it (kill-child) the PID namespace."""
+        """Power off at once (a hard reboot, a delete, a timeout): the launcher dies, and
+        with it (kill-child) the PID namespace."""
         pid = self.pid(server_id)
         if pid is not None:
             _kill_tree(pid)
@@ -274,6 +297,80 @@ class Guests:
             self._forget(server_id)
         else:
             (gdir / "pid").unlink(missing_ok=True)
+            (gdir / "halt").unlink(missing_ok=True)
+
+    def init_pid(self, server_id: str) -> int | None:
+        """The guest's PID 1 as the machine sees it: the process below its launcher whose
+        last NSpid field (its pid in the innermost PID namespace) is 1."""
+        pid = self.pid(server_id)
+        for p in descendants(pid) if pid is not None else []:
+            try:
+                status = Path(f"/proc/{p}/status").read_text()
+            except OSError:
+                continue
+            nspid = next((line.split()[1:] for line in status.splitlines()
+                          if line.startswith("NSpid:")), [])
+            if len(nspid) > 1 and nspid[-1] == "1":
+                return p
+        return None
+
+    def ask_power_off(self, server_id: str) -> float | None:
+        """Ask the guest's init to power off (HALT_SIGNALS), once: when it was asked (a
+        time.monotonic(), kept in its run directory so that a later pass, or the next
+        process after a crash, keeps counting from the first ask), or None when nothing
+        in it can hear (the kit's init, an init with no handler): kill it at once."""
+        gdir = self._gdir(server_id)
+        try:
+            return float((gdir / "halt").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+        if (gdir / "kit-init").exists():
+            return None
+        init = self.init_pid(server_id)
+        halt = _halt_signal(init) if init is not None else None
+        if init is None or halt is None:
+            return None
+        try:
+            os.kill(init, halt)
+        except ProcessLookupError:
+            return None
+        asked = time.monotonic()
+        (gdir / "halt").write_text(f"{asked} {int(halt)}")
+        return asked
+
+    def powering_off(self, server_id: str) -> bool:
+        """Whether a power-off of this guest is under way (its waiter thread alive)."""
+        waiter = self._powering_off.get(server_id)
+        return waiter is not None and waiter.is_alive()
+
+    def power_off(self, server_id: str, timeout: float, then: Callable[[], None]) -> bool:
+        """A clean power-off that never blocks the caller: the init is asked, a thread
+        waits for the guest to end (its launcher's pidfd) until `timeout` seconds after the
+        ask, kills what is left (stop), unmounts its disk and calls `then`; True while that
+        is under way (asking again then does nothing). False when the guest was stopped
+        at once, here (it cannot hear, or was not running: `then` is not called)."""
+        if self.powering_off(server_id):
+            return True
+        pid = self.pid(server_id)
+        asked = self.ask_power_off(server_id) if pid is not None else None
+        if pid is None or asked is None:
+            self.stop(server_id, forget=False)
+            return False
+
+        def wait() -> None:
+            try:
+                _wait_exit(pid, asked + timeout - time.monotonic())
+                self.stop(server_id, forget=False)  # (killed, if it did not end in time)
+                then()
+            finally:
+                if self._powering_off.get(server_id) is threading.current_thread():
+                    del self._powering_off[server_id]
+
+        waiter = threading.Thread(target=wait, name=f"guest-power-off-{server_id[:8]}",
+                                  daemon=True)
+        self._powering_off[server_id] = waiter
+        waiter.start()
+        return True
 
     def _forget(self, server_id: str) -> None:
         """Its user namespace, cgroups, id range and run directory (its network namespace
@@ -287,10 +384,17 @@ class Guests:
         shutil.rmtree(gdir, ignore_errors=True)
 
     def stop_all(self) -> None:
-        """Power every guest off at once (a clean stop, `dataplane down`): one look at the
-        process table, every tree killed, then each waited for (one by one, each stop read
-        the whole table again: 100 guests outlasted the patience of a stop)."""
+        """Power every guest off at once (a clean stop, `dataplane down`): every init that
+        can hear asked at once and given STOP_ALL_GRACE seconds in all, then one look at
+        the process table, every tree killed, then each waited for (one by one, each stop
+        read the whole table again: 100 guests outlasted the patience of a stop)."""
         pids = {server_id: self.pid(server_id) for server_id in self.known()}
+        asked = [pid for server_id, pid in pids.items() if pid is not None
+                 and self.ask_power_off(server_id) is not None]
+        deadline = time.monotonic() + STOP_ALL_GRACE
+        for pid in asked:
+            _wait_exit(pid, deadline - time.monotonic())
+        pids = {server_id: self.pid(server_id) for server_id in pids}
         alive = [pid for pid in pids.values() if pid is not None]
         table = _children()
         for pid in alive:
@@ -363,6 +467,37 @@ def descendants(pid: int, children: dict[int, list[int]] | None = None) -> list[
             out.append(child)
             todo.append(child)
     return out
+
+
+def _halt_signal(pid: int) -> int | None:
+    """The first of HALT_SIGNALS that process `pid` blocks (systemd reads its signals from
+    a signalfd) or has a handler for; None when it listens for none."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    try:
+        listens = int(fields["SigBlk"], 16) | int(fields["SigCgt"], 16)
+    except (KeyError, ValueError):
+        return None
+    return next((int(s) for s in HALT_SIGNALS if listens >> (int(s) - 1) & 1), None)
+
+
+def _wait_exit(pid: int, seconds: float) -> bool:
+    """Wait up to `seconds` for process `pid` to end (its pidfd readable); True if it did."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(max(0.0, seconds) * 1000))
+    finally:
+        os.close(fd)
 
 
 def _kill_tree(pid: int) -> None:

@@ -76,8 +76,10 @@ def _image_of(server: dict[str, Any]) -> tuple[str, ...]:
 
 class Reconciler:
     def __init__(self, database: Database, prefix: str, data_dir: Path,
-                 guest_processes: int = 1024) -> None:
+                 guest_processes: int = 1024, shutdown_timeout: float = 60.0) -> None:
         self.database = database
+        self.shutdown_timeout = shutdown_timeout  # dataplane.shutdown_timeout (Nova's)
+        self.wake: Any = lambda: None  # the loop's: a power-off that ended asks for a pass
         self.names = Names(prefix)
         self.run_dir = Path("/run/stackling") / prefix
         self.console_dir = data_dir / "dataplane" / "console"
@@ -533,6 +535,9 @@ class Reconciler:
                 self.guests.trim_console(server["id"])
             ns = self.names.guest(server["id"])
             keep.add(ns)
+            if server["state"] == "stopping":  # (os-stop: SHUTOFF once its guest is gone)
+                self._try(f"guest {server['id']}", self._power_off, d, server, True)
+                continue
             self._try(f"guest {server['id']}", self._guest, d, fabric, bridges, keep_links,
                       server, ns, running, self._members)
         self._jobs.wait()
@@ -544,6 +549,45 @@ class Reconciler:
         for server_id in set(self.guests.disks.known()) - set(d.servers) - set(self.guests.known()):
             self._try(f"disk {server_id}", self.guests.disks.delete, server_id)
         return keep
+
+    def _power_off(self, d: desired_.Desired, server: dict[str, Any], stopping: bool) -> bool:
+        """A clean power-off (guests.power_off), as Nova's _clean_shutdown: its init asked,
+        killed after the image's os_shutdown_timeout or dataplane.shutdown_timeout; True
+        while it is under way. The wait is a thread's: the pass goes on with the others
+        (the guest's namespace and NICs kept meanwhile), and its end is recorded by that
+        thread: a stop's server STOPPED (compute.guest_stopped; that write wakes the loop),
+        a reboot's next pass asked for (it boots the guest again). A guest that cannot hear
+        (cirros) is stopped here, at once, as before. Level-triggered: a pass that finds a
+        server still stopping and its guest gone (a write that failed, a crash) ends it."""
+        self._keep_plugged(d, server)
+        if self.guests.powering_off(server["id"]):
+            return True
+        try:
+            timeout = float((server.get("image") or {}).get("os_shutdown_timeout")
+                            or self.shutdown_timeout)
+        except ValueError:
+            timeout = self.shutdown_timeout
+
+        def then(server_id: str = server["id"]) -> None:
+            if stopping:
+                with self.database.transaction() as db:
+                    compute.guest_stopped(db, server_id)
+            else:
+                self.wake()
+
+        if self.guests.power_off(server["id"], timeout, then):
+            return True
+        if stopping:
+            then()
+        return False
+
+    def _keep_plugged(self, d: desired_.Desired, server: dict[str, Any]) -> None:
+        """A guest powering off keeps its NICs (its services may talk on their way down)."""
+        for port in d.by_device.get(server["id"], []):
+            place = self.wire.place(port["id"]) if \
+                port["device_owner"].startswith("compute:") else None
+            if place is not None:
+                self.wire.keep.setdefault(place[0], set()).add(self.names.tap(port["id"]))
 
     def _image_root(self, spec: GuestSpec) -> Path | None:
         """The guest's image's root filesystem, prepared once per image (in the boot's job:
@@ -655,8 +699,16 @@ class Reconciler:
             # the pass's handles are not shared between threads), its filter already in its
             # host's table; done by a job thread (a namespace and its veths wait on the
             # kernel's locks: 100 of them serially were most of a restart's pass)
-            if server["id"] in running:
-                self.guests.stop(server["id"], forget=False)
+            if server["id"] in running or self.guests.powering_off(server["id"]):
+                # a soft reboot, a rebuild, a resize...: asked first, as Nova's (the boot
+                # comes in the pass after the guest is gone: not a failure retried every
+                # 0.5 s for a minute; the power-off's end asks for that pass)
+                if not server.get("hard_boot") and self._power_off(d, server, False):
+                    return
+                self.guests.stop(server["id"], forget=False)  # a HARD reboot: at once
+                if self.guests.powering_off(server["id"]):  # (its waiter ends first)
+                    self.failures[f"guest {server['id']}"] = "its power-off is ending"
+                    return
             self.handles.drop(ns)
             self._applied.pop(server["id"], None)
             for i in range(len(ports)):

@@ -29,7 +29,9 @@ class DataplaneLoop:
         self.database.sessions.kw.setdefault("info", {})["stackling.settings"] = settings
         self.prefix = cloud_prefix(settings.db_url)
         self.reconciler = Reconciler(self.database, self.prefix, settings.data_dir.resolve(),
-                                     settings.dataplane.guest_processes)
+                                     settings.dataplane.guest_processes,
+                                     settings.dataplane.shutdown_timeout)
+        self.reconciler.wake = lambda: self.wake.set()
         self.holder = lease.holder_name()
         self.owner = False
         self.wake = threading.Event()
