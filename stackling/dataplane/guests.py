@@ -348,11 +348,12 @@ class Guests:
         waits for the guest to end (its launcher's pidfd) until `timeout` seconds after the
         ask, kills what is left (stop), unmounts its disk and calls `then`; True while that
         is under way (asking again then does nothing). False when the guest was stopped
-        at once, here (it cannot hear, or was not running: `then` is not called)."""
+        at once, here (it cannot hear, or was not running, or `timeout` is 0: Nova's "no
+        opportunity to shut down gracefully"; `then` is not called)."""
         if self.powering_off(server_id):
             return True
         pid = self.pid(server_id)
-        asked = self.ask_power_off(server_id) if pid is not None else None
+        asked = self.ask_power_off(server_id) if pid is not None and timeout > 0 else None
         if pid is None or asked is None:
             self.stop(server_id, forget=False)
             return False

@@ -562,10 +562,10 @@ class Reconciler:
         self._keep_plugged(d, server)
         if self.guests.powering_off(server["id"]):
             return True
-        try:
-            timeout = float((server.get("image") or {}).get("os_shutdown_timeout")
-                            or self.shutdown_timeout)
-        except ValueError:
+        value = (server.get("image") or {}).get("os_shutdown_timeout")
+        try:  # (0: killed at once, as Nova)
+            timeout = float(value) if value not in (None, "") else self.shutdown_timeout
+        except (TypeError, ValueError):
             timeout = self.shutdown_timeout
 
         def then(server_id: str = server["id"]) -> None:

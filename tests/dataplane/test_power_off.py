@@ -133,3 +133,10 @@ def test_an_init_that_ignores_the_power_off_is_killed_after_the_timeout(
     dp.sdk.compute.reboot_server(vm, "HARD")
     assert eventually(lambda: ready(4), timeout=120), _console(dp, vm)[-2000:]
     assert _console(dp, vm).count("power-off ignored") == 2
+
+    # the image's os_shutdown_timeout overrides the setting; 0 is no chance to shut down
+    dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=120, interval=0.2)
+    dp.sdk.image.update_image(image, os_shutdown_timeout="0")
+    dp.sdk.compute.stop_server(vm)
+    log = _shutoff_once_gone(dp, vm)
+    assert log.count("power-off ignored") == 2, log[-2000:]
