@@ -76,6 +76,11 @@ def test_debian_stop_runs_systemds_shutdown(dataplane_cloud: DataplaneCloud) -> 
     dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=120, interval=0.2)
     assert dp.wait_ssh(ns, ip, "ls ~", user="debian", timeout=240).split() == ["kept"]
 
+    # a clean stop of the cloud asks it too (every guest at once, a short bounded wait)
+    dp.wait_ssh(ns, ip, "systemctl is-system-running --wait", user="debian", timeout=240)
+    dp.cloud.stop()
+    assert _console(dp, vm).count("Exiting container.") == before + 2, _console(dp, vm)[-3000:]
+
 
 # An init that hears the power-off (it has a handler for SIGPWR, LXC's halt signal) and
 # ignores it; the kit's busybox runs it (the image holds nothing else).
