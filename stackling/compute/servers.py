@@ -612,7 +612,9 @@ ACTIONS = {
 def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
                hard: bool = False) -> None:
     """Power actions take effect at once: there is no hypervisor to wait for; a reboot
-    (`hard`: HARD_REBOOT) stays in its task state for the minimum duration (transitions)."""
+    (`hard`: HARD_REBOOT) stays in its task state for the minimum duration (transitions).
+    A stop of a server whose guest runs (the netns dataplane) is `powering-off` until the
+    guest's init has powered off or been killed (dataplane.shutdown_timeout)."""
     from stackling.compute.errors import InstanceInvalidState
 
     allowed_states, vm_state, power_state, method = ACTIONS[action]
