@@ -30,6 +30,7 @@ POLICIES = {
     "os_compute_api:servers:create": MEMBER,
     "os_compute_api:servers:create:attach_network": MEMBER,
     "os_compute_api:servers:create:forced_host": ADMIN,
+    "os_compute_api:servers:create:zero_disk_flavor": ADMIN,  # also rebuild's and resize's
     "os_compute_api:servers:create:trusted_certs": MEMBER,  # 2.63
     "os_compute_api:servers:rebuild:trusted_certs": MEMBER,  # 2.63
     "compute:servers:create:requested_destination": ADMIN,  # 2.74 (Nova's name, no prefix)

@@ -50,7 +50,25 @@ class FlavorMemoryTooSmall(BadRequest):
 
 
 class FlavorDiskTooSmall(BadRequest):
-    message = "Flavor's disk is too small for requested image."
+    message = "The created instance's disk would be too small."
+
+
+class FlavorDiskSmallerThanImage(FlavorDiskTooSmall):
+    message = ("Flavor's disk is too small for requested image. Flavor disk is "
+               "%(flavor_size)i bytes, image is %(image_size)i bytes.")
+
+
+class FlavorDiskSmallerThanMinDisk(FlavorDiskTooSmall):
+    message = ("Flavor's disk is smaller than the minimum size specified in image metadata. "
+               "Flavor disk is %(flavor_size)i bytes, minimum size is %(image_min_disk)i bytes.")
+
+
+class BootFromVolumeRequiredForZeroDiskFlavor(Forbidden):
+    message = "Only volume-backed servers are allowed for flavors with zero disk."
+
+
+class CannotResizeDisk(BadRequest):
+    message = "Server disk was unable to be resized because: %(reason)s"
 
 
 class NetworkNotFound(BadRequest):

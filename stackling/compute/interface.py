@@ -54,7 +54,8 @@ def create_server(db: Session, ctx: RequestContext, server: dict[str, Any], *,
     req = servers.request_from_body(body["server"])
     hints = body.get("os:scheduler_hints") or {}
     req.group, req.scheduler_hints = hints.get("group"), dict(hints)
-    created = servers.create_servers(db, ctx, req, forced_host_allowed=ctx.is_admin)
+    created = servers.create_servers(db, ctx, req, forced_host_allowed=ctx.is_admin,
+                                     zero_disk_allowed=ctx.is_admin)
     if not render:
         return [{"id": i.uuid} for i in created]
     return [_view(i, ctx, mv, service_url) for i in created]
@@ -171,7 +172,7 @@ def resize_server(db: Session, ctx: RequestContext, server_id: str, flavor_ref: 
     from stackling.compute import moves
 
     inst = servers.get_instance(db, ctx, server_id, for_update=True)
-    moves.resize(db, ctx, inst, flavor_ref)
+    moves.resize(db, ctx, inst, flavor_ref, zero_disk_allowed=ctx.is_admin)
     if confirm and inst.vm_state == "resized":
         moves.confirm_resize(db, ctx, inst)
 
@@ -182,7 +183,7 @@ def rebuild_server(db: Session, ctx: RequestContext, server_id: str,
     from stackling.compute import server_actions
 
     inst = servers.get_instance(db, ctx, server_id, for_update=True)
-    server_actions.rebuild(db, ctx, inst, values)
+    server_actions.rebuild(db, ctx, inst, values, zero_disk_allowed=ctx.is_admin)
 
 
 def server_action(db: Session, ctx: RequestContext, server_id: str, action: str) -> None:
@@ -284,6 +285,7 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
                     "boots": boots.get(r.uuid, 0), "rebuilds": rebuilds.get(r.uuid, 0),
                     "memory_mb": (r.flavor or {}).get("memory_mb"),
                     "vcpus": (r.flavor or {}).get("vcpus"),
+                    "root_gb": (r.flavor or {}).get("root_gb"),  # the root disk's size
                     "config_drive": bool(r.config_drive),
                     "launched_at": r.launched_at.isoformat() if r.launched_at else None,
                     # attached volumes in order ({volume_id, device, serial, path,

@@ -33,6 +33,7 @@ from stackling.common.errors import BadRequest, NotFound
 from stackling.compute import actions, aggregates, block_devices, hosts, network_api, scheduler, server_groups
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
+    CannotResizeDisk,
     FlavorNotFound,
     InstanceInvalidState,
     InstanceIsLocked,
@@ -153,7 +154,8 @@ def _move_ports(db: Session, inst: Instance, host: str, zone: str) -> None:
 
 
 # ------------------------------------------------------------------ resize / cold migrate
-def resize(db: Session, ctx: RequestContext, inst: Instance, flavor_ref: str) -> Migration:
+def resize(db: Session, ctx: RequestContext, inst: Instance, flavor_ref: str,
+           zero_disk_allowed: bool = False) -> Migration:
     check_state(ctx, inst, "resize", ("active", "stopped"))
     flavor_id = str(flavor_ref).rstrip("/").rsplit("/", 1)[-1]
     try:
@@ -163,9 +165,36 @@ def resize(db: Session, ctx: RequestContext, inst: Instance, flavor_ref: str) ->
     new = flavors_logic.flavor_snapshot(flavor)
     if new["flavorid"] == inst.flavor["flavorid"]:
         raise BadRequest("When resizing, instances must change flavor!")
-    if not new["root_gb"] and inst.flavor["root_gb"]:
-        raise BadRequest("Resize to zero disk flavor is not allowed.")
+    volume_backed = block_devices.is_volume_backed(db, inst.uuid)
+    if not new["root_gb"] and inst.flavor["root_gb"] and not volume_backed:
+        raise CannotResizeDisk(reason="Resize to zero disk flavor is not allowed.")
+    if not volume_backed:
+        _check_resized_disk(db, ctx, inst, new, zero_disk_allowed)
     return _cold_move(db, ctx, inst, "resize", new, None)
+
+
+def _check_resized_disk(db: Session, ctx: RequestContext, inst: Instance,
+                        new: dict[str, Any], zero_disk_allowed: bool) -> None:
+    """An image-backed server's new flavor against its image as Nova's resize checks it
+    (the image as the server's system metadata keeps it: its min_ram, and a min_disk of at
+    least the flavor's disk it has, so a resize never shrinks the root disk; no size). Nova
+    keeps the flavor the server was built or rebuilt with there; this takes the one it has
+    (after a resize up, a resize down to the first flavor is refused here, where Nova's
+    compute fails it: a disk does not shrink)."""
+    from stackling.common.errors import ApiError
+    from stackling.compute.errors import FlavorMemoryTooSmall
+    from stackling.compute.servers import check_root_disk
+    from stackling.image import interface as images
+
+    try:
+        image = images.get_image(db, ctx.elevated(), inst.image_ref) if inst.image_ref else None
+    except ApiError:
+        image = None
+    if image is not None and new["memory_mb"] < (image.min_ram or 0):
+        raise FlavorMemoryTooSmall()
+    min_disk = max((image.min_disk or 0) if image is not None else 0,
+                   inst.flavor.get("root_gb") or 0)
+    check_root_disk(new["root_gb"] or 0, 0, min_disk, zero_disk_allowed)
 
 
 def migrate(db: Session, ctx: RequestContext, inst: Instance,

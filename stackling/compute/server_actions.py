@@ -390,8 +390,11 @@ def snapshot_done(db: Session, server_id: str, error: str | None) -> bool:
 
 
 # ------------------------------------------------------------------ rebuild
-def rebuild(db: Session, ctx: RequestContext, inst: Instance, values: dict[str, Any]) -> None:
-    """Same ports, same host, same flavor; a new image (and name, metadata... if given)."""
+def rebuild(db: Session, ctx: RequestContext, inst: Instance, values: dict[str, Any],
+            zero_disk_allowed: bool = False) -> None:
+    """Same ports, same host, same flavor; a new image (and name, metadata... if given),
+    checked against the flavor as a create is (`zero_disk_allowed`: the create policy's)."""
+    from stackling.compute import block_devices
     from stackling.compute.servers import _check_image
 
     check_state(ctx, inst, "rebuild", ("active", "stopped", "error"))
@@ -402,7 +405,8 @@ def rebuild(db: Session, ctx: RequestContext, inst: Instance, values: dict[str, 
     except ApiError:
         flavor = None
     if flavor is not None:
-        inst.image_ref = _check_image(db, ctx, values["imageRef"], flavor)
+        inst.image_ref = _check_image(db, ctx, values["imageRef"], flavor, zero_disk_allowed,
+                                      not block_devices.is_volume_backed(db, inst.uuid))
     else:
         inst.image_ref = _image(db, ctx, values["imageRef"]).id
     from stackling.compute.servers import booted_image_properties

@@ -29,7 +29,9 @@ from stackling.compute import (
 )
 from stackling.compute import flavors as flavors_logic
 from stackling.compute.errors import (
-    FlavorDiskTooSmall,
+    BootFromVolumeRequiredForZeroDiskFlavor,
+    FlavorDiskSmallerThanImage,
+    FlavorDiskSmallerThanMinDisk,
     FlavorMemoryTooSmall,
     FlavorNotFound,
     ImageNotActive,
@@ -143,8 +145,30 @@ def parse_networks(networks: Any) -> Any:
     return out
 
 
-def _check_image(db: Session, ctx: RequestContext, image_ref: str,
-                 flavor: Any) -> str:
+GiB = 1 << 30
+
+
+def check_root_disk(root_gb: int, image_size: int, image_min_disk: int,
+                    zero_disk_allowed: bool) -> None:
+    """Nova's check of an image-backed server's root disk (`_validate_flavor_image_nostatus`;
+    a volume-backed one is not checked here): the flavor's disk holds the image's bytes and
+    its `min_disk` (GiB). A flavor of disk 0 has no size to check (its disk is then the
+    image's size), and is only for callers allowed `servers:create:zero_disk_flavor`."""
+    dest = root_gb * GiB
+    if dest:
+        if image_size > dest:
+            raise FlavorDiskSmallerThanImage(flavor_size=dest, image_size=image_size)
+        if image_min_disk * GiB > dest:
+            raise FlavorDiskSmallerThanMinDisk(flavor_size=dest,
+                                               image_min_disk=image_min_disk * GiB)
+    elif not zero_disk_allowed:
+        raise BootFromVolumeRequiredForZeroDiskFlavor()
+
+
+def _check_image(db: Session, ctx: RequestContext, image_ref: str, flavor: Any,
+                 zero_disk_allowed: bool = True, image_backed: bool = True) -> str:
+    """The image to boot (or rebuild with): active, and the flavor fits it (its root disk
+    only when `image_backed`: a volume-backed server's disk is its volume)."""
     from stackling.image import interface as images
 
     image_id = _href_id(image_ref)
@@ -156,11 +180,9 @@ def _check_image(db: Session, ctx: RequestContext, image_ref: str,
         raise ImageNotActive(image_id=image_id)
     if flavor.memory_mb < (image.min_ram or 0):
         raise FlavorMemoryTooSmall()
-    if flavor.root_gb and flavor.root_gb < (image.min_disk or 0):
-        raise FlavorDiskTooSmall()
-    if flavor.root_gb and (image.size or 0) > flavor.root_gb * 1024 ** 3:
-        raise BadRequest(f"Flavor's disk is too small for requested image. Flavor disk is "
-                         f"{flavor.root_gb * 1024 ** 3} bytes, image is {image.size} bytes.")
+    if image_backed:
+        check_root_disk(flavor.root_gb or 0, image.size or 0, image.min_disk or 0,
+                        zero_disk_allowed)
     return image.id
 
 
@@ -222,7 +244,8 @@ def hints_as_kept(hints: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
-                   forced_host_allowed: bool = False) -> list[Instance]:
+                   forced_host_allowed: bool = False,
+                   zero_disk_allowed: bool = False) -> list[Instance]:
     """Everything Nova checks before its 202, then one pending instance per count."""
     try:
         flavor = flavors_logic.get_flavor(db, ctx, _href_id(req.flavor_ref))
@@ -243,7 +266,7 @@ def create_servers(db: Session, ctx: RequestContext, req: CreateRequest, *,
             raise FlavorMemoryTooSmall()
         image_props = _kept_properties(meta.get("properties") or {})
     elif req.image_ref:
-        image_id = _check_image(db, ctx, req.image_ref, flavor)
+        image_id = _check_image(db, ctx, req.image_ref, flavor, zero_disk_allowed)
         image_props = booted_image_properties(db, ctx, image_id)
     else:
         raise BadRequest("Missing imageRef attribute")

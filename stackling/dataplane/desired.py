@@ -70,6 +70,7 @@ def _image(db: Session, ctx: Any, image_id: str) -> dict[str, Any] | None:
     return {"id": found.id, "data": str(path) if path is not None else None,
             "disk_format": found.disk_format, "container_format": found.container_format,
             "checksum": found.os_hash_value or found.checksum or "",
+            "size": found.size, "virtual_size": found.virtual_size,
             "os_admin_user": (found.properties or {}).get("os_admin_user"),
             # seconds its guest is given to power off (Nova's image property)
             "os_shutdown_timeout": (found.properties or {}).get("os_shutdown_timeout")}

@@ -129,6 +129,9 @@ class GuestSpec:
     # no data (the kit's own root filesystem, cirros's)
     image: tuple[str, ...] = ()
     generation: str = ""  # the root disk's: a new one (a rebuild) starts its layer afresh
+    # the root disk's size in GiB (the flavor's disk; disks.py), 0 unbounded. Not in the
+    # token: only a resize changes it, and a resize is a boot (its count changes)
+    disk_gb: int = 0
 
     def token(self) -> str:
         return repr((self.name, self.user, self.boots, self.generation))
@@ -257,7 +260,7 @@ class Guests:
         dirs = self.cgroups.create(spec.server_id, cgroups.Limits(
             spec.memory_mb, spec.vcpus, self.pids_max), delegate_to=base)
         self.disks.mount(spec.server_id, image_root or self.template,
-                         spec.generation, gdir, userns, base, seed)
+                         spec.generation, gdir, userns, base, seed, spec.disk_gb)
         bpf = boundary.seccomp_filter(self.seccomp)
         expected = f"{boundary.caps_mask():016x} 2 0 {base} {boundary.ID_RANGE}"
         if os.environ.get("STACKLING_TEST_GUEST_BOUNDARY_FAULT"):  # the check's own test

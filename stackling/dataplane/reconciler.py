@@ -74,6 +74,17 @@ def _image_of(server: dict[str, Any]) -> tuple[str, ...]:
             found.get("container_format") or "", found.get("checksum") or "")
 
 
+def disk_gb(server: dict[str, Any]) -> int:
+    """The root disk's size in GiB: the flavor's disk; a flavor with none (disk 0) sizes it
+    from the image, as Nova's libvirt driver does then (its virtual size, else its size,
+    rounded up to GiB, at least 1)."""
+    if server.get("root_gb"):
+        return int(server["root_gb"])
+    found = server.get("image") or {}
+    size = found.get("virtual_size") or found.get("size") or 0
+    return max(1, -(-int(size) // (1 << 30)))
+
+
 class Reconciler:
     def __init__(self, database: Database, prefix: str, data_dir: Path,
                  guest_processes: int = 1024, shutdown_timeout: float = 60.0) -> None:
@@ -667,7 +678,8 @@ class Reconciler:
                          server.get("memory_mb") or 512, server.get("vcpus") or 1,
                          tuple(p["id"] for p in ports if self._served_by_dhcp(d, p)),
                          _image_of(server),
-                         f"{server.get('image_ref') or ''}:{server.get('rebuilds', 0)}")
+                         f"{server.get('image_ref') or ''}:{server.get('rebuilds', 0)}",
+                         disk_gb(server))
         if server["id"] not in running and self.guests.boundary_failed(server["id"]):
             return  # (its fault is recorded: _boundary_faults)
         boot = running.get(server["id"]) != spec.token() or ns not in self._present
@@ -828,6 +840,7 @@ class Reconciler:
         self.handles.close_all()
         self._applied.clear()
         self.guests.stop_all()
+        self.guests.disks.wait_released()  # (root disks' loop devices clear as guests go)
         images.cleanup_all(self.images_dir, keep_files=True)  # (converted disks are kept)
         kernel.unmount(str(self.run_dir / "rootfs"))
         for net_id in self.dhcp.known():

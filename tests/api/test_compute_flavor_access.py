@@ -42,8 +42,9 @@ def test_integer_and_string_ids(api):
 
 def test_private_flavor_access(api):
     demo = project_id(api, "demo")
+    # (a disk: a zero-disk flavor boots only volume-backed servers for a member, as Nova's)
     r = api.post(FLAVORS, json={"flavor": {"name": "private-1", "ram": 64, "vcpus": 1,
-                                           "disk": 0, "id": "priv1",
+                                           "disk": 1, "id": "priv1",
                                            "os-flavor-access:is_public": "False"}})
     assert r.status_code == 200 and r.json()["flavor"]["os-flavor-access:is_public"] is False
     # invisible to a project without access, in lists and by id

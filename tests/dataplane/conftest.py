@@ -184,8 +184,15 @@ class DataplaneCloud:
         data_dir = str(self.cloud.data_dir)
         out += [f"mount {line.split()[4]}" for line in mounts
                 if line.split()[4].startswith(data_dir + "/")]
-        loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
-        out += [f"loop device {line}" for line in loops.splitlines() if data_dir + "/" in line]
+        # ... and the servers' root disks (disks.py): a loop device per running guest, its
+        # backing file in the data dir (read from sysfs: a deleted file's too)
+        for entry in sorted(Path("/sys/block").glob("loop*")):
+            try:
+                backing = (entry / "loop" / "backing_file").read_text().strip()
+            except OSError:
+                continue  # not attached
+            if backing.startswith(data_dir + "/"):
+                out.append(f"loop device /dev/{entry.name}: {backing}")
         out += [f"cgroup {d}" for d in Path("/sys/fs/cgroup").glob(f"*/{self.prefix}")]
         ids = Path("/run/stackling/ids")
         for claim in ids.iterdir() if ids.is_dir() else ():

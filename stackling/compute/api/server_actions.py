@@ -13,6 +13,7 @@ from stackling.common.listing import to_bool
 from stackling.compute import action_schemas as schemas
 from stackling.compute import block_devices, moves, server_actions, validation, views
 from stackling.compute.api.common import (
+    allowed,
     authorize,
     changes_before,
     known_query,
@@ -102,7 +103,8 @@ def _simple(policy: str, name: str) -> Any:
 def _resize(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     authorize(rq, "servers:resize", _target(inst))
     body = _validate(schemas.RESIZE, data, rq)["resize"]
-    moves.resize(rq.db, rq.ctx, inst, str(body["flavorRef"]))
+    moves.resize(rq.db, rq.ctx, inst, str(body["flavorRef"]),
+                 allowed(rq, "servers:create:zero_disk_flavor"))
     if body.get("OS-DCF:diskConfig"):  # Nova's resize takes the new disk config
         inst.disk_config = body["OS-DCF:diskConfig"]
         rq.db.flush()
@@ -192,7 +194,8 @@ def _rebuild(rq: ApiRequest, inst: Instance, data: dict[str, Any]) -> Any:
     body = _validate(schemas.REBUILD, data, rq)["rebuild"]
     if "trusted_image_certificates" in body:  # 2.63 (null unsets them: checked too)
         authorize(rq, "servers:rebuild:trusted_certs", _target(inst))
-    server_actions.rebuild(rq.db, rq.ctx, inst, body)
+    server_actions.rebuild(rq.db, rq.ctx, inst, body,
+                           allowed(rq, "servers:create:zero_disk_flavor"))
     view = _detail(rq, inst, full=version(rq).matches("2.75"), with_groups=True)  # 2.75: whole
     view["adminPass"] = body.get("adminPass") or secrets.token_urlsafe(9)
     if version(rq).matches("2.54"):  # the key pair a rebuild may change, as Nova shows it

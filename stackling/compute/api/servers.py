@@ -86,7 +86,8 @@ def create(rq: ApiRequest) -> Any:
     if req.networks != network_api.NONE:
         authorize(rq, "servers:create:attach_network")
     instances = servers.create_servers(
-        rq.db, rq.ctx, req, forced_host_allowed=allowed(rq, "servers:create:forced_host"))
+        rq.db, rq.ctx, req, forced_host_allowed=allowed(rq, "servers:create:forced_host"),
+        zero_disk_allowed=allowed(rq, "servers:create:zero_disk_flavor"))
     worker = rq.runtime.state.get("compute.builder")
     if worker is not None and len(instances) == 1:
         # One server: built after the commit, before the answer (see BuildWorker.build_now).
