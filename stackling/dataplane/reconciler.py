@@ -840,7 +840,9 @@ class Reconciler:
         self.handles.close_all()
         self._applied.clear()
         self.guests.stop_all()
-        self.guests.disks.wait_released()  # (root disks' loop devices clear as guests go)
+        # (root disks' loop devices clear as the guests' last processes go: their filesystems
+        # flushed; the images' mounts are let go after that)
+        self.guests.disks.wait_released(timeout=10)
         images.cleanup_all(self.images_dir, keep_files=True)  # (converted disks are kept)
         kernel.unmount(str(self.run_dir / "rootfs"))
         for net_id in self.dhcp.known():

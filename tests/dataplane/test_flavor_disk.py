@@ -5,7 +5,12 @@ flavor's disk; a resize to a larger flavor grows it, keeping what the guest wrot
 
 from __future__ import annotations
 
+import os
+import shutil
+import stat
 from pathlib import Path
+
+import pytest
 
 from tests.dataplane.conftest import SSH_OPTS, DataplaneCloud, eventually
 from tests.dataplane.test_guest_boundary import ROOT_KEY
@@ -57,8 +62,13 @@ def test_writes_past_the_flavor_disk_get_enospc(dataplane_cloud: DataplaneCloud)
     dp.sdk.compute.wait_for_server(vm, status="VERIFY_RESIZE", wait=120, interval=0.2)
     dp.sdk.compute.confirm_server_resize(vm)
     dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=120, interval=0.2)
+    # (the guest boots again for the resize and for its confirmation: waited on, not raced)
+    assert eventually(lambda: disk.stat().st_size == 2 * GiB, timeout=120)
+    assert eventually(lambda: dp.sdk.compute.get_server_console_output(vm)["output"]
+                      .count("vm-disk login:") >= 3, timeout=120)
     assert dp.wait_ssh(ns, ip, "cat /kept", user="root", timeout=120).strip() == "kept"
-    assert disk.stat().st_size == 2 * GiB
+    size_kib = int(_root(dp, ns, ip, "df -k / | tail -1").split()[1])
+    assert 1.9 * (1 << 20) < size_kib <= 2 * (1 << 20), size_kib
     out = _root(dp, ns, ip, "dd if=/dev/zero of=/big bs=1M count=1100")
     assert "rc=0" in out, out
     assert _allocated(disk) <= 2 * GiB
@@ -66,3 +76,44 @@ def test_writes_past_the_flavor_disk_get_enospc(dataplane_cloud: DataplaneCloud)
     dp.sdk.compute.delete_server(vm)
     dp.sdk.compute.wait_for_delete(vm, wait=120, interval=0.2)
     assert eventually(lambda: not disk.parent.exists(), timeout=60)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mkfs.ext4"),
+                    reason="root disks: root and mkfs.ext4")
+def test_a_layer_of_before_moves_into_its_filesystem(tmp_path: Path) -> None:
+    """A layer made before the flavor bounded it (plain upper/ and work/) is copied into its
+    filesystem once, owners, modes and overlayfs' whiteouts and xattrs kept; one that does
+    not fit boots unbounded as before."""
+    from stackling.dataplane import disks
+
+    d = disks.Disks(tmp_path / "disks")
+    upper = d.layer("old") / "upper"
+    (upper / "etc").mkdir(parents=True)
+    (d.layer("old") / "work").mkdir()
+    (upper / "etc" / "motd").write_text("mine\n")
+    os.chown(upper / "etc" / "motd", 1000, 1000)
+    os.mknod(upper / "etc" / "gone", stat.S_IFCHR | 0o600, os.makedev(0, 0))  # a whiteout
+    os.setxattr(upper / "etc", "trusted.overlay.opaque", b"y")
+    fs = tmp_path / "fs"
+    try:
+        assert d._filesystem("old", fs, 1) == fs
+        assert (fs / "upper" / "etc" / "motd").read_text() == "mine\n"
+        assert (fs / "upper" / "etc" / "motd").stat().st_uid == 1000
+        assert stat.S_ISCHR((fs / "upper" / "etc" / "gone").lstat().st_mode)
+        assert os.getxattr(fs / "upper" / "etc", "trusted.overlay.opaque") == b"y"
+        assert not upper.exists() and (d.layer("old") / disks.FILE).stat().st_size == GiB
+    finally:
+        disks._unmount_now(fs)
+    # too large for its flavor's disk (16 MiB here): kept as it was
+    big = d.layer("big") / "upper"
+    big.mkdir(parents=True)
+    (big / "data").write_bytes(os.urandom(24 << 20))
+    assert d._migrate("big", fs, 16 << 20) == d.layer("big")
+    assert (big / "data").stat().st_size == 24 << 20
+    assert not (d.layer("big") / disks.FILE).exists() and not list(d.layer("big").glob("*.new"))
+    # (its next boots do not try again at that size; a larger flavor's does)
+    assert d._filesystem("big", fs, 1) == fs  # 1 GiB holds it
+    disks._unmount_now(fs)
+    assert not big.exists() and (d.layer("big") / disks.FILE).exists()
+    d.wait_released()
+    assert d.loops() == []
