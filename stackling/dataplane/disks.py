@@ -171,6 +171,7 @@ class Disks:
         (layer / "unbounded").unlink(missing_ok=True)
         shutil.rmtree(layer / "upper", ignore_errors=True)
         shutil.rmtree(layer / "work", ignore_errors=True)
+        _wait_detached(layer / FILE)  # (the copy's loop device, renamed with its file)
         _attach_mount(layer / FILE, fs)
         return fs
 
