@@ -19,6 +19,7 @@ fit there keeps booting unbounded (logged).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -27,6 +28,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from stackling.dataplane import idmap, kernel
@@ -179,6 +181,26 @@ class Disks:
         for d in ("root", "disk", "lower"):
             kernel.unmount(str(gdir / d))
         _unmount_now(gdir / "fs")
+
+    @contextlib.contextmanager
+    def upper(self, server_id: str, gdir: Path, scratch: Path) -> Iterator[Path]:
+        """The layer's `upper/` to read (a snapshot's capture): on its filesystem, which a
+        running guest's boot mounted at `<gdir>/fs`, or which is mounted at `scratch` for
+        the time of the read when the guest is off (the server's task state keeps it off
+        meanwhile); the plain directory of a layer without one."""
+        image = self.layer(server_id) / FILE
+        if not image.exists():
+            yield self.layer(server_id) / "upper"
+        elif os.path.ismount(gdir / "fs"):
+            yield gdir / "fs" / "upper"
+        else:
+            _wait_detached(image)
+            scratch.mkdir(parents=True, exist_ok=True)
+            _attach_mount(image, scratch)
+            try:
+                yield scratch / "upper"
+            finally:
+                _unmount_now(scratch)
 
     def delete(self, server_id: str) -> None:
         shutil.rmtree(self.layer(server_id), ignore_errors=True)

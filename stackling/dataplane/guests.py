@@ -152,17 +152,17 @@ class Guests:
         self.seccomp = run_dir / f"seccomp-{digest}.bpf"
         self._powering_off: dict[str, threading.Thread] = {}  # server id -> its waiter
 
-    def _gdir(self, server_id: str) -> Path:
+    def gdir(self, server_id: str) -> Path:
         return self.dir / server_id
 
     def pid(self, server_id: str) -> int | None:
         """The launcher's pid when that process is alive and still this guest's."""
         try:
-            pid = int((self._gdir(server_id) / "pid").read_text())
+            pid = int((self.gdir(server_id) / "pid").read_text())
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except (OSError, ValueError):
             return None
-        return pid if str(self._gdir(server_id)).encode() in cmdline else None
+        return pid if str(self.gdir(server_id)).encode() in cmdline else None
 
     def running(self) -> dict[str, str]:
         """server id -> its spec token, for every guest alive now."""
@@ -181,7 +181,7 @@ class Guests:
         """Port id -> the guest's interface name: eth0... in port order at boot (`fresh`);
         later a plugged port takes the lowest free ethN and the others keep theirs, as a
         VM's NICs keep their names when another is hot-plugged or unplugged."""
-        path = self._gdir(server_id) / "nics"
+        path = self.gdir(server_id) / "nics"
         old: dict[str, str] = {}
         if not fresh:
             try:
@@ -204,19 +204,19 @@ class Guests:
     def plugged(self, server_id: str) -> list[str]:
         """The port ids whose NICs were last plugged into the running guest."""
         try:
-            return list(json.loads((self._gdir(server_id) / "plugged").read_text()))
+            return list(json.loads((self.gdir(server_id) / "plugged").read_text()))
         except (OSError, ValueError):
             return list(self.nic_map(server_id))
 
     def set_plugged(self, server_id: str, port_ids: list[str]) -> None:
-        path = self._gdir(server_id) / "plugged"
+        path = self.gdir(server_id) / "plugged"
         text = json.dumps(sorted(port_ids))
         if path.parent.is_dir() and (not path.exists() or path.read_text() != text):
             path.write_text(text)
 
     def nic_map(self, server_id: str) -> dict[str, str]:
         try:
-            return dict(json.loads((self._gdir(server_id) / "nics").read_text()))
+            return dict(json.loads((self.gdir(server_id) / "nics").read_text()))
         except (OSError, ValueError):
             return {}
 
@@ -226,18 +226,18 @@ class Guests:
         return pid is not None and hotplug.notify(descendants(pid)) > 0
 
     def frozen(self, server_id: str) -> bool:
-        return (self._gdir(server_id) / "paused").exists()
+        return (self.gdir(server_id) / "paused").exists()
 
     def make_namespaces(self, server_id: str, netns: str, parent: str | None) -> None:
         """The guest's user namespace and the network namespace it owns, made anew (a boot
         is a fresh machine: whatever the guest did to its network stack is gone)."""
         base = self.ids.claim(server_id)
-        boundary.make_namespaces(netns, self._gdir(server_id) / "userns", base, parent)
+        boundary.make_namespaces(netns, self.gdir(server_id) / "userns", base, parent)
 
     def boundary_failed(self, server_id: str) -> bool:
         """Its last boot stopped at the init's boundary check (boundary.EXIT_BOUNDARY)."""
         try:
-            return int((self._gdir(server_id) / "exit").read_text()) == boundary.EXIT_BOUNDARY
+            return int((self.gdir(server_id) / "exit").read_text()) == boundary.EXIT_BOUNDARY
         except (OSError, ValueError):
             return False
 
@@ -245,7 +245,7 @@ class Guests:
               seed: dict[str, bytes] | None = None) -> None:
         """Boot it: `image_root` is its image's root filesystem (images.prepare), None the
         kit's; `seed` files its root disk holds at boot (a config drive's: disks.py)."""
-        gdir = self._gdir(spec.server_id)
+        gdir = self.gdir(spec.server_id)
         (gdir / "root").mkdir(parents=True, exist_ok=True)
         (gdir / "spec").write_text(spec.token())
         for name in ("paused", "exit", "halt", "kit-init"):
@@ -294,7 +294,7 @@ class Guests:
         if pid is not None:
             _kill_tree(pid)
         self.cgroups.kill(server_id)  # (and whatever outlived its launcher)
-        gdir = self._gdir(server_id)
+        gdir = self.gdir(server_id)
         self.disks.unmount(gdir)
         if forget:
             self._forget(server_id)
@@ -322,7 +322,7 @@ class Guests:
         time.monotonic(), kept in its run directory so that a later pass, or the next
         process after a crash, keeps counting from the first ask), or None when nothing
         in it can hear (the kit's init, an init with no handler): kill it at once."""
-        gdir = self._gdir(server_id)
+        gdir = self.gdir(server_id)
         try:
             return float((gdir / "halt").read_text().split()[0])
         except (OSError, ValueError, IndexError):
@@ -379,7 +379,7 @@ class Guests:
     def _forget(self, server_id: str) -> None:
         """Its user namespace, cgroups, id range and run directory (its network namespace
         is the reconciler's: removed when nothing wants it)."""
-        gdir = self._gdir(server_id)
+        gdir = self.gdir(server_id)
         self.cgroups.kill(server_id)
         self.disks.unmount(gdir)
         self.cgroups.remove(server_id)  # (EBUSY: kept, and retried by the next pass)
@@ -410,9 +410,9 @@ class Guests:
                 self._forget(server_id)
             except OSError:
                 pass  # (its cgroup still busy: remove_all below tries once more)
-            self.disks.unmount(self._gdir(server_id))
-            boundary.release_userns(self._gdir(server_id) / "userns")
-            shutil.rmtree(self._gdir(server_id), ignore_errors=True)
+            self.disks.unmount(self.gdir(server_id))
+            boundary.release_userns(self.gdir(server_id) / "userns")
+            shutil.rmtree(self.gdir(server_id), ignore_errors=True)
         self.ids.release_all()
         self.cgroups.remove_all()
 
@@ -426,7 +426,7 @@ class Guests:
                 os.kill(p, signal.SIGSTOP if paused else signal.SIGCONT)
             except ProcessLookupError:
                 pass
-        marker = self._gdir(server_id) / "paused"
+        marker = self.gdir(server_id) / "paused"
         if paused:
             marker.touch()
         else:

@@ -219,7 +219,19 @@ class Snapshots:
             (here / d).mkdir(parents=True, mode=0o700)
         self.work_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         raw = self.work_dir / f"{image_id}.raw"
-        upper = self.guests.disks.layer(server_id) / "upper"
+        try:
+            with self.guests.disks.upper(server_id, self.guests.gdir(server_id),
+                                         here / "fs") as upper:
+                return self._run(image_id, server_id, upper, root, min_bytes, target, raw,
+                                 here, live=live)
+        finally:
+            raw.unlink(missing_ok=True)
+            shutil.rmtree(here, ignore_errors=True)
+
+    def _run(self, image_id: str, server_id: str, upper: Path, root: Path, min_bytes: int,
+             target: Path, raw: Path, here: Path, *, live: bool) -> int:
+        """The capture's script over `upper` and the image's `root`, the guest frozen
+        while it copies; the raw file's size."""
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
         # (its own mount and PID namespaces; killed with this process: setpriv's parent
         # death signal kills unshare, whose --kill-child kills the namespace's first
@@ -258,8 +270,6 @@ class Snapshots:
         finally:
             if frozen:
                 self._thaw(server_id)
-            raw.unlink(missing_ok=True)
-            shutil.rmtree(here, ignore_errors=True)
 
     # ------------------------------------------------------------------ the guest's cgroup
     def _freeze_file(self, server_id: str) -> Path | None:
