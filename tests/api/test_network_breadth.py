@@ -18,12 +18,12 @@ def _external(api) -> tuple[dict, dict]:
     return net, rbac[0]
 
 
-def test_external_access_in_use_by_floating_ips_is_kept(api):
+def test_external_access_in_use_by_routers_is_kept(api):
     net, rbac = _external(api)
     user, other = new_user(api, "member"), new_user(api, "member")
-    fip = api.post(f"{N}/floatingips", user=None, token=user["token"],
-                   json={"floatingip": {"floating_network_id": net["id"]}})
-    assert fip.status_code == 201, fip.text
+    router = api.post(f"{N}/routers", user=None, token=user["token"], json={"router": {
+        "name": "gw", "external_gateway_info": {"network_id": net["id"]}}})
+    assert router.status_code == 201, router.text
     url = f"{N}/rbac-policies/{rbac['id']}"
     neutron_error(api.delete(url), 409, "RbacPolicyInUse")
     # narrowing the wildcard to a project that is not the one using it: refused too
@@ -34,9 +34,22 @@ def test_external_access_in_use_by_floating_ips_is_kept(api):
     # to the project using it: allowed (no one else loses anything in use)
     r = api.put(url, json={"rbac_policy": {"target_tenant": user["project_id"]}})
     assert r.status_code == 200, r.text
-    # once the floating IP is gone, the policy may go
-    assert api.delete(f"{N}/floatingips/{fip.json()['floatingip']['id']}").status_code == 204
+    # once the router is gone, the policy may go
+    gone = api.delete(f"{N}/routers/{router.json()['router']['id']}", user=None,
+                      token=user["token"])
+    assert gone.status_code == 204
     assert api.delete(url).status_code == 204
+    assert api.get(f"{N}/networks/{net['id']}").json()["network"]["router:external"] is False
+
+
+def test_external_access_is_not_held_by_floating_ips(api):
+    # Neutron judges routers' gateways only: a floating IP does not keep the policy
+    net, rbac = _external(api)
+    user = new_user(api, "member")
+    fip = api.post(f"{N}/floatingips", user=None, token=user["token"],
+                   json={"floatingip": {"floating_network_id": net["id"]}})
+    assert fip.status_code == 201, fip.text
+    assert api.delete(f"{N}/rbac-policies/{rbac['id']}").status_code == 204
     assert api.get(f"{N}/networks/{net['id']}").json()["network"]["router:external"] is False
 
 
@@ -49,6 +62,17 @@ def test_the_default_external_network_keeps_its_policy_while_used(api):
     rbac = api.get(f"{N}/rbac-policies?object_id={public['id']}&action=access_as_external"
                    ).json()["rbac_policies"][0]
     neutron_error(api.delete(f"{N}/rbac-policies/{rbac['id']}"), 409, "RbacPolicyInUse")
+    assert api.get(f"{N}/networks/{public['id']}").json()["network"]["router:external"] is True
+    # whoever uses it: with the router gone too, and narrowed as well as deleted
+    assert api.delete(f"{N}/routers/{router.json()['router']['id']}", user=None,
+                      token=user["token"]).status_code == 204
+    for r in (api.delete(f"{N}/rbac-policies/{rbac['id']}"),
+              api.put(f"{N}/rbac-policies/{rbac['id']}",
+                      json={"rbac_policy": {"target_tenant": user["project_id"]}})):
+        err = neutron_error(r, 409, "RbacPolicyInUse")
+        assert err["message"] == (f"RBAC policy on object {public['id']} cannot be removed "
+                                  "because other objects depend on it.\nDetails: Default "
+                                  "external networks must be shared to everyone."), err
     assert api.get(f"{N}/networks/{public['id']}").json()["network"]["router:external"] is True
 
 

@@ -122,32 +122,38 @@ def _external(admin) -> tuple[object, object]:
 
 
 def test_sdk_external_access_in_use_is_kept(cloud):
+    # Neutron's rules: a router's gateway of a project losing access keeps the policy; a
+    # project with an entry of its own does not lose it; the last entry's removal makes the
+    # network internal; the default external network stays shared to everyone
     admin = cloud.sdk()
     user, other = cloud.new_project_member(), cloud.new_project_member()
     net, rbac = _external(admin)
-    fip = user["sdk"].network.create_ip(floating_network_id=net.id, description="kept")
-    assert fip.description == "kept"
-    with pytest.raises(exceptions.ConflictException, match="cannot be removed"):
+    router = user["sdk"].network.create_router(name=_name("gw"), external_gateway_info={
+        "network_id": net.id})
+    with pytest.raises(exceptions.ConflictException, match="routers attached to this network"):
         admin.network.delete_rbac_policy(rbac)
-    with pytest.raises(exceptions.ConflictException):
+    with pytest.raises(exceptions.ConflictException, match="routers attached"):
         admin.network.update_rbac_policy(rbac, target_project_id=other["project"].id)
     assert admin.network.get_network(net.id).is_router_external is True
-    user["sdk"].network.delete_ip(fip)
+    own = admin.network.create_rbac_policy(object_type="network", object_id=net.id,
+                                           action="access_as_external",
+                                           target_project_id=user["project"].id)
     admin.network.delete_rbac_policy(rbac)
+    assert admin.network.get_network(net.id).is_router_external is True
+    user["sdk"].network.delete_router(router)
+    admin.network.delete_rbac_policy(own)
     assert admin.network.get_network(net.id).is_router_external is False
-    # the default external network is protected the same way while a gateway uses it
     public = admin.network.find_network("public")
-    router = user["sdk"].network.create_router(name=_name("gw"), external_gateway_info={
-        "network_id": public.id})
     wildcard = next(p for p in admin.network.rbac_policies(object_id=public.id,
                                                           action="access_as_external")
                     if p.target_project_id == "*")
-    with pytest.raises(exceptions.ConflictException):
-        admin.network.delete_rbac_policy(wildcard)
-    with pytest.raises(exceptions.ConflictException):
-        admin.network.update_rbac_policy(wildcard, target_project_id=other["project"].id)
+    for change in (lambda: admin.network.delete_rbac_policy(wildcard),
+                   lambda: admin.network.update_rbac_policy(
+                       wildcard, target_project_id=other["project"].id)):
+        with pytest.raises(exceptions.ConflictException,
+                           match="Default external networks must be shared to everyone"):
+            change()
     assert admin.network.get_network(public.id).is_router_external is True
-    user["sdk"].network.delete_router(router)
     admin.network.delete_network(net)
 
 

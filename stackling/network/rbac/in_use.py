@@ -27,21 +27,16 @@ def _any(db: Session, stmt: Any) -> bool:
 def find(db: Session, object_type: str, action: str, obj: Any, projects: set[str],
          wildcard: bool) -> str | None:
     if object_type == "network" and action == EXTERNAL:
+        # (Neutron's external_net_db: routers' gateways only; floating IPs and ports on
+        # an external network are not judged)
         from stackling.network.l3.models import Router
 
+        if wildcard and obj.is_default:
+            return "Default external networks must be shared to everyone."
         if _any(db, select(Router.id).where(Router.gw_network_id == obj.id,
                                             _who(Router.project_id, projects, wildcard))):
-            return (f"Unable to reconfigure sharing settings for network {obj.id}. Routers "
-                    "of the projects losing access use it as their gateway.")
-        # Floating IPs and other ports of those projects on it need the access as much.
-        from stackling.network.l3.models import FloatingIP
-
-        if _any(db, select(FloatingIP.id).where(FloatingIP.floating_network_id == obj.id,
-                                                _who(FloatingIP.project_id, projects, wildcard))) \
-                or _any(db, select(Port.id).where(Port.network_id == obj.id, Port.project_id != "",
-                                                  _who(Port.project_id, projects, wildcard))):
-            return (f"Unable to reconfigure sharing settings for network {obj.id}. Floating IPs "
-                    "or ports of the projects losing access are on it.")
+            return ("There are routers attached to this network that depend on this policy "
+                    "for access.")
         return None
     if object_type == "network":
         if _any(db, select(Port.id).where(Port.network_id == obj.id,
