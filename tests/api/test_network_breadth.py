@@ -305,3 +305,31 @@ def test_address_scope_and_subnet_pool_rbac(api):
     assert api.delete(f"{N}/rbac-policies/{grants['subnetpool']['id']}").status_code == 204
     assert api.delete(f"{N}/rbac-policies/{grants['address_scope']['id']}").status_code == 204
     assert _as(api, user, "GET", f"{N}/subnetpools/{pool['id']}").status_code == 404
+
+
+def test_subnets_filtered_by_shared_as_their_networks_are_shared_with_the_caller(api):
+    user = new_user(api, "member")
+    everyone = create(api, "networks", "network", {"name": "to-all", "shared": True})
+    granted = create(api, "networks", "network", {"name": "to-one"})
+    create(api, "rbac-policies", "rbac_policy", {
+        "object_type": "network", "object_id": granted["id"], "action": "access_as_shared",
+        "target_tenant": user["project_id"]})
+    own = api.post(f"{N}/networks", user=None, token=user["token"],
+                   json={"network": {"name": "mine"}}).json()["network"]
+    subnets = {}
+    for i, net in enumerate((everyone, granted)):
+        subnets[net["name"]] = create(api, "subnets", "subnet", {
+            "network_id": net["id"], "ip_version": 4, "cidr": f"10.91.{i}.0/24"})["id"]
+    r = api.post(f"{N}/subnets", user=None, token=user["token"], json={"subnet": {
+        "network_id": own["id"], "ip_version": 4, "cidr": "10.91.9.0/24"}})
+    assert r.status_code == 201, r.text
+    subnets["mine"] = r.json()["subnet"]["id"]
+
+    def listed(value: str) -> set[str]:
+        r = api.get(f"{N}/subnets?shared={value}", user=None, token=user["token"])
+        assert r.status_code == 200, r.text
+        return {s["id"] for s in r.json()["subnets"]} & set(subnets.values())
+
+    assert listed("true") == {subnets["to-all"], subnets["to-one"]}
+    assert listed("False") == {subnets["mine"]}
+    neutron_error(api.get(f"{N}/subnets?shared=maybe", user=None, token=user["token"]), 400)

@@ -123,10 +123,6 @@ def _external(values: list[Any]) -> Any:
         Network.router_external.is_(bool(values[0]))))
 
 
-def _shared(values: list[Any]) -> Any:
-    return Subnet.network_id.in_(select(Network.id).where(Network.shared.is_(bool(values[0]))))
-
-
 LISTING_COLUMNS = {
     "id": Subnet.id, "name": Subnet.name, "description": Subnet.description,
     "network_id": Subnet.network_id, "ip_version": Subnet.ip_version, "cidr": Subnet.cidr,
@@ -137,7 +133,7 @@ LISTING_COLUMNS = {
     "revision_number": Subnet.revision_number,
 }
 LISTING = Listing(attrs=ATTRS, columns=LISTING_COLUMNS, id_column=Subnet.id,
-                  special={"router:external": _external, "shared": _shared,
+                  special={"router:external": _external,
                            "service_types": lambda v: Subnet.id.is_not(None)},
                   extra_filters=("shared",), readable=("get_subnet", ("segment_id",)))
 
@@ -168,6 +164,12 @@ def list_subnets(db: Session, ctx: RequestContext, params: ListParams) -> Page:
     clause = _visible(ctx)
     if clause is not None:
         stmt = stmt.where(clause)
+    shared = params.filters.pop("shared", None)
+    if shared is not None:  # its network shared with the caller's project, RBAC included
+        from stackling.network.rbac import visibility
+
+        stmt = stmt.where(Subnet.network_id.in_(select(Network.id).where(
+            visibility.networks_shared_filter(ctx, shared))))
     return LISTING.page(db, stmt, params)
 
 
