@@ -67,6 +67,27 @@ def test_create_associate_disassociate(api, behind_router):
                   "FloatingIPNotFound")
 
 
+def test_a_description_update_keeps_the_port_and_a_blank_update_clears_it(api, behind_router):
+    # Neutron: a body naming no port keeps the association (its bug 1610045), but an empty
+    # one disassociates
+    net, _, router = behind_router
+    f = fip(api)
+    port = port_on(api, net)
+    url = f"{N}/floatingips/{f['id']}"
+    assert api.put(url, user="demo", json={"floatingip": {"port_id": port["id"]}}
+                   ).status_code == 200
+    r = api.put(url, user="demo", json={"floatingip": {"description": "kept"}})
+    assert r.status_code == 200, r.text
+    assert (r.json()["floatingip"]["port_id"], r.json()["floatingip"]["router_id"]) == (
+        port["id"], router["id"])
+    r = api.put(url, user="demo", json={"floatingip": {}})
+    assert r.status_code == 200, r.text
+    shown = r.json()["floatingip"]
+    assert (shown["port_id"], shown["fixed_ip_address"], shown["router_id"],
+            shown["status"], shown["description"]) == (None, None, None, "DOWN", "kept")
+    assert api.delete(url, user="demo").status_code == 204
+
+
 def test_association_needs_a_router_to_the_external_network(api):
     net, sub = make_net(api, "10.61.1.0/24")  # no router at all
     port = port_on(api, net)

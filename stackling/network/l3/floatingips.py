@@ -277,7 +277,10 @@ def update_floatingip(db: Session, ctx: RequestContext, fip_id: str, attrs: dict
     fip = get_visible(db, ctx, fip_id)
     pol.authorize(db, ctx, "update_floatingip", target(fip))
     standard.check_revision(fip, if_match)
-    if "port_id" in attrs:
+    if not attrs and fip.fixed_port_id is not None:  # a blank update disassociates it, as
+        # Neutron's does (the fix of its bug 1610045 keeps a port only for a non-empty body)
+        _disassociate(fip)
+    elif "port_id" in attrs:
         if attrs["port_id"] is None:
             if attrs.get("fixed_ip_address"):
                 raise errors.bad_floatingip("fixed_ip_address cannot be specified without a "
