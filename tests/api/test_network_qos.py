@@ -34,6 +34,10 @@ def test_extensions_and_rule_types(api):
     assert detail["type"] == "bandwidth_limit"
     params = {p["parameter_name"] for p in detail["drivers"][0]["supported_parameters"]}
     assert params == {"max_kbps", "max_burst_kbps", "direction"}
+    # the drivers' details are an admin's (Neutron's QoS plugin), the list anyone's
+    err = neutron_error(api.get(f"{N}/qos/rule-types/bandwidth_limit", user="demo"), 403,
+                        "NotAuthorized")
+    assert err["message"] == "Not authorized."
     neutron_error(api.get(f"{N}/qos/rule-types/nope"), 404)
 
 

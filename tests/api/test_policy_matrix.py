@@ -367,7 +367,7 @@ network GET    /v2.0/qos/policies/{qos_policy_id}                 reader-read
 network PUT    /v2.0/qos/policies/{qos_policy_id}                 admin-only     qos_policy_update other=404
 network DELETE /v2.0/qos/policies/{qos_policy_id}                 admin-only     other=404
 network GET    /v2.0/qos/rule-types                               any-read
-network GET    /v2.0/qos/rule-types/{rule_type}                   any-read
+network GET    /v2.0/qos/rule-types/{rule_type}                   admin-only
 network GET    /v2.0/qos/policies/{qos_policy_id}/bandwidth_limit_rules reader-read
 network POST   /v2.0/qos/policies/{qos_policy_id}/bandwidth_limit_rules admin-only     qos_bandwidth_limit other=404
 network GET    /v2.0/qos/policies/{qos_policy_id}/bandwidth_limit_rules/{bandwidth_limit_rule_id} reader-read

@@ -496,6 +496,8 @@ def rule_types(db: Session, ctx: RequestContext, all_rules: bool = False,
 
 def rule_type_details(db: Session, ctx: RequestContext, name: str) -> dict[str, Any]:
     pol.authorize(db, ctx, "get_rule_type")
+    if not ctx.is_admin:  # (Neutron's QoS plugin: the drivers' details are an admin's)
+        raise errors.NotAuthorized()
     rule_type = RULE_TYPES.get(name)
     if rule_type is None:
         raise QosRuleTypeNotFound(rule_type=name)
