@@ -72,3 +72,25 @@ def test_usage_marker_of_another_projects_server_is_not_found(api: Any) -> None:
                 user="demo", headers=headers)
     assert r.status_code == 400, r.text
     assert r.json()["badRequest"]["message"] == f"Marker {theirs} could not be found."
+
+
+def test_flavor_pages_start_after_their_marker(api: Any) -> None:
+    # Nova's default order is flavorid ascending; each page starts after the last one's
+    # marker, also for the detail list and a sort key of the caller's
+    for suffix, query in (("", ""), ("/detail", ""), ("", "&sort_key=memory_mb"),
+                          ("/detail", "&sort_key=name&sort_dir=desc")):
+        url = f"/compute/v2.1/flavors{suffix}?{query.lstrip('&')}"
+        every = [f["id"] for f in api.get(url, user="demo").json()["flavors"]]
+        assert len(every) >= 3, every
+        seen: list[str] = []
+        marker = ""
+        while True:
+            page = api.get(f"/compute/v2.1/flavors{suffix}?limit=2{query}{marker}",
+                           user="demo")
+            assert page.status_code == 200, page.text
+            ids = [f["id"] for f in page.json()["flavors"]]
+            if not ids:
+                break
+            seen += ids
+            marker = f"&marker={ids[-1]}"
+        assert seen == every, (suffix, query)
