@@ -152,7 +152,7 @@ class Template:
 
     @property
     def description(self) -> str:
-        return str(self.t.get("description") or "")
+        return description_of(self.t)
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -843,3 +843,10 @@ def _navigate(value: Any, path: list[Any], fn: str, lenient: bool = False) -> An
             raise StackValidationFailed(f'Path components in "{fn}" must be strings or '
                                         f"integers")
     return value
+
+
+def description_of(t: dict[str, Any]) -> str:
+    """A template's description as Heat reads it: "No description" when it has none (a
+    stack's show and list and a preview's `template_description` say so)."""
+    found = t.get("description", t.get("Description"))
+    return "No description" if found is None else str(found)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stackling.orchestration.models import Event, Resource, Stack
+from stackling.orchestration.template import description_of
 
 
 def ts(value: Any) -> str | None:
@@ -20,7 +21,7 @@ def stack_summary(base: str, stack: Stack) -> dict[str, Any]:
         "id": stack.id,
         "links": [{"href": stack_url(base, stack), "rel": "self"}],
         "stack_name": stack.name,
-        "description": str((stack.template or {}).get("description") or ""),
+        "description": description_of(stack.template or {}),
         "stack_status": f"{stack.action}_{stack.status}",
         "stack_status_reason": stack.status_reason,
         "creation_time": ts(stack.created_at),

@@ -102,3 +102,22 @@ def test_an_admin_reads_another_projects_stack(api, heat):
     r = api.delete(f"/orchestration/v1/{heat.project}/stacks/{name}/{stack['id']}",
                    token=admin.token)
     assert r.status_code in (403, 404)
+
+
+def test_a_template_without_a_description_reads_no_description(api, heat):
+    # Heat's HOT template: a missing description is "No description" in a stack's show,
+    # its list and a preview (an empty one stays empty)
+    template = {"heat_template_version": "2018-08-31",
+                "resources": {"r": {"type": "OS::Heat::RandomString"}}}
+    name = unique("nodesc")
+    shown = heat.make(name, template)
+    assert shown["description"] == "No description"
+    listed = heat.req("GET", f"/stacks?name={name}").json()["stacks"]
+    assert [s["description"] for s in listed] == ["No description"]
+    preview = heat.req("POST", "/stacks/preview",
+                       json={"stack_name": unique("pv"), "template": template})
+    assert preview.status_code == 200, preview.text
+    assert preview.json()["stack"]["template_description"] == "No description"
+    assert preview.json()["stack"]["description"] == "No description"
+    empty = heat.make(unique("emptydesc"), {**template, "description": ""})
+    assert empty["description"] == ""
