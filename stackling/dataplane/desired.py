@@ -8,6 +8,7 @@ from typing import Any
 import netaddr
 from sqlalchemy.orm import Session
 
+from stackling.block_storage import interface as block_storage
 from stackling.common.context import admin_context
 from stackling.compute import interface as compute
 from stackling.image import interface as image
@@ -35,6 +36,9 @@ class Desired:
     hosts: dict[str, list[str]] = field(default_factory=dict)
     # snapshot images waiting for their server's disk (image.interface.pending_snapshots)
     snapshots: list[dict[str, Any]] = field(default_factory=list)
+    # server id -> its volumes' attachments, oldest first (volumes.py): volume_id, path,
+    # device (Nova's mountpoint), readonly
+    volumes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for port in sorted(self.ports.values(), key=lambda p: (p.get("created_at") or "", p["id"])):
@@ -110,6 +114,24 @@ def read(db: Session) -> Desired:
     out.segments = {s["id"]: s for s in network.segments_all(db)}
     out.hosts = network.hosts_physical_networks(db)
     out.snapshots = snapshots
+    out.volumes = _volumes(db, [s["id"] for s in servers.values() if s["state"] != "off"])
+    return out
+
+
+def _volumes(db: Session, server_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each server's connected attachments (`attaching`/`attached`: Nova connected it
+    to its host), as the guest's disks."""
+    settings = db.info.get("stackling.settings")
+    if settings is None:
+        return {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for server_id in server_ids:
+        for att in block_storage.attachments_for_instance(db, server_id):
+            if att.status in ("attaching", "attached"):
+                out.setdefault(server_id, []).append({
+                    "volume_id": att.volume_id, "device": att.mountpoint,
+                    "readonly": att.attach_mode == "ro",
+                    "path": str(block_storage.volume_path(settings, att.volume_id))})
     return out
 
 

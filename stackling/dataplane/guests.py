@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackling.dataplane import boundary, cgroups, hotplug, kernel
+from stackling.dataplane import boundary, cgroups, hotplug, kernel, volumes
 from stackling.dataplane.disks import Disks
 from stackling.dataplane.rootfs import BUSYBOX
 
@@ -70,6 +70,16 @@ ln -s pts/ptmx "$R/dev/ptmx"
 mount -t tmpfs -o mode=1777,size=64m,nosuid,nodev,uid=$U,gid=$U shm "$R/dev/shm"
 ln -s /proc/self/fd "$R/dev/fd"
 chown -h "$U:$U" "$R/dev" "$R/dev/ptmx" "$R/dev/fd"
+# its volumes (volumes.py): nodes of its loop devices, its root's, as a KVM guest names them
+if [ -s "$G/disks" ]; then
+  mkdir -p "$R/dev/disk/by-id"
+  chown "$U:$U" "$R/dev/disk" "$R/dev/disk/by-id"
+  while read -r n maj min mode id; do
+    mknod -m "$mode" "$R/dev/$n" b "$maj" "$min"
+    ln -s "../../$n" "$R/dev/disk/by-id/$id"
+    chown -h "$U:$U" "$R/dev/$n" "$R/dev/disk/by-id/$id"
+  done < "$G/disks"
+fi
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 # masked as container runtimes mask them (locked: the guest cannot unmount them)
 for f in kcore sysrq-trigger timer_list keys sched_debug; do
@@ -225,6 +235,11 @@ class Guests:
         pid = self.pid(server_id)
         return pid is not None and hotplug.notify(descendants(pid)) > 0
 
+    def inside(self, server_id: str) -> int | None:
+        """A process of the running guest past its pivot (volumes.guest_process)."""
+        pid = self.pid(server_id)
+        return None if pid is None else volumes.guest_process(pid, _children())
+
     def frozen(self, server_id: str) -> bool:
         return (self.gdir(server_id) / "paused").exists()
 
@@ -242,12 +257,14 @@ class Guests:
             return False
 
     def start(self, spec: GuestSpec, netns: str, image_root: Path | None = None,
-              seed: dict[str, bytes] | None = None) -> None:
+              seed: dict[str, bytes] | None = None, disks: str = "") -> None:
         """Boot it: `image_root` is its image's root filesystem (images.prepare), None the
-        kit's; `seed` files its root disk holds at boot (a config drive's: disks.py)."""
+        kit's; `seed` files its root disk holds at boot (a config drive's: disks.py);
+        `disks` its volumes' device nodes (volumes.Volumes.boot_list)."""
         gdir = self.gdir(spec.server_id)
         (gdir / "root").mkdir(parents=True, exist_ok=True)
         (gdir / "spec").write_text(spec.token())
+        (gdir / "disks").write_text(disks)
         for name in ("paused", "exit", "halt", "kit-init"):
             (gdir / name).unlink(missing_ok=True)
         if image_root is None:  # the kit's own init (cirros): its stop is a kill (HALT_SIGNALS)

@@ -24,6 +24,7 @@ from stackling.dataplane import desired as desired_
 from stackling.dataplane import port_forwarding as forwarding
 from stackling.dataplane import qos as qos_
 from stackling.dataplane import trunks as trunk_ports
+from stackling.dataplane import volumes as volumes_
 from stackling.dataplane.agents import AgentReporter
 from stackling.dataplane.desired_extras import Extras
 from stackling.dataplane.desired_extras import read as read_extras
@@ -98,6 +99,7 @@ class Reconciler:
         self.images_dir = data_dir / "dataplane" / "images"
         self.guests = Guests(self.run_dir, self.run_dir / "rootfs", self.console_dir, prefix,
                              guest_processes, data_dir / "dataplane" / "disks")
+        self.volumes = volumes_.Volumes(self.run_dir)  # attachments' loop devices
         self.dhcp = DhcpServers(self.run_dir)
         self.radvd = ipv6.Radvd(self.run_dir)
         self.metadata = MetadataServers(self._metadata_for)
@@ -556,6 +558,9 @@ class Reconciler:
         wanted = {s for s in d.servers if self.names.guest(s) in keep}
         for server_id in set(self.guests.known()) - wanted:
             self._try(f"guest {server_id}", self.guests.stop, server_id)
+        # a guest's volumes' loop devices go with it (a stopped server's too: no guest)
+        for server_id in set(self.volumes.known()) - wanted:
+            self._try(f"volumes {server_id}", self.volumes.release_server, server_id)
         # a root disk goes with its server (a stopped one keeps it)
         for server_id in set(self.guests.disks.known()) - set(d.servers) - set(self.guests.known()):
             self._try(f"disk {server_id}", self.guests.disks.delete, server_id)
@@ -704,7 +709,9 @@ class Reconciler:
         allowed = conntrack.allowances([(ifnames[p["id"]], p) for p in ports],
                                        d.security_groups, members)
         taps = [self.names.tap(p["id"]) for p in ports]
-        fingerprint = (spec.token(), tuple(taps), tuple(places), server["state"], allowed)
+        disks = volumes_.wanted(d.volumes.get(server["id"], []))
+        fingerprint = (spec.token(), tuple(taps), tuple(places), server["state"], allowed,
+                       tuple(disks))
         if boot:
             # a boot is a fresh machine: its namespaces made anew, each NIC plugged with its
             # port's MAC and MTU (one request each, from a netlink socket of the job's own:
@@ -739,7 +746,9 @@ class Reconciler:
                     self._image_fault(server["id"], str(exc))
                     return
                 seed = config_drive(server, ports, d) if server.get("config_drive") else None
-                self.guests.start(spec, ns, root, seed)
+                self.volumes.release_server(server["id"], {disk.volume_id for disk in disks})
+                self.guests.start(spec, ns, root, seed,
+                                  self.volumes.boot_list(server["id"], disks))
                 self._applied[server["id"]] = fingerprint
 
             self._jobs.add(f"guest {server['id']}", boot_guest)
@@ -776,6 +785,7 @@ class Reconciler:
             self._allowed[server["id"]] = allowed
             if plugged:
                 self.guests.hotplug(server["id"])
+            self._try(f"volumes {server['id']}", self._disks, server["id"], disks)
             paused = server["state"] == "paused"
             if self.guests.frozen(server["id"]) != paused:
                 self.guests.pause(server["id"], paused)
@@ -784,6 +794,15 @@ class Reconciler:
                 self._applied[server["id"]] = fingerprint
 
         self._jobs.add(f"guest {server['id']}", finish)
+
+    def _disks(self, server_id: str, disks: list[volumes_.Disk]) -> None:
+        """A running guest's volumes hot-plugged or unplugged (its /dev, then the loop
+        devices of those detached)."""
+        pid = self.guests.inside(server_id)
+        if pid is None:
+            raise RuntimeError("the guest is not up yet: its volumes wait")
+        self.volumes.sync(server_id, pid, self.guests.ids.claim(server_id), disks)
+        self.volumes.release_server(server_id, {disk.volume_id for disk in disks})
 
     def _boot_waits(self, d: desired_.Desired, ports: list[dict[str, Any]], unplaced: list[str],
                     spec: GuestSpec) -> list[str]:
@@ -843,6 +862,7 @@ class Reconciler:
         # (root disks' loop devices clear as the guests' last processes go: their filesystems
         # flushed; the images' mounts are let go after that)
         self.guests.disks.wait_released(timeout=10)
+        self.volumes.release_all()
         images.cleanup_all(self.images_dir, keep_files=True)  # (converted disks are kept)
         kernel.unmount(str(self.run_dir / "rootfs"))
         for net_id in self.dhcp.known():

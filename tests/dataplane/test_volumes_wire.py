@@ -1,0 +1,57 @@
+"""Volumes on the wire (issue 31): an attached volume is a block device inside the guest
+(`/dev/vdb`, `/dev/disk/by-id/virtio-<id[:20]>`), hot-plugged and unplugged without a
+reboot, and its data goes with it to another server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.dataplane.conftest import DataplaneCloud, eventually
+from tests.dataplane.test_images_boot import _ssh_allowed
+
+
+def _attach(dp: DataplaneCloud, server: Any, volume: Any) -> None:
+    dp.sdk.compute.create_volume_attachment(server, volume_id=volume.id)
+    dp.sdk.block_storage.wait_for_status(volume, status="in-use", wait=60, interval=0.2)
+
+
+def _detach(dp: DataplaneCloud, server: Any, volume: Any) -> None:
+    dp.sdk.compute.delete_volume_attachment(server, volume.id)
+    dp.sdk.block_storage.wait_for_status(volume, status="available", wait=60, interval=0.2)
+
+
+def test_a_volume_is_a_block_device_that_moves_between_servers(
+        dataplane_cloud: DataplaneCloud) -> None:
+    dp = dataplane_cloud
+    net, _ = dp.network("dp-vol", "10.84.1.0/24")
+    _ssh_allowed(dp)  # from the network's DHCP namespace, as a user's machine
+    one, two = dp.server("vm-vol1", net.id), dp.server("vm-vol2", net.id)
+    ns, ip1, ip2 = dp.names.dhcp(net.id), dp.address(one), dp.address(two)
+    assert dp.wait_ssh(ns, ip1).strip() == "vm-vol1"
+    volume = dp.sdk.block_storage.create_volume(size=1, name="data")
+    dp.sdk.block_storage.wait_for_status(volume, status="available", wait=60, interval=0.2)
+    serial = f"virtio-{volume.id[:20]}"
+
+    _attach(dp, one, volume)
+    # hot-plugged: the running guest gets its disk, as a KVM guest names it
+    assert eventually(lambda: dp.ssh(ns, ip1, "test -b /dev/vdb").returncode == 0), \
+        dp.cloud.log_tail(3000)
+    out = dp.ssh(ns, ip1, f"readlink /dev/disk/by-id/{serial}; "
+                 "sudo blockdev --getsize64 /dev/vdb").stdout.split()
+    assert out == ["../../vdb", str(1 << 30)], out
+    write = dp.ssh(ns, ip1, "echo stackling-volume-data | sudo dd of=/dev/vdb bs=512 "
+                   "conv=sync,fsync 2>/dev/null && echo ok")
+    assert write.stdout.strip() == "ok", write
+    # the cirros user is not root: the node is the guest's root's alone
+    assert dp.ssh(ns, ip1, "head -c 1 /dev/vdb").returncode != 0
+    # the other guest has no such device
+    assert dp.wait_ssh(ns, ip2, "ls /dev/vdb 2>&1 || true").strip().endswith(
+        "No such file or directory")
+
+    _detach(dp, one, volume)
+    assert eventually(lambda: dp.ssh(ns, ip1, "test -e /dev/vdb || echo gone"
+                                     ).stdout.strip() == "gone")
+    _attach(dp, two, volume)
+    assert eventually(lambda: dp.ssh(ns, ip2, "test -b /dev/vdb").returncode == 0)
+    out = dp.ssh(ns, ip2, "sudo head -c 20 /dev/vdb")
+    assert out.stdout == "stackling-volume-dat", out
