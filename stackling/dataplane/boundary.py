@@ -53,6 +53,9 @@ SYSCALLS_REFUSED = (
     "quotactl_fd", "nfsservctl", "vm86", "vm86old", "create_module", "get_kernel_syms",
     "query_module", "_sysctl", "fanotify_init", "kcmp",
 )
+# Answered by the guest's mount supervisor (guest_mounts.py): its own volumes' filesystems
+# mounted for it, anything else handed back to the kernel as before.
+SYSCALLS_SUPERVISED = ("mount",)
 # (personality stays: systemd's LockPersonality= asks for the current one, and its units
 # fail to start without it; LXC's default policy allows it too)
 
@@ -89,6 +92,8 @@ def seccomp_filter(path: Path) -> Path:
             f.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
         except (OSError, ValueError, RuntimeError):
             continue  # a call this architecture does not have
+    for name in SYSCALLS_SUPERVISED:
+        f.add_rule(pyseccomp.NOTIFY, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".{os.getpid()}.{threading.get_ident()}")
     with open(tmp, "wb") as out:
@@ -102,8 +107,9 @@ def seccomp_filter(path: Path) -> Path:
 # root may install a filter without it), then execs the rest. Python because no tool of
 # the machine's installs a BPF file without also setting no_new_privs.
 LOADER = r"""
-import ctypes, os, sys
-bpf, cgroups, console, owner, argv = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+import ctypes, os, platform, sys
+bpf, cgroups, console, owner, gdir, supervisor = sys.argv[1:7]
+argv = sys.argv[7:]
 for d in filter(None, cgroups.split(":")):
     with open(d + "/cgroup.procs", "w") as f:
         f.write(str(os.getpid()))
@@ -112,8 +118,21 @@ class Filter(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 libc = ctypes.CDLL(None, use_errno=True)
 fprog = Filter(len(prog) // 8, prog)
-if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
-    sys.exit("stackling: seccomp filter refused: " + os.strerror(ctypes.get_errno()))
+if not supervisor:
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        sys.exit("stackling: seccomp filter refused: " + os.strerror(ctypes.get_errno()))
+else:  # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER): its mount calls'
+    # notifications go to the supervisor forked here (guest_mounts.py), which holds the fd
+    listener = libc.syscall(317 if platform.machine() == "x86_64" else 277, 1, 8,
+                            ctypes.byref(fprog))
+    if listener < 0:
+        sys.exit("stackling: seccomp filter refused: " + os.strerror(ctypes.get_errno()))
+    if os.fork() == 0:
+        try:
+            exec(supervisor, {"listener": listener, "gdir": gdir, "libc": libc})
+        finally:
+            os._exit(1)  # (never the guest's launch: that is the parent's)
+    os.close(listener)
 if console:  # the guest's console: a pty whose output is the server's console log (as LXC's)
     import termios
     master, slave = os.openpty()

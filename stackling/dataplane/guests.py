@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackling.dataplane import boundary, cgroups, hotplug, kernel, volumes
+from stackling.dataplane import boundary, cgroups, guest_mounts, hotplug, kernel, volumes
 from stackling.dataplane.disks import Disks
 from stackling.dataplane.rootfs import BUSYBOX
 
@@ -158,7 +158,8 @@ class Guests:
         self.cgroups = cgroups.Cgroups(prefix)
         self.pids_max = pids_max
         # named by what it refuses: a new version's filter is a file of its own
-        digest = hashlib.sha256(" ".join(boundary.SYSCALLS_REFUSED).encode()).hexdigest()[:12]
+        digest = hashlib.sha256(" ".join(boundary.SYSCALLS_REFUSED + ("notify:",)
+                                         + boundary.SYSCALLS_SUPERVISED).encode()).hexdigest()[:12]
         self.seccomp = run_dir / f"seccomp-{digest}.bpf"
         self._powering_off: dict[str, threading.Thread] = {}  # server id -> its waiter
 
@@ -292,7 +293,8 @@ class Guests:
             # at 100 guests booting at once their forks and execs were the CPU's bottleneck
             proc = kernel.in_namespace(netns, lambda: subprocess.Popen(
                 [sys.executable, "-S", "-E", "-s", "-c", boundary.LOADER, str(bpf),
-                 ":".join(map(str, dirs)), str(log), str(base),
+                 ":".join(map(str, dirs)), str(log), str(base), str(gdir),
+                 guest_mounts.SUPERVISOR,
                  "unshare", "--pid", "--fork", "--mount", "--cgroup", "--kill-child",
                  "--propagation", "private", "--",
                  BUSYBOX, "sh", "-c", LAUNCH, "guest", str(self.template), str(gdir),

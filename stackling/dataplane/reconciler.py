@@ -801,6 +801,13 @@ class Reconciler:
         pid = self.guests.inside(server_id)
         if pid is None:
             raise RuntimeError("the guest is not up yet: its volumes wait")
+        # (the mount supervisor's list first: it mounts only what the list names)
+        listed = self.guests._gdir(server_id) / "disks"
+        text = self.volumes.boot_list(server_id, disks)
+        if not listed.exists() or listed.read_text() != text:
+            tmp = listed.with_name("disks.tmp")
+            tmp.write_text(text)
+            tmp.replace(listed)
         self.volumes.sync(server_id, pid, self.guests.ids.claim(server_id), disks)
         self.volumes.release_server(server_id, {disk.volume_id for disk in disks})
 

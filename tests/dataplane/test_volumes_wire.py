@@ -40,8 +40,22 @@ def test_a_volume_is_a_block_device_that_moves_between_servers(
                  "sudo blockdev --getsize64 /dev/vdb").stdout.split()
     assert out == ["../../vdb", str(1 << 30)], out
     write = dp.ssh(ns, ip1, "echo stackling-volume-data | sudo dd of=/dev/vdb bs=512 "
-                   "conv=sync,fsync 2>/dev/null && echo ok")
-    assert write.stdout.strip() == "ok", write
+                   "conv=sync,fsync 2>/dev/null && sudo head -c 20 /dev/vdb")
+    assert write.stdout == "stackling-volume-dat", write
+    # a filesystem on it, mounted inside the guest (the machine mounts it for the guest:
+    # guest_mounts.py), owned by the guest's root as its own
+    out = dp.ssh(ns, ip1, "sudo mke2fs /dev/vdb >/dev/null 2>&1; sudo mkdir -p /mnt/data && "
+                 "sudo mount -t ext2 /dev/vdb /mnt/data && echo kept | sudo tee /mnt/data/file"
+                 " >/dev/null && sudo ls -ln /mnt/data/file && grep ' /mnt/data ' /proc/mounts "
+                 "&& sudo umount /mnt/data && echo unmounted")
+    assert out.stdout.split("\n")[0].split()[2:4] == ["0", "0"], out
+    assert "/dev/vdb /mnt/data ext4 rw,nosuid,nodev" in out.stdout, out
+    assert out.stdout.strip().endswith("unmounted"), out
+    # what is not its own volume is refused as before (a loop device of the machine's)
+    out = dp.ssh(ns, ip1, "sudo mount -t ext4 /dev/loop0 /mnt/data 2>&1; "
+                 "sudo mount -t ext2 /dev/zero /mnt/data 2>&1; echo done")
+    assert out.stdout.strip().endswith("done") and "/mnt/data" not in dp.ssh(
+        ns, ip1, "cat /proc/mounts").stdout, out
     # the cirros user is not root: the node is the guest's root's alone
     assert dp.ssh(ns, ip1, "head -c 1 /dev/vdb").returncode != 0
     # the other guest has no such device
@@ -53,5 +67,6 @@ def test_a_volume_is_a_block_device_that_moves_between_servers(
                                      ).stdout.strip() == "gone")
     _attach(dp, two, volume)
     assert eventually(lambda: dp.ssh(ns, ip2, "test -b /dev/vdb").returncode == 0)
-    out = dp.ssh(ns, ip2, "sudo head -c 20 /dev/vdb")
-    assert out.stdout == "stackling-volume-dat", out
+    out = dp.ssh(ns, ip2, f"sudo mkdir -p /mnt/v && sudo mount -t ext2 /dev/disk/by-id/{serial}"
+                 " /mnt/v && cat /mnt/v/file")
+    assert out.stdout.strip() == "kept", out
