@@ -121,7 +121,8 @@ def read(db: Session) -> Desired:
 def _volumes(db: Session, server_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     """Each server's connected attachments (`attaching`/`attached`: Nova connected it
     to its host), as the guest's disks."""
-    settings = db.info.get("stackling.settings")
+    runtime = db.info.get("stackling.runtime")  # (the audit's session: the API's runtime)
+    settings = runtime.settings if runtime is not None else db.info.get("stackling.settings")
     if settings is None:
         return {}
     out: dict[str, list[dict[str, Any]]] = {}

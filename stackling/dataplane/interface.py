@@ -122,6 +122,9 @@ def audit_wire(db: Any, settings: Any) -> list[tuple[str, str, str, str, str]]:
         want = inventory.expected(desired.read(db), names, network.trunks_all(db))
     else:
         want = inventory.Inventory()
-    have = inventory.observed(names, Path("/run/stackling") / names.prefix)
+    from stackling.block_storage import interface as block_storage
+
+    have = inventory.observed(names, Path("/run/stackling") / names.prefix,
+                              block_storage.volume_path(settings, "-").parent)
     return [("dataplane.wire", f"{d.kind} {d.name}", d.expected, d.actual, d.message)
             for d in inventory.compare(want, have)]

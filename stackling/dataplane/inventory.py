@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from stackling.dataplane import desired as desired_
-from stackling.dataplane import kernel
+from stackling.dataplane import kernel, volumes
 from stackling.dataplane.dhcp import METADATA_IP
 from stackling.dataplane.names import Names
 
@@ -43,6 +43,10 @@ class Inventory:
     metadata: set[str] = field(default_factory=set)  # network ids with a listening socket
     host_links: set[str] = field(default_factory=set)  # prefixed links in the machine's namespace
     strays: set[str] = field(default_factory=set)  # "pid: cmdline" of processes under run_dir
+    # volumes on the wire (volumes.py), each "<server id>/<vdX> <volume id>": the loop
+    # devices attached for them, and the device nodes in the running guests' /dev
+    loops: set[str] = field(default_factory=set)
+    nodes: set[str] = field(default_factory=set)
 
     def link(self, namespace: str, *names: str) -> None:
         self.links.setdefault(namespace, set()).update(names)
@@ -147,6 +151,9 @@ def expected(d: desired_.Desired, names: Names, trunks: list[dict] | None = None
         ns = names.guest(server["id"])
         inv.namespaces.add(ns)  # (what is inside is the guest's: its own network stack)
         inv.guests.add(server["id"])
+        for disk in volumes.wanted(d.volumes.get(server["id"], [])):
+            inv.loops.add(f"{server['id']}/{disk.name} {disk.volume_id}")
+            inv.nodes.add(f"{server['id']}/{disk.name} {disk.volume_id}")
         ports = [p for p in d.by_device.get(server["id"], [])
                  if p["device_owner"].startswith("compute:") and p["network_id"] in bridges
                  and (plan is None or p["id"] in plan.placement)]
@@ -159,8 +166,9 @@ def expected(d: desired_.Desired, names: Names, trunks: list[dict] | None = None
 
 
 # ------------------------------------------------------------------ the live kernel
-def observed(names: Names, run_dir: Path) -> Inventory:
-    """The cloud's objects in the kernel now (root: it enters every namespace of ours)."""
+def observed(names: Names, run_dir: Path, volumes_dir: Path | None = None) -> Inventory:
+    """The cloud's objects in the kernel now (root: it enters every namespace of ours);
+    `volumes_dir` the block-storage backend's, whose files' loop devices are the cloud's."""
     inv = Inventory()
     inv.namespaces = set(kernel.list_namespaces(names.prefix))
     from pyroute2 import IPRoute
@@ -186,7 +194,47 @@ def observed(names: Names, run_dir: Path) -> Inventory:
         if ns.startswith(names.dhcp("")) and _listens(ns, *METADATA_LISTEN):
             inv.metadata.add(ns[len(names.dhcp("")):])
     inv.strays = _strays(run_dir, inv)
+    inv.loops, inv.nodes = _volumes(run_dir, volumes_dir, inv.guests)
     return inv
+
+
+def _volumes(run_dir: Path, volumes_dir: Path | None, guests: set[str]
+             ) -> tuple[set[str], set[str]]:
+    """The volumes' loop devices (by their records, and any other over a volume's file:
+    "(no attachment)/<loop> <volume id>") and the block nodes in running guests' /dev
+    (by the loop device each one opens; "?" for a device that is none of them)."""
+    loops, nodes = set(), set()
+    by_rdev: dict[int, str] = {}  # loop's device number -> "<vdX> <volume id>"
+    recorded = set()
+    for server_id, records in volumes.Volumes(run_dir).attached().items():
+        for volume_id, data in records.items():
+            loops.add(f"{server_id}/{data.get('name', '?')} {volume_id}")
+            recorded.add(data["loop"])
+            try:
+                by_rdev[os.stat(data["loop"]).st_rdev] = volume_id
+            except OSError:
+                continue
+    if volumes_dir is not None:
+        for loop, file in volumes.loops_backing(volumes_dir).items():
+            if loop not in recorded:
+                loops.add(f"(no attachment)/{loop.removeprefix('/dev/')} {Path(file).name}")
+    launchers = dict(_pid_files(run_dir / "guests"))
+    children: dict[int, list[int]] = {}
+    for pid in _descendants(set(launchers.values())):
+        try:
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(pid)
+    for server_id in guests:
+        inside = volumes.guest_process(launchers[server_id], children)
+        try:
+            found = volumes.nodes(inside) if inside is not None else {}
+        except OSError:
+            continue
+        for name, rdev in found.items():
+            nodes.add(f"{server_id}/{name} {by_rdev.get(rdev, '?')}")
+    return loops, nodes
 
 
 NFT_FAMILIES = {1: "inet", 2: "ip", 3: "arp", 5: "netdev", 7: "bridge", 10: "ip6"}
@@ -348,4 +396,8 @@ def compare(want: Inventory, have: Inventory) -> list[Difference]:
     diff("radvd", want.radvd, have.radvd)
     diff("metadata", want.metadata, have.metadata)
     diff("process", set(), have.strays)
+    diff("volume loop device", want.loops, have.loops)
+    # (a guest whose launcher runs but that is not past its pivot yet has no /dev to read)
+    diff("volume device node", {n for n in want.nodes if n.split("/")[0] in have.guests},
+         have.nodes)
     return out

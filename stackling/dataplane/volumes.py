@@ -260,6 +260,37 @@ class Volumes:
         return changed
 
 
+def nodes(pid: int) -> dict[str, int]:
+    """The block device nodes `vdX` in the guest's /dev (through `pid`, a process of it
+    past its pivot): name -> its device number."""
+    root = os.open(f"/proc/{pid}/root", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        dev = os.open("dev", O_DIR, dir_fd=root)
+    finally:
+        os.close(root)
+    try:
+        out = {}
+        for name in os.listdir(dev):
+            if DEVICE.match(name):
+                st = os.stat(name, dir_fd=dev, follow_symlinks=False)
+                if stat.S_ISBLK(st.st_mode):
+                    out[name] = st.st_rdev
+        return out
+    finally:
+        os.close(dev)
+
+
+def loops_backing(directory: Path) -> dict[str, str]:
+    """Every loop device whose backing file is in `directory`: loop -> file."""
+    base = str(directory.resolve())
+    out = {}
+    for entry in Path("/sys/block").glob("loop*"):
+        file = backing_file(f"/dev/{entry.name}")
+        if file and os.path.dirname(file) == base:
+            out[f"/dev/{entry.name}"] = file
+    return out
+
+
 def _mode(disk: Disk) -> int:
     return 0o440 if disk.readonly else 0o660
 

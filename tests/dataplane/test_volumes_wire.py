@@ -70,3 +70,47 @@ def test_a_volume_is_a_block_device_that_moves_between_servers(
     out = dp.ssh(ns, ip2, f"sudo mkdir -p /mnt/v && sudo mount -t ext2 /dev/disk/by-id/{serial}"
                  " /mnt/v && cat /mnt/v/file")
     assert out.stdout.strip() == "kept", out
+
+    # kill -9 of the cloud: the guest keeps its disk and its mount; the next start adopts
+    # them (nothing attached twice), and mounts are still served (its supervisor is the
+    # guest's, not the service's)
+    loops = _loops(dp)
+    dp.cloud.stop(kill=True)
+    assert dp.ssh(ns, ip2, "cat /mnt/v/file").stdout.strip() == "kept"
+    dp.cloud.start()
+    assert dp.wait_ssh(ns, ip2, "cat /mnt/v/file; test -b /dev/vdb && echo disk"
+                       ).split() == ["kept", "disk"]
+    out = dp.ssh(ns, ip2, "sudo umount /mnt/v && sudo mount -t ext4 /dev/vdb /mnt/v && "
+                 "echo again | sudo tee -a /mnt/v/file >/dev/null && sudo umount /mnt/v && "
+                 "echo ok")
+    assert out.stdout.strip() == "ok", out
+    assert _loops(dp) == loops
+    _detach(dp, two, volume)
+    assert eventually(lambda: dp.ssh(ns, ip2, "test -e /dev/vdb || echo gone"
+                                     ).stdout.strip() == "gone")
+    assert eventually(lambda: not _loops(dp))
+
+    # snapshot -> new volume -> a third server, attached before its next boot too
+    snap = dp.sdk.block_storage.create_snapshot(volume_id=volume.id, name="data-snap")
+    dp.sdk.block_storage.wait_for_status(snap, status="available", wait=60, interval=0.2)
+    copy = dp.sdk.block_storage.create_volume(size=1, snapshot_id=snap.id, name="copy")
+    dp.sdk.block_storage.wait_for_status(copy, status="available", wait=60, interval=0.2)
+    three = dp.server("vm-vol3", net.id)
+    ip3 = dp.address(three)
+    dp.wait_ssh(ns, ip3)
+    _attach(dp, three, copy)
+    assert eventually(lambda: dp.ssh(ns, ip3, "test -b /dev/vdb").returncode == 0)
+    dp.sdk.compute.reboot_server(three, "HARD")
+    dp.sdk.compute.wait_for_server(three, status="ACTIVE", wait=60, interval=0.2)
+    out = dp.wait_ssh(ns, ip3, f"readlink /dev/disk/by-id/virtio-{copy.id[:20]}; sudo mkdir -p"
+                      " /mnt/c && sudo mount /dev/vdb /mnt/c && cat /mnt/c/file")
+    assert out.split() == ["../../vdb", "kept", "again"], out
+
+
+def _loops(dp: DataplaneCloud) -> list[str]:
+    """The loop devices of the cloud's volumes."""
+    import subprocess
+
+    out = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    return sorted(line.split(":")[0] for line in out.splitlines()
+                  if str(dp.cloud.data_dir / "volumes") + "/" in line)
