@@ -4,9 +4,10 @@ reboot, and its data goes with it to another server."""
 
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
-from tests.dataplane.conftest import DataplaneCloud, eventually
+from tests.dataplane.conftest import DataplaneCloud, eventually, wire_findings
 from tests.dataplane.test_images_boot import _ssh_allowed
 
 
@@ -106,11 +107,27 @@ def test_a_volume_is_a_block_device_that_moves_between_servers(
                       " /mnt/c && sudo mount /dev/vdb /mnt/c && cat /mnt/c/file")
     assert out.split() == ["../../vdb", "kept", "again"], out
 
+    # the audit: a loop device over a volume's file that no attachment explains is a
+    # finding, and so is a guest's volume node gone missing
+    stray = subprocess.run(["losetup", "--find", "--show", "--read-only",
+                            str(dp.cloud.data_dir / "volumes" / volume.id)],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        assert eventually(lambda: any(f["resource"] == "volume loop device (no attachment)/"
+                                      f"{stray.removeprefix('/dev/')} {volume.id}"
+                                      for f in wire_findings(dp))), wire_findings(dp)
+    finally:
+        subprocess.run(["losetup", "--detach", stray], check=True)
+    assert dp.ssh(ns, ip3, "sudo umount /mnt/c && sudo rm /dev/vdb && echo ok"
+                  ).stdout.strip() == "ok"
+    assert any(f["resource"] == f"volume device node {three.id}/vdb {copy.id}"
+               and f["actual"] == "missing" for f in wire_findings(dp)), wire_findings(dp)
+    # ... made again by the reconciler's full check (every 30th pass: reconciler.FULL_EVERY)
+    assert eventually(lambda: dp.ssh(ns, ip3, "test -b /dev/vdb").returncode == 0, timeout=180)
+
 
 def _loops(dp: DataplaneCloud) -> list[str]:
     """The loop devices of the cloud's volumes."""
-    import subprocess
-
     out = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
     return sorted(line.split(":")[0] for line in out.splitlines()
                   if str(dp.cloud.data_dir / "volumes") + "/" in line)
