@@ -100,9 +100,11 @@ def _processes(marker: str) -> list[str]:
         if pid.isdigit():
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
             except OSError:
                 continue
-            if marker in cmd:
+            # (a guest's mount supervisor is its launcher's fork: guest_mounts.py)
+            if marker in cmd and comm != "guest-mounts":
                 out.append(cmd)
     return out
 
