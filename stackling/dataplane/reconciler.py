@@ -802,7 +802,7 @@ class Reconciler:
         if pid is None:
             raise RuntimeError("the guest is not up yet: its volumes wait")
         # (the mount supervisor's list first: it mounts only what the list names)
-        listed = self.guests._gdir(server_id) / "disks"
+        listed = self.guests.gdir(server_id) / "disks"
         text = self.volumes.boot_list(server_id, disks)
         if not listed.exists() or listed.read_text() != text:
             tmp = listed.with_name("disks.tmp")
