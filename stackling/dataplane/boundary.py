@@ -241,13 +241,22 @@ def make_namespaces(netns_name: str, userns_file: Path, base: int, parent: str |
     it owns, named `netns_name` (under /run/netns, made from `parent`'s so its socket tables
     are small: kernel.CHILD_HASHES); the user namespace is kept by a bind mount on
     `userns_file`. Made by a child process: a threaded one cannot enter a new user
-    namespace."""
+    namespace.
+
+    Made as the guest's own root (`base`), not the machine's: a user namespace's owner is
+    its maker, and the kernel charges what a namespace's processes hold (inotify instances,
+    namespaces, ...) to its owner in the parent namespace against the machine's per-user
+    limits. Owned by the machine's root, every guest's systemd shared root's 128 inotify
+    instances (fs.inotify.max_user_instances): with ~20 guests booting, networkd and resolved
+    failed "Too many open files" and eth0 stayed down. Owned by `base`, each guest has a
+    user's limits of its own, as an LXC container its unprivileged user makes."""
     kernel.remove_namespace(netns_name)
     release_userns(userns_file)
 
     def spawn() -> subprocess.Popen:
         return subprocess.Popen(["unshare", "--user", "--net", "--", "/bin/busybox", "sh", "-c",
-                                 "read _"], stdin=subprocess.PIPE, close_fds=True)
+                                 "read _"], stdin=subprocess.PIPE, close_fds=True,
+                                user=base, group=base, extra_groups=[])
 
     proc = kernel.in_namespace(parent, spawn) if parent else spawn()
     try:
