@@ -6,6 +6,14 @@ hierarchy in any case: the guest's cgroup namespace is rooted there, so a cgroup
 made inside a guest shows its own cgroup, never the machine's tree. A memory hog is killed
 by the kernel's OOM killer inside its own cgroup and a fork bomb stops at `pids.max`; the
 machine, its neighbours and the API go on.
+
+CPU weight as a VM's: the kernel shares CPU among the entities of a level, and the cloud's
+level `<prefix>` is one entity among the machine's processes. At the default weight every
+guest of the cloud together had one process's share (20 Debian guests booting on a loaded
+machine each got a twentieth of it, and systemd's start timeouts ran out); a KVM guest's
+vCPU is a thread of the machine's with a process's weight. So each guest weighs its vCPUs
+(SHARES_PER_VCPU each) and the cloud's level the sum of its guests', recounted as they come
+and go; the quota still holds each guest to its vCPUs.
 """
 
 from __future__ import annotations
@@ -19,6 +27,10 @@ from pathlib import Path
 
 CONTROLLERS = ("memory", "cpu", "pids")
 PERIOD_US = 100_000
+# One vCPU weighs what one process of the machine does by default: cgroup v1 cpu.shares
+# (1024, at most 262144), v2 cpu.weight (100, at most 10000)
+SHARES_PER_VCPU, MAX_SHARES = 1024, 262144
+WEIGHT_PER_VCPU, MAX_WEIGHT = 100, 10000
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,7 @@ class Cgroups:
                 _write(d / "cpu.max", f"{quota} {PERIOD_US}")
             if "pids" in v2_controllers:
                 _write(d / "pids.max", str(limits.pids))
+        self._weigh(server_id, max(1, limits.vcpus))
         if self.v2 is not None and delegate_to is not None:
             d = self.v2 / self.prefix / server_id
             for path in (d, d / "cgroup.procs", d / "cgroup.threads", d / "cgroup.subtree_control"):
@@ -114,6 +127,31 @@ class Cgroups:
                 except FileNotFoundError:
                     pass
         return self.dirs(server_id)
+
+    def _cpu_level(self) -> tuple[Path, str, int, int] | None:
+        """The cloud's level in the cpu hierarchy, its weight file, one vCPU's weight, max."""
+        if "cpu" in self.v1:
+            return self.v1["cpu"] / self.prefix, "cpu.shares", SHARES_PER_VCPU, MAX_SHARES
+        if self.v2 is not None:
+            return self.v2 / self.prefix, "cpu.weight", WEIGHT_PER_VCPU, MAX_WEIGHT
+        return None
+
+    def _weigh(self, server_id: str | None, vcpus: int = 0) -> None:
+        """The guest's weight (its vCPUs'), then the cloud's level: its guests' summed."""
+        level = self._cpu_level()
+        if level is None:
+            return
+        top, name, per_vcpu, most = level
+        if server_id is not None:
+            _write(top / server_id / name, str(min(most, vcpus * per_vcpu)), missing_ok=True)
+        total = 0
+        for child in top.iterdir() if top.is_dir() else ():
+            try:
+                total += int((child / name).read_text()) if child.is_dir() else 0
+            except (OSError, ValueError):
+                continue  # (a guest's cgroup being removed)
+        if total:
+            _write(top / name, str(min(most, total)), missing_ok=True)
 
     def kill(self, server_id: str, patience: float = 10.0) -> None:
         """Every process of the guest, whatever its parent: its processes outlive their
@@ -143,6 +181,7 @@ class Cgroups:
         """Once its processes are gone (EBUSY until then: retried by the next pass)."""
         for d in self.dirs(server_id):
             _rmdir_tree(d)
+        self._weigh(None)
 
     def remove_all(self) -> None:
         roots = {self.v1[c] for c in CONTROLLERS if c in self.v1}

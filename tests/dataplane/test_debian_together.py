@@ -1,7 +1,9 @@
 """Debian guests created at once all boot (issue 30): each guest's user namespace is its own
 id's, so what its systemd holds (inotify instances above all) counts against a limit of its
 own, not against the machine's root's, which every guest shared (at 20 guests booting,
-networkd and resolved failed "Too many open files" in most of them and eth0 stayed down)."""
+networkd and resolved failed "Too many open files" in most of them and eth0 stayed down);
+and each guest weighs its vCPUs in the machine's CPU scheduler, as a VM's vCPU threads do,
+where all the cloud's guests together weighed one process."""
 
 from __future__ import annotations
 
@@ -43,6 +45,18 @@ def _base_id(dp: DataplaneCloud, server_id: str) -> int:
     raise AssertionError(f"no process of guest {server_id} in its user namespace")
 
 
+def _cpu_weights(dp: DataplaneCloud, server_ids: list[str]) -> tuple[int, list[int]]:
+    """The cloud's level's CPU weight and its guests' (cgroup v1 cpu.shares or v2 cpu.weight)."""
+    from stackling.dataplane.cgroups import Cgroups
+
+    cg = Cgroups(dp.prefix)
+    top, name = ((cg.v1["cpu"], "cpu.shares") if "cpu" in cg.v1 else (cg.v2, "cpu.weight"))
+    assert top is not None
+    level = top / dp.prefix
+    return (int((level / name).read_text()),
+            [int((level / sid / name).read_text()) for sid in server_ids])
+
+
 def test_debian_guests_created_at_once_all_boot(dataplane_cloud: DataplaneCloud) -> None:
     dp = dataplane_cloud
     image = _debian(dp)
@@ -73,3 +87,7 @@ def test_debian_guests_created_at_once_all_boot(dataplane_cloud: DataplaneCloud)
                       user="debian").stdout.split() == ["active", "active"]
         # the guest's user namespace is its own root's, not the machine's root's
         assert _userns_owner(dp, server.id) == _base_id(dp, server.id) != 0
+    # each guest weighs its vCPU as one process of the machine; the cloud, all of them
+    total, weights = _cpu_weights(dp, [s.id for s in servers])
+    assert len(set(weights)) == 1 and weights[0] in (1024, 100)  # (m1.tiny: 1 vCPU)
+    assert total == sum(weights)  # (no other guest in this cloud)
