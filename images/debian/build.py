@@ -155,6 +155,13 @@ def first_boot_state(root: Path) -> None:
         link = wants / unit
         if not link.is_symlink():
             link.symlink_to(f"/lib/systemd/system/{unit}")
+    # No password logins over SSH, set where cloud-init's ssh_pwauth looks (the main
+    # sshd_config), so its first boot finds nothing to change and does not restart sshd
+    sshd = root / "etc/ssh/sshd_config"
+    text = sshd.read_text()
+    if "\nPasswordAuthentication no\n" not in text:
+        sshd.write_text(text.replace("#PasswordAuthentication yes\n",
+                                     "PasswordAuthentication no\n", 1))
     # This image's own configuration (cloud-init's datasources in 90_dpkg.cfg, where its
     # debconf question would write them), owned by root.
     for src in (HERE / "files").rglob("*"):
