@@ -144,14 +144,17 @@ class Cgroups:
         top, name, per_vcpu, most = level
         if server_id is not None:
             _write(top / server_id / name, str(min(most, vcpus * per_vcpu)), missing_ok=True)
-        total = 0
-        for child in top.iterdir() if top.is_dir() else ():
+        # Guests start at once (threads of a pass, or other processes): each counts, and
+        # writes its count until the level holds what it counts after its own write, so
+        # the last writer's count, made after every guest's own weight, stands
+        for _ in range(10):
+            total = min(most, _children_sum(top, name))
             try:
-                total += int((child / name).read_text()) if child.is_dir() else 0
+                if not total or int((top / name).read_text()) == total:
+                    return
             except (OSError, ValueError):
-                continue  # (a guest's cgroup being removed)
-        if total:
-            _write(top / name, str(min(most, total)), missing_ok=True)
+                return  # (no such level: no weight to keep)
+            _write(top / name, str(total), missing_ok=True)
 
     def kill(self, server_id: str, patience: float = 10.0) -> None:
         """Every process of the guest, whatever its parent: its processes outlive their
@@ -194,6 +197,16 @@ class Cgroups:
                     if child.is_dir():
                         _rmdir_tree(child)
                 _rmdir(top)
+
+
+def _children_sum(top: Path, name: str) -> int:
+    total = 0
+    for child in top.iterdir() if top.is_dir() else ():
+        try:
+            total += int((child / name).read_text()) if child.is_dir() else 0
+        except (OSError, ValueError):
+            continue  # (a guest's cgroup being removed)
+    return total
 
 
 def _write(path: Path, value: str, missing_ok: bool = False) -> None:
