@@ -12,14 +12,20 @@ loops waiting on the same conditions, with shorter naps between looks.
 `STACKLING_TEST_CLIENT_POLL` sets another interval (e.g. 5 for upstream's).
 
 Run as a script, it is that warm process: one JSON request per line on stdin, one JSON
-answer per line on stdout.
+answer per line on stdout. `--serve SOCKET` makes it serve a unix socket instead, and
+`--connect SOCKET ARGS...` is the matching `openstack ARGS...` for a shell (the README
+walkthrough's): a small process that hands the warm one its argv, environment, working
+directory and its own stdin/stdout/stderr (the child writes to them directly, so pipes and
+`$(...)` work as with the console script) and exits with the command's status.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -132,16 +138,19 @@ def _shorten(func: Any, name: str) -> None:
     func.__defaults__ = tuple(defaults)
 
 
-def _child(shell: Any, request: dict[str, Any]) -> int:
+def _child(shell: Any, request: dict[str, Any], fds: tuple[int, int, int] | None = None
+           ) -> int:
+    """Run one command; its stdin/stdout/stderr are `fds`, else /dev/null and the request's
+    two files."""
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
-    stdin = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(stdin, 0)
-    os.dup2(out, 1)
-    os.dup2(err, 2)
+    if fds is None:
+        fds = (os.open(os.devnull, os.O_RDONLY),
+               os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+               os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
     signal.alarm(request["timeout"])  # a hung command dies as subprocess.run's timeout would
     sys.argv = [sys.argv[0], *request["argv"]]
     try:
@@ -155,10 +164,60 @@ def _child(shell: Any, request: dict[str, Any]) -> int:
     return int(rc or 0)
 
 
+def _serve(path: str) -> None:
+    """Fork a child per connection to `path`: one request and three fds in, a status out."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(path)
+        server.listen(16)  # a command that comes during the warm-up waits for it
+        shell = _warm()
+        while True:
+            conn, _ = server.accept()
+            if os.fork() != 0:
+                conn.close()
+                continue
+            code = 1
+            try:
+                server.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+                while chunk := conn.recv(1 << 16):  # the rest of a long request
+                    data += chunk
+                code = _child(shell, json.loads(data), (fds[0], fds[1], fds[2]))
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stderr.flush()
+                with contextlib.suppress(OSError):
+                    conn.sendall(b"%d\n" % (code & 0xFF))
+                os._exit(code & 0xFF)
+
+
+def _connect(path: str, argv: list[str]) -> int:
+    """`openstack *argv` run by the warm process serving `path`; its exit status."""
+    request = {"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "timeout": 600}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(path)
+        data = json.dumps(request).encode()
+        sent = socket.send_fds(conn, [data[:1 << 16]], [0, 1, 2])
+        conn.sendall(data[sent:])
+        conn.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := conn.recv(64):
+            answer += chunk
+    return int(answer or b"1")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--connect"]:
+        raise SystemExit(_connect(sys.argv[2], sys.argv[3:]))
+    serve = sys.argv[2] if sys.argv[1:2] == ["--serve"] else None
     sys.path.pop(0)  # this file's folder (tests/) is not on the console script's path
     # as the console script's: cliff names the program from it when imported
     sys.argv = [str(Path(sys.executable).parent / "openstack")]
+    if serve:
+        _serve(serve)
+        return
     shell = _warm()
     for line in sys.stdin.buffer:
         request = json.loads(line)

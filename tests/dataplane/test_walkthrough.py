@@ -7,6 +7,10 @@ The session is a new user's second shell: the working directory stands for the c
 clone. A ```yaml block is written to the file the line before it names (`web.yaml`:).
 Blocks the README marks `<!-- not run: why -->` (serving in the foreground, the whole
 suite) are skipped and listed; this test starts the cloud `make run` would serve.
+
+`openstack` is the real CLI forked from a warm process (tests/openstack_cli.py, as in the
+client tests), a shell function like `make`: the same argv, environment, working directory
+and stdio, without its second of imports per command; its `--wait` loops look every 0.1 s.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +34,7 @@ from tests.dataplane.conftest import DataplaneCloud
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+OPENSTACK_CLI = ROOT / "tests" / "openstack_cli.py"
 NOT_RUN = re.compile(r"^<!-- not run: (.*) -->$")
 FILE_NAME = re.compile(r"`([\w.-]+\.ya?ml)`:$")
 
@@ -75,8 +82,10 @@ def test_readme_blocks_are_found() -> None:
     assert 1 <= len([b for b in shell if b.not_run]) <= 3
 
 
-def session_script(blocks: list[Block], work: Path) -> str:
-    out = ["set -eo pipefail", f"make() {{ command make -C {ROOT} \"$@\"; }}", f"cd {work}"]
+def session_script(blocks: list[Block], work: Path, cli_socket: Path) -> str:
+    out = ["set -eo pipefail", f"make() {{ command make -C {ROOT} \"$@\"; }}",
+           f"openstack() {{ {sys.executable} -I -S {OPENSTACK_CLI} --connect {cli_socket} \"$@\"; }}",
+           f"cd {work}"]
     for block in blocks:
         if block.language == "sh" and not block.not_run:
             out += [f"echo '### README.md line {block.line}'", "set -x", block.text, "set +x"]
@@ -92,10 +101,30 @@ def short_home() -> Iterator[Path]:
     shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.fixture
+def cli_socket() -> Iterator[Path]:
+    """The socket of a warm `openstack` (tests/openstack_cli.py --serve), stopped after."""
+    folder = Path(tempfile.mkdtemp(prefix="sl-osc-"))  # a unix socket's path: 108 bytes
+    path = folder / "cli.sock"
+    proc = subprocess.Popen([sys.executable, str(OPENSTACK_CLI), "--serve", str(path)],
+                            cwd=ROOT, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # it listens before its imports: a command waits for them
+        assert path.exists(), f"the warm openstack CLI did not start ({proc.poll()})"
+        yield path
+    finally:  # the warm process and any command of it still running
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 # eight guests, three moves and an Ansible run: minutes, more on a loaded machine
 @pytest.mark.timeout(1800)
 def test_readme_runs_as_printed(dataplane_cloud: DataplaneCloud, tmp_path: Path,
-                                short_home: Path) -> None:
+                                short_home: Path, cli_socket: Path) -> None:
     dp = dataplane_cloud
     work, home = tmp_path / "clone", short_home
     work.mkdir()
@@ -115,7 +144,7 @@ def test_readme_runs_as_printed(dataplane_cloud: DataplaneCloud, tmp_path: Path,
     env.update(HOME=str(home), PATH="/usr/sbin:/usr/bin:/sbin:/bin")
     log = tmp_path / "readme.log"
     with log.open("w") as fh:
-        proc = subprocess.Popen(["bash", "-c", session_script(blocks, work)], cwd=work,
+        proc = subprocess.Popen(["bash", "-c", session_script(blocks, work, cli_socket)], cwd=work,
                                 env=env, stdin=subprocess.DEVNULL, stdout=fh,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         try:
