@@ -440,9 +440,13 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
 # - the dataplane tests (tests/dataplane), one at a time: each checks that the machine's own
 #   network namespace ends as it began, which another's guests would disturb;
 # - otherwise the test's module: its module-scoped fixtures are built once.
-# Groups start longest first (races, live-cloud stories, browser, then in-process tests), so
-# that no long group starts last and keeps one worker busy alone at the end.
-_RANKS = {"concurrency": 1, "clients": 1, "browser": 2, "api": 5}
+# Groups start longest first, so that no long group starts last and keeps one worker busy
+# alone at the end: the two dataplane streams and the PostgreSQL and MariaDB client stories
+# (one worker each from the start), the races, then the SQLite stories, browser, in-process
+# tests. Ranks sort the tests before xdist hands out groups in order of first appearance: the
+# streams had rank 1 with every SQLite client and concurrency module, which come first by
+# path, so they started 20 minutes into a loaded run (64 groups ahead of them).
+_RANKS = {"concurrency": 3, "clients": 3, "browser": 4, "api": 5}
 # About half of the dataplane tests' time (IPv6 is the longest module)
 _DATAPLANE_A = {"test_ipv6.py", "test_routed.py", "test_wire.py", "test_routers.py",
                 "test_dhcp_names.py", "test_lease.py", "test_power.py", "test_walkthrough.py"}
@@ -465,14 +469,14 @@ def _group(nodeid: str) -> tuple[int, str]:
     folder = path.split("/")[1] if path.count("/") > 1 else ""
     backend = _id_backend(nodeid)
     if folder == "concurrency" and backend in ("postgresql", "mariadb"):
-        return 0, f"races-{backend}"
+        return 2, f"races-{backend}"
     if folder == "clients" and backend in ("postgresql", "mariadb"):
-        return 3, f"clients-{backend}"
+        return 1, f"clients-{backend}"
     if folder == "dataplane":  # live guests: two streams, each a fixed set of modules
         # (every cloud has its own prefix and the machine's namespace is untouched, so two
         # clouds at once never meet; more would crowd the 2 cores the guests boot on)
         stream = "a" if path.rsplit("/", 1)[-1] in _DATAPLANE_A else "b"
-        return 1, f"dataplane-{stream}"
+        return 0, f"dataplane-{stream}"
     if path in _BY_BACKEND and backend:
         return _RANKS.get(folder, 6), f"{path}-{backend}"
     return _RANKS.get(folder, 6), path
