@@ -144,7 +144,10 @@ def test_a_real_playbook_provisions_and_configures(dataplane_cloud: DataplaneClo
         f"[outside]\noutside ansible_connection=local ansible_python_interpreter={inside}\n")
     env = {**os.environ, "OS_CLIENT_CONFIG_FILE": str(dp.cloud.data_dir / "clouds.yaml"),
            "ANSIBLE_SSH_ARGS": f"-F {config}", "ANSIBLE_HOST_KEY_CHECKING": "False",
-           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_PYTHON_INTERPRETER": "auto_silent"}
+           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_PYTHON_INTERPRETER": "auto_silent",
+           # a module piped to the guest's python on the task's one SSH session, not put
+           # as a file first (a new session each: its `stackling connect` and handshake)
+           "ANSIBLE_PIPELINING": "True"}
     env.pop("OS_CLOUD", None)
 
     def play() -> str:
