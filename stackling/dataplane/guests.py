@@ -277,8 +277,11 @@ class Guests:
             raise RuntimeError(f"guest {spec.server_id}: no user namespace to boot in")
         dirs = self.cgroups.create(spec.server_id, cgroups.Limits(
             spec.memory_mb, spec.vcpus, self.pids_max), delegate_to=base)
+        # The flavor-sized root filesystem (disks.py, `spec.disk_gb`) is off: a boot after a
+        # resize or reboot could find the last boot's filesystem still held and never start
+        # (issue 30, not yet found why); the layer is plain directories, unbounded, as before
         self.disks.mount(spec.server_id, image_root or self.template,
-                         spec.generation, gdir, userns, base, seed, spec.disk_gb)
+                         spec.generation, gdir, userns, base, seed, 0)
         bpf = boundary.seccomp_filter(self.seccomp)
         expected = f"{boundary.caps_mask():016x} 2 0 {base} {boundary.ID_RANGE}"
         if os.environ.get("STACKLING_TEST_GUEST_BOUNDARY_FAULT"):  # the check's own test
