@@ -421,6 +421,20 @@ def make_api(data_dir: Path, **settings: Any) -> Iterator[ApiClient]:
         yield ApiClient(client, runtime)
 
 
+def backend_api(backend: str, tmp_path_factory: pytest.TempPathFactory, name: str,
+                **settings: Any) -> Iterator[ApiClient]:
+    """An in-process cloud on `backend` (a module fixture's body over BACKENDS): its own
+    database and data dir, both gone afterwards."""
+    base: Path = tmp_path_factory.mktemp(f"{name}-{backend}")
+    url = create_database(backend, base / "db")
+    try:
+        yield from make_api(base / "data", **settings,
+                            **({} if backend == "sqlite" else {"database_url": url}))
+    finally:
+        drop_database(url)
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
     """A fresh in-process cloud per test module."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import threading
 import time
 import uuid
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import BACKENDS, create_database, drop_database, make_api
+from tests.conftest import BACKENDS, backend_api
 
 V3 = "/volume/v3"
 LATEST = {"OpenStack-API-Version": "volume latest"}
@@ -25,14 +24,8 @@ GiB = 1024 ** 3
 @pytest.fixture(scope="module", params=BACKENDS)
 def bapi(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
          ) -> Iterator[Any]:
-    base: Path = tmp_path_factory.mktemp(f"block-storage-{request.param}")
-    url = create_database(request.param, base / "db")
-    try:
-        yield from make_api(base / "data", block_storage={"backup_chunk_size": 65536},
-                            **({} if request.param == "sqlite" else {"database_url": url}))
-    finally:
-        drop_database(url)
-        shutil.rmtree(base, ignore_errors=True)
+    yield from backend_api(request.param, tmp_path_factory, "block-storage",
+                           block_storage={"backup_chunk_size": 65536})
 
 
 @pytest.fixture(autouse=True)

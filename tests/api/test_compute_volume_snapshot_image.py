@@ -7,16 +7,14 @@ the request's)."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.api.test_block_storage import LATEST, V3, ok, project_id, wait
 from tests.api.test_compute import CIRROS, MAX, mv, wait_status
-from tests.conftest import BACKENDS, create_database, drop_database, make_api
+from tests.conftest import BACKENDS, backend_api
 
 S = "/compute/v2.1/servers"
 
@@ -24,14 +22,7 @@ S = "/compute/v2.1/servers"
 @pytest.fixture(scope="module", params=BACKENDS)
 def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         ) -> Iterator[Any]:
-    base: Path = tmp_path_factory.mktemp(f"volume-snapshot-image-{request.param}")
-    url = create_database(request.param, base / "db")
-    try:
-        yield from make_api(base / "data",
-                            **({} if request.param == "sqlite" else {"database_url": url}))
-    finally:
-        drop_database(url)
-        shutil.rmtree(base, ignore_errors=True)
+    yield from backend_api(request.param, tmp_path_factory, "volume-snapshot-image")
 
 
 @pytest.fixture(autouse=True)

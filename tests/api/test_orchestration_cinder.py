@@ -7,9 +7,7 @@ an image made into a volume by its block_device_mapping_v2 (Heat's validation to
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +15,7 @@ import pytest
 from tests.api.test_block_storage import LATEST, V3, ok, project_id
 from tests.api.test_compute import MAX, mv
 from tests.api.test_orchestration import Heat, heat_error, tmpl, unique
-from tests.conftest import BACKENDS, create_database, drop_database, make_api
+from tests.conftest import BACKENDS, backend_api
 
 S = "/compute/v2.1/servers"
 
@@ -25,14 +23,7 @@ S = "/compute/v2.1/servers"
 @pytest.fixture(scope="module", params=BACKENDS)
 def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         ) -> Iterator[Any]:
-    base: Path = tmp_path_factory.mktemp(f"orchestration-cinder-{request.param}")
-    url = create_database(request.param, base / "db")
-    try:
-        yield from make_api(base / "data",
-                            **({} if request.param == "sqlite" else {"database_url": url}))
-    finally:
-        drop_database(url)
-        shutil.rmtree(base, ignore_errors=True)
+    yield from backend_api(request.param, tmp_path_factory, "orchestration-cinder")
 
 
 @pytest.fixture(scope="module")
