@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from stackling.dataplane import idmap, kernel
+from stackling.dataplane.images import mounts
 
 LOG = logging.getLogger(__name__)
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -51,7 +52,7 @@ MKFS = ("mkfs.ext4", "-q", "-F", "-m", "0", "-E",
 # fsync of the whole file on the machine: seconds at a clean stop of a loaded machine
 MOUNT_OPTIONS = b"noinit_itable,nobarrier"
 MS_NOSUID, MS_NODEV = 2, 4
-LOOP_CTL_GET_FREE, LOOP_CONFIGURE, LOOP_CLR_FD = 0x4C82, 0x4C0A, 0x4C01
+LOOP_CTL_GET_FREE, LOOP_CONFIGURE = 0x4C82, 0x4C0A
 LO_FLAGS_AUTOCLEAR = 4
 
 
@@ -223,7 +224,11 @@ class Disks:
         while self.loops() and time.monotonic() < deadline:
             time.sleep(0.02)
         for device in self.loops():
-            _detach(device)
+            try:
+                mounts.detach(device)
+            except OSError as e:
+                if e.errno != errno.EBUSY:  # (busy: the kernel detaches it once let go)
+                    raise
 
 
 def _loops() -> list[tuple[str, str]]:
@@ -323,20 +328,6 @@ def _unmount_now(target: Path) -> None:
             kernel.unmount(str(target))
         elif err not in (errno.EINVAL, errno.ENOENT):
             raise OSError(err, f"umount {target}: {os.strerror(err)}")
-
-
-def _detach(device: str) -> None:
-    try:
-        fd = os.open(device, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return
-    try:
-        fcntl.ioctl(fd, LOOP_CLR_FD)
-    except OSError as e:
-        if e.errno not in (errno.ENXIO, errno.EBUSY):
-            raise
-    finally:
-        os.close(fd)
 
 
 def _inside(root: Path, path: str) -> Path:

@@ -196,11 +196,7 @@ class Volumes:
         names in its /dev and must not steer the machine's root anywhere else."""
         want = {d.name: (d, _rdev(self.loop(server_id, d))) for d in disks}
         changed = False
-        root = os.open(f"/proc/{pid}/root", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            dev = os.open("dev", O_DIR, dir_fd=root)
-        finally:
-            os.close(root)
+        dev = _guest_dev(pid)
         try:
             for name in os.listdir(dev):
                 if not DEVICE.match(name):
@@ -260,14 +256,20 @@ class Volumes:
         return changed
 
 
+def _guest_dev(pid: int) -> int:
+    """The guest's /dev (through `pid`, a process of it past its pivot), opened without
+    following a link; the caller closes it."""
+    root = os.open(f"/proc/{pid}/root", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return os.open("dev", O_DIR, dir_fd=root)
+    finally:
+        os.close(root)
+
+
 def nodes(pid: int) -> dict[str, int]:
     """The block device nodes `vdX` in the guest's /dev (through `pid`, a process of it
     past its pivot): name -> its device number."""
-    root = os.open(f"/proc/{pid}/root", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        dev = os.open("dev", O_DIR, dir_fd=root)
-    finally:
-        os.close(root)
+    dev = _guest_dev(pid)
     try:
         out = {}
         for name in os.listdir(dev):
