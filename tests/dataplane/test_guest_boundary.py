@@ -31,6 +31,18 @@ def _guest_pids(dp: DataplaneCloud, server_id: str) -> list[int]:
     return descendants(int((_guest_dir(dp, server_id) / "pid").read_text()))
 
 
+def _guest_procs(dp: DataplaneCloud, server_id: str) -> dict[int, tuple[str, dict[str, str]]]:
+    """Each of the guest's processes that is still there once read: its user namespace and
+    its status (a process of the guest may end between the walk and the read)."""
+    procs = {}
+    for pid in _guest_pids(dp, server_id):
+        try:
+            procs[pid] = (os.readlink(f"/proc/{pid}/ns/user"), _status(pid))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return procs
+
+
 def _status(pid: int | str) -> dict[str, str]:
     text = Path(f"/proc/{pid}/status").read_text()
     return dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
@@ -74,20 +86,19 @@ def test_root_in_a_guest_holds_nothing_of_the_machine(dataplane_cloud: Dataplane
     # ... and on the machine: every process of the guest is in a user namespace that is not
     # the machine's, as an unprivileged id (never uid 0), with no capability there
     host_userns = os.readlink("/proc/self/ns/user")
-    pids = _guest_pids(dp, vm.id)
-    inside = [p for p in pids if os.readlink(f"/proc/{p}/ns/user") != host_userns]
-    assert inside and all(int(_status(p)["Uid"].split()[0]) >= 1 << 24 for p in inside)
-    assert all(_status(p)["Seccomp"] == "2" for p in pids)
+    procs = _guest_procs(dp, vm.id)
+    inside = [s for ns_, s in procs.values() if ns_ != host_userns]
+    assert inside and all(int(s["Uid"].split()[0]) >= 1 << 24 for s in inside)
+    assert all(s["Seccomp"] == "2" for _, s in procs.values())
     # the launcher's own processes that stay in the machine's user namespace (PID 1 of the
     # guest's PID namespace before it entered the guest's): none is left once booted, but
     # its console's copier (the pty's reader), which is nobody with no capability, and its
     # mount supervisor (guest_mounts.py: the machine's root, in the machine's PID
     # namespace, so no process of the guest sees or signals it)
-    outside = [p for p in pids if p not in inside]
-    assert sorted((_status(p)["Name"], _status(p)["Uid"].split()[0], _status(p)["CapEff"])
-                  for p in outside) == [("busybox", "65534", "0000000000000000"),
-                                        ("guest-mounts", "0", _status(os.getpid())["CapEff"])
-                                        ], outside
+    outside = sorted((s["Name"], s["Uid"].split()[0], s["CapEff"])
+                     for ns_, s in procs.values() if ns_ == host_userns)
+    assert outside == [("busybox", "65534", "0000000000000000"),
+                       ("guest-mounts", "0", _status(os.getpid())["CapEff"])], outside
 
     # mounts: the machine's cgroup trees, a sysfs, another proc, a block device
     for command in ("mount -t cgroup -o memory none /mnt", "mount -t cgroup2 none /mnt",
