@@ -46,8 +46,18 @@ def heat(api):
 def make(heat: Heat, networks: Any) -> tuple[str, dict[str, Any]]:
     name = unique()
     stack = heat.make(name, template(networks))
-    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    assert stack["stack_status"] == "CREATE_COMPLETE", (stack["stack_status_reason"],
+                                                        _scheduling(heat))
     return name, heat.outputs(stack)
+
+
+def _scheduling(heat: Heat) -> Any:
+    """What the cloud's servers and hosts say, for a build that found no host."""
+    servers = heat.api.get("/compute/v2.1/servers/detail?all_tenants=1").json()["servers"]
+    nodes = heat.api.get("/compute/v2.1/os-hypervisors/detail").json()["hypervisors"]
+    return ([(s["id"], s["status"], s.get("fault")) for s in servers],
+            [(n["hypervisor_hostname"], n["state"], n["status"], n["vcpus_used"],
+              n["memory_mb_used"], n["local_gb_used"]) for n in nodes])
 
 
 def update(heat: Heat, name: str, networks: Any) -> dict[str, Any]:
