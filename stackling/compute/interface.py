@@ -309,6 +309,25 @@ def guest_stopped(db: Session, server_id: str) -> bool:
     return True
 
 
+def guest_booted(db: Session, server_id: str, boots: int) -> bool:
+    """The server's guest has started its boot number `boots` (the dataplane): a reboot
+    waiting for it ends (ACTIVE). False when the server is not rebooting, or was asked
+    for another boot since (that one's start ends it)."""
+    from sqlalchemy import func
+
+    from stackling.compute import transitions
+    from stackling.compute.models import InstanceAction
+
+    inst = db.execute(select(Instance).where(Instance.uuid == server_id)
+                      .with_for_update()).scalar_one_or_none()
+    if inst is None or inst.task_state not in servers.REBOOT_TASKS:
+        return False
+    asked = db.scalar(select(func.count()).select_from(InstanceAction).where(
+        InstanceAction.instance_uuid == server_id,
+        InstanceAction.action.in_(_BOOTING_ACTIONS)))
+    return asked == boots and transitions.finish(db, inst, inst.task_state)
+
+
 def fail_server(db: Session, server_id: str, message: str) -> bool:
     """ERROR with a fault (code 500, as Nova records a hypervisor's failure), for a guest
     the dataplane cannot run as it must; False when the server is gone or already ERROR."""

@@ -632,6 +632,10 @@ ACTIONS = {
 }
 
 
+REBOOT_TASKS = ("rebooting", "rebooting_hard")
+REBOOT_BOOT_BOUND = 120.0  # seconds a guest's boot may take to start, past its power-off
+
+
 def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
                hard: bool = False) -> None:
     """Power actions take effect at once: there is no hypervisor to wait for; a reboot
@@ -643,19 +647,30 @@ def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
     allowed_states, vm_state, power_state, method = ACTIONS[action]
     if inst.locked and not ctx.is_admin:
         raise InstanceIsLocked(instance_uuid=inst.uuid)
-    if inst.vm_state not in allowed_states or inst.task_state is not None:
+    # Nova's ALLOW_REBOOT: a HARD reboot may cut a reboot under way short
+    busy = inst.task_state is not None and not (
+        action == "reboot" and hard and inst.task_state in REBOOT_TASKS)
+    if inst.vm_state not in allowed_states or busy:
         attr, state = ("task_state", inst.task_state) if inst.task_state else (
             "vm_state", inst.vm_state)
         raise InstanceInvalidState(method=method, instance_uuid=inst.uuid, attr=attr,
                                    state=state)
     task = ("rebooting_hard" if hard else "rebooting") if action == "reboot" else None
     runtime = db.info.get("stackling.runtime")
-    if action == "os-stop" and inst.vm_state == "active" and runtime is not None \
-            and runtime.settings.dataplane.driver == "netns":
+    guests = runtime is not None and runtime.settings.dataplane.driver == "netns"
+    if action == "os-stop" and inst.vm_state == "active" and guests:
         # a guest runs: its init is asked to power off, and the dataplane sets STOPPED
         # once it is gone (interface.guest_stopped), as Nova's compute manager does after
         # the driver's power_off (shutdown_timeout)
         inst.task_state, inst.updated_at = "powering-off", utcnow_precise()
+    elif task is not None and inst.vm_state == "active" and guests:
+        # the guest is rebooted (a soft one asked to power off first): REBOOT/HARD_REBOOT
+        # until its next boot has started (interface.guest_booted), as Nova's compute
+        # manager clears the task once the driver's reboot returns; bounded all the same
+        # (the power-off's wait and a boot's) in case no dataplane process is running
+        bound = runtime.settings.dataplane.shutdown_timeout + REBOOT_BOOT_BOUND
+        transitions.begin(db, inst, task, vm_state, power_state,
+                          seconds=max(bound, transitions.min_duration(db)))
     elif task is None or not transitions.begin(db, inst, task, vm_state, power_state):
         inst.vm_state, inst.power_state = vm_state, power_state
         inst.updated_at = utcnow_precise()

@@ -48,11 +48,12 @@ def min_duration(db: Session) -> float:
     return float(runtime.settings.compute.action_min_duration) if runtime is not None else 0.0
 
 
-def begin(db: Session, inst: Any, task_state: str, vm_state: str, power_state: int) -> bool:
-    """Put `inst` in `task_state` until the minimum duration has passed, after which it
-    becomes `vm_state`/`power_state`. False (nothing done) when the minimum is 0: the
-    caller completes the action itself."""
-    seconds = min_duration(db)
+def begin(db: Session, inst: Any, task_state: str, vm_state: str, power_state: int,
+          seconds: float | None = None) -> bool:
+    """Put `inst` in `task_state` until the minimum duration (or `seconds`) has passed,
+    after which it becomes `vm_state`/`power_state`; `finish` may end it sooner. False
+    (nothing done) when that is 0: the caller completes the action itself."""
+    seconds = min_duration(db) if seconds is None else seconds
     if seconds <= 0:
         return False
     now = utcnow_precise()
@@ -95,6 +96,24 @@ def complete_due(db: Session, now: dt.datetime) -> int:
         done += 1
     db.flush()
     return done
+
+
+def finish(db: Session, inst: Any, task_state: str) -> bool:
+    """End `inst`'s transition now (what waited for it is done) if it is still in
+    `task_state`: its end state set, its row gone (the delete owns it, as complete_due's).
+    False when it is in another task or its row was completed already."""
+    if inst.task_state != task_state:
+        return False
+    row = db.get(PendingTask, inst.uuid)
+    if row is None or row.task_state != task_state or not db.execute(delete(PendingTask).where(
+            PendingTask.instance_uuid == inst.uuid,
+            PendingTask.finish_after == row.finish_after)).rowcount:
+        return False
+    inst.task_state = None
+    inst.vm_state, inst.power_state = row.vm_state, row.power_state
+    inst.updated_at = utcnow_precise()
+    db.flush()
+    return True
 
 
 def next_due(db: Session) -> dt.datetime | None:

@@ -750,6 +750,7 @@ class Reconciler:
                 self.guests.start(spec, ns, root, seed,
                                   self.volumes.boot_list(server["id"], disks))
                 self._applied[server["id"]] = fingerprint
+                self._booted(server)
 
             self._jobs.add(f"guest {server['id']}", boot_guest)
             return
@@ -792,8 +793,21 @@ class Reconciler:
             if f"guest {server['id']}" not in self.failures and not any(
                     f"port {p['id']}" in self.failures for p in ports):
                 self._applied[server["id"]] = fingerprint
+            self._booted(server)  # (level-triggered: a start whose write was lost)
 
         self._jobs.add(f"guest {server['id']}", finish)
+
+    def _booted(self, server: dict[str, Any]) -> None:
+        """A reboot's server is ACTIVE once its guest's new boot has started (not before:
+        a client that waits for ACTIVE then logs in reaches the new boot, not the old)."""
+        if server.get("task_state") not in ("rebooting", "rebooting_hard"):
+            return
+
+        def write() -> None:
+            with self.database.transaction() as db:
+                compute.guest_booted(db, server["id"], server["boots"])
+
+        self._try(f"guest {server['id']} booted", write)
 
     def _disks(self, server_id: str, disks: list[volumes_.Disk]) -> None:
         """A running guest's volumes hot-plugged or unplugged (its /dev, then the loop

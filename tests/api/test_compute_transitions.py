@@ -39,6 +39,12 @@ def test_reboot_and_rebuild_states_are_observable(slow):
     assert status(slow, sid) == "REBOOT"
     busy = act(slow, sid, {"os-stop": None})
     assert busy.status_code == 409 and "task_state rebooting" in busy.text
+    # Nova's ALLOW_REBOOT: another soft reboot waits its turn, a HARD one cuts it short
+    again = act(slow, sid, {"reboot": {"type": "SOFT"}})
+    assert again.status_code == 409 and "task_state rebooting" in again.text
+    assert act(slow, sid, {"reboot": {"type": "HARD"}}).status_code == 202
+    assert status(slow, sid) == "HARD_REBOOT"
+    assert act(slow, sid, {"reboot": {"type": "HARD"}}).status_code == 202
     assert wait_status(slow, sid, statuses=("ACTIVE",))["status"] == "ACTIVE"
     assert act(slow, sid, {"reboot": {"type": "HARD"}}).status_code == 202
     assert status(slow, sid) == "HARD_REBOOT"

@@ -123,7 +123,9 @@ def test_debian_boots_systemd_and_cloud_init(dataplane_cloud: DataplaneCloud) ->
     keys = dp.in_ns(ns, "ssh-keyscan", "-t", "ed25519", ip).stdout.split()[-1:]
     assert dp.ssh(ns, ip, "touch ~/kept", user="debian").returncode == 0
     dp.sdk.compute.reboot_server(vm, "SOFT")
-    dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=120, interval=0.2)
+    # (a fresh look: the SDK's wait returns at once for an object that says ACTIVE)
+    dp.sdk.compute.wait_for_server(dp.sdk.compute.get_server(vm.id), status="ACTIVE",
+                                   wait=180, interval=0.2)
     assert eventually(lambda: dp.sdk.compute.get_server_console_output(vm)["output"]
                       .count("Debian GNU/Linux 12") >= 2, timeout=240)
     assert dp.wait_ssh(ns, ip, "ls ~", user="debian", timeout=240).split() == ["kept"]

@@ -61,7 +61,8 @@ def test_pause_reboot_rebuild(dataplane_cloud: DataplaneCloud) -> None:
     assert dp.ssh(ns, ip, "touch /dev/shm/before-reboot ~/kept").returncode == 0
     host_key = _host_key(dp, ns, ip)
     dp.sdk.compute.reboot_server(vm, "SOFT")
-    dp.sdk.compute.wait_for_server(vm, status="ACTIVE", wait=60, interval=0.2)
+    dp.sdk.compute.wait_for_server(dp.sdk.compute.get_server(vm.id), status="ACTIVE",
+                                   wait=60, interval=0.2)
     deadline = time.monotonic() + 60
     out = None
     while time.monotonic() < deadline:

@@ -14,6 +14,7 @@ from tests.dataplane.test_images_boot import (
     _cloud_init_done,
     _debian,
     _docker_archive,
+    _ssh_allowed,
 )
 
 
@@ -145,3 +146,45 @@ def test_an_init_that_ignores_the_power_off_is_killed_after_the_timeout(
     dp.sdk.compute.stop_server(vm)
     log = _shutoff_once_gone(dp, vm)
     assert log.count("power-off ignored") == 2, log[-2000:]
+
+
+def _booted_once_active(dp: DataplaneCloud, server: Any) -> tuple[list[str], str]:
+    """Waits for ACTIVE; the statuses seen on the way, and the boot token of the guest last
+    started as its run directory held it when ACTIVE was first seen (in the same poll)."""
+    run = Path("/run/stackling") / dp.prefix / "guests" / server.id
+    seen: list[str] = []
+    token: dict[str, str] = {}
+
+    def active() -> bool:
+        status = dp.sdk.compute.get_server(server.id).status
+        if not seen or seen[-1] != status:
+            seen.append(status)
+        if status != "ACTIVE":
+            return False
+        token["spec"] = (run / "spec").read_text()  # (written as its launcher starts)
+        return True
+
+    assert eventually(active, timeout=180), seen
+    return seen, token["spec"]
+
+
+def test_a_reboot_is_active_once_its_new_boot_has_started(
+        dataplane_cloud: DataplaneCloud) -> None:
+    """ACTIVE after a reboot is the new boot's (as Nova clears the task when the driver's
+    reboot returns): a client that waits for ACTIVE and logs in reaches the new boot, never
+    the old guest on its way down."""
+    dp = dataplane_cloud
+    net, _ = dp.network("dp-rb", "10.93.2.0/24")
+    _ssh_allowed(dp)  # from the network's DHCP namespace, as a user's machine
+    vm = dp.server("vm-rb", net.id)
+    ns, ip = dp.names.dhcp(net.id), dp.address(vm)
+    assert dp.wait_ssh(ns, ip).strip() == "vm-rb"
+    run = Path("/run/stackling") / dp.prefix / "guests" / vm.id
+    for kind in ("HARD", "SOFT"):
+        before = (run / "spec").read_text()
+        assert dp.ssh(ns, ip, "touch /dev/shm/old-boot").returncode == 0
+        dp.sdk.compute.reboot_server(vm, kind)
+        seen, spec = _booted_once_active(dp, vm)
+        assert seen[0] == ("HARD_REBOOT" if kind == "HARD" else "REBOOT"), seen
+        assert spec != before, (kind, spec, before)  # the new boot had started
+        assert dp.wait_ssh(ns, ip, "test -e /dev/shm/old-boot || echo new").strip() == "new"
