@@ -711,7 +711,7 @@ class Reconciler:
         taps = [self.names.tap(p["id"]) for p in ports]
         disks = volumes_.wanted(d.volumes.get(server["id"], []))
         fingerprint = (spec.token(), tuple(taps), tuple(places), server["state"], allowed,
-                       tuple(disks))
+                       tuple(disks), tuple(volumes_.file_size(d.path) for d in disks))
         if boot:
             # a boot is a fresh machine: its namespaces made anew, each NIC plugged with its
             # port's MAC and MTU (one request each, from a netlink socket of the job's own:

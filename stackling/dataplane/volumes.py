@@ -86,6 +86,29 @@ def _read_only(loop: str) -> bool:
         return False
 
 
+def file_size(path: str) -> int:
+    """The volume file's size (0: none): an extend grows it (block_storage's task)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _fit(loop: str, path: str) -> None:
+    """The loop device as large as its file again after an extend of an attached volume
+    (Cinder 3.42; LOOP_SET_CAPACITY): the guest's disk grows in place, as a KVM guest's
+    virtio disk does when Nova's libvirt driver resizes its block device."""
+    try:
+        sectors = int(Path(f"/sys/block/{Path(loop).name}/size").read_text())
+    except (OSError, ValueError):
+        return
+    if sectors * 512 < file_size(path):
+        result = subprocess.run(["losetup", "--set-capacity", loop], capture_output=True,
+                                text=True, check=False)
+        if result.returncode != 0:
+            raise OSError(errno.EIO, f"losetup --set-capacity {loop}: {result.stderr.strip()}")
+
+
 def _rdev(loop: str) -> int:
     return os.stat(loop).st_rdev
 
@@ -124,6 +147,7 @@ class Volumes:
             data = None
         if data and backing_file(data["loop"]) == disk.path:
             if _read_only(data["loop"]) == disk.readonly:
+                _fit(data["loop"], disk.path)
                 return data["loop"]
             detach(data["loop"])  # (made read-only or writable since: attached anew)
         if not Path(disk.path).is_file():

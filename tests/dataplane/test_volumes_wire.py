@@ -71,6 +71,15 @@ def test_a_volume_is_a_block_device_that_moves_between_servers(
     out = dp.ssh(ns, ip2, f"sudo mkdir -p /mnt/v && sudo mount -t ext2 /dev/disk/by-id/{serial}"
                  " /mnt/v && cat /mnt/v/file")
     assert out.stdout.strip() == "kept", out
+    # extended while attached (3.42): the guest's disk grows in place, its filesystem mounted
+    r = dp.sdk.block_storage.post(f"/volumes/{volume.id}/action",
+                                  json={"os-extend": {"new_size": 2}},
+                                  headers={"OpenStack-API-Version": "volume 3.42"})
+    assert r.status_code == 202, r.text
+    assert eventually(lambda: dp.ssh(ns, ip2, "sudo blockdev --getsize64 /dev/vdb"
+                                     ).stdout.strip() == str(2 << 30))
+    dp.sdk.block_storage.wait_for_status(volume, status="in-use", wait=60, interval=0.2)
+    assert dp.ssh(ns, ip2, "cat /mnt/v/file").stdout.strip() == "kept"
 
     # kill -9 of the cloud: the guest keeps its disk and its mount; the next start adopts
     # them (nothing attached twice), and mounts are still served (its supervisor is the
@@ -94,7 +103,7 @@ def test_a_volume_is_a_block_device_that_moves_between_servers(
     # snapshot -> new volume -> a third server, attached before its next boot too
     snap = dp.sdk.block_storage.create_snapshot(volume_id=volume.id, name="data-snap")
     dp.sdk.block_storage.wait_for_status(snap, status="available", wait=60, interval=0.2)
-    copy = dp.sdk.block_storage.create_volume(size=1, snapshot_id=snap.id, name="copy")
+    copy = dp.sdk.block_storage.create_volume(size=2, snapshot_id=snap.id, name="copy")
     dp.sdk.block_storage.wait_for_status(copy, status="available", wait=60, interval=0.2)
     three = dp.server("vm-vol3", net.id)
     ip3 = dp.address(three)
