@@ -100,6 +100,25 @@ def test_a_volume_is_a_block_device_that_moves_between_servers(
                                      ).stdout.strip() == "gone")
     assert eventually(lambda: not _loops(dp))
 
+    # a read-only volume is a read-only disk: its filesystem mounts read-only, a write fails
+    def readonly(flag: bool) -> None:
+        r = dp.sdk.block_storage.post(f"/volumes/{volume.id}/action",
+                                      json={"os-update_readonly_flag": {"readonly": flag}})
+        assert r.status_code == 202, r.text
+
+    readonly(True)
+    _attach(dp, one, volume)
+    assert eventually(lambda: dp.ssh(ns, ip1, "sudo blockdev --getro /dev/vdb"
+                                     ).stdout.strip() == "1")
+    out = dp.ssh(ns, ip1, "sudo dd if=/dev/zero of=/dev/vdb bs=512 count=1 2>/dev/null "
+                 "&& echo wrote; sudo mkdir -p /mnt/ro && sudo mount -o ro /dev/vdb /mnt/ro "
+                 "&& cat /mnt/ro/file && grep ' /mnt/ro ' /proc/mounts && sudo umount /mnt/ro")
+    assert "wrote" not in out.stdout and out.stdout.split()[:2] == ["kept", "again"], out
+    assert "/dev/vdb /mnt/ro ext4 ro," in out.stdout, out
+    _detach(dp, one, volume)
+    assert eventually(lambda: not _loops(dp))
+    readonly(False)
+
     # snapshot -> new volume -> a third server, attached before its next boot too
     snap = dp.sdk.block_storage.create_snapshot(volume_id=volume.id, name="data-snap")
     dp.sdk.block_storage.wait_for_status(snap, status="available", wait=60, interval=0.2)
