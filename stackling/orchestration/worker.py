@@ -113,14 +113,21 @@ def step_in_request(db: Any, runtime: Any, stack_id: str) -> Stepped | None:
     worker's first step; an action another process owns, or any error, is left to the
     workers (the savepoint undoes the attempt). None when not run."""
     action = db.get(StackAction, stack_id)
-    if action is None or action.owner is not None:
-        return None
+    if action is None or action.owner is not None or not services_ready(runtime):
+        return None  # (the workers run it once the other services have started)
     try:
         with db.begin_nested():
             return _step(db, runtime, stack_id)
     except Exception:  # noqa: BLE001 - logged; a worker runs the action from its start
         LOG.exception("stack action %s: first step in the request failed", stack_id)
         return None
+
+
+def services_ready(runtime: Any) -> bool:
+    """Every other service loaded and past its start hook (compute has registered its
+    hosts): a resource calls them in process, not through their requests, which wait."""
+    return runtime.loaded.is_set() and all(
+        ready.is_set() for name, ready in list(runtime.ready.items()) if name != "orchestration")
 
 
 def claim_one(runtime: Any) -> Claimed | None:
@@ -237,8 +244,9 @@ class StackWorker:
         self._pool.stop()
 
     def _await_services(self) -> None:
-        # Resources call the other services in process: wait for their start hooks
-        # (compute registers its hosts) as their own requests would.
+        # Resources call the other services in process: wait for them to be loaded and
+        # past their start hooks (compute registers its hosts), as their requests would.
+        self.runtime.loaded.wait(timeout=60)
         for name, ready in list(self.runtime.ready.items()):
             if name != "orchestration":
                 ready.wait(timeout=60)
