@@ -276,6 +276,8 @@ def dataplane_servers(db: Session) -> list[dict[str, Any]]:
         state = _GUEST_STATES.get(r.vm_state, "off")
         if r.task_state == "powering-off" and state != "off":
             state = "stopping"  # its init asked to power off; guest_stopped once it is gone
+        elif r.task_state == "powering-on":
+            state = "running"  # started: SHUTOFF until its boot has begun (guest_booted)
         out.append({"id": r.uuid, "name": r.display_name, "hostname": r.hostname or "",
                     "state": state, "vm_state": r.vm_state, "task_state": r.task_state,
                     "hard_boot": r.uuid in hard,
@@ -309,10 +311,13 @@ def guest_stopped(db: Session, server_id: str) -> bool:
     return True
 
 
+BOOTING_TASKS = servers.BOOTING_TASKS  # (the dataplane's: which servers await guest_booted)
+
+
 def guest_booted(db: Session, server_id: str, boots: int) -> bool:
-    """The server's guest has started its boot number `boots` (the dataplane): a reboot
-    waiting for it ends (ACTIVE). False when the server is not rebooting, or was asked
-    for another boot since (that one's start ends it)."""
+    """The server's guest has started its boot number `boots` (the dataplane): a reboot or
+    a start waiting for it ends (ACTIVE). False when the server is in no such task, or was
+    asked for another boot since (that one's start ends it)."""
     from sqlalchemy import func
 
     from stackling.compute import transitions
@@ -320,7 +325,7 @@ def guest_booted(db: Session, server_id: str, boots: int) -> bool:
 
     inst = db.execute(select(Instance).where(Instance.uuid == server_id)
                       .with_for_update()).scalar_one_or_none()
-    if inst is None or inst.task_state not in servers.REBOOT_TASKS:
+    if inst is None or inst.task_state not in servers.BOOTING_TASKS:
         return False
     asked = db.scalar(select(func.count()).select_from(InstanceAction).where(
         InstanceAction.instance_uuid == server_id,

@@ -633,6 +633,8 @@ ACTIONS = {
 
 
 REBOOT_TASKS = ("rebooting", "rebooting_hard")
+# Tasks that end when the guest's next boot has started (the netns dataplane's word)
+BOOTING_TASKS = (*REBOOT_TASKS, "powering-on")
 REBOOT_BOOT_BOUND = 120.0  # seconds a guest's boot may take to start, past its power-off
 
 
@@ -663,6 +665,11 @@ def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
         # once it is gone (interface.guest_stopped), as Nova's compute manager does after
         # the driver's power_off (shutdown_timeout)
         inst.task_state, inst.updated_at = "powering-off", utcnow_precise()
+    elif action == "os-start" and guests:
+        # SHUTOFF in task state `powering-on` until the guest's boot has started
+        # (interface.guest_booted), as Nova's until the driver's power_on returns; bounded
+        transitions.begin(db, inst, "powering-on", vm_state, power_state,
+                          seconds=max(REBOOT_BOOT_BOUND, transitions.min_duration(db)))
     elif task is not None and inst.vm_state == "active" and guests:
         # the guest is rebooted (a soft one asked to power off first): REBOOT/HARD_REBOOT
         # until its next boot has started (interface.guest_booted), as Nova's compute

@@ -798,9 +798,9 @@ class Reconciler:
         self._jobs.add(f"guest {server['id']}", finish)
 
     def _booted(self, server: dict[str, Any]) -> None:
-        """A reboot's server is ACTIVE once its guest's new boot has started (not before:
-        a client that waits for ACTIVE then logs in reaches the new boot, not the old)."""
-        if server.get("task_state") not in ("rebooting", "rebooting_hard"):
+        """A reboot's or a start's server is ACTIVE once its guest's new boot has started
+        (not before: a client that waits for ACTIVE then logs in reaches the new boot)."""
+        if server.get("task_state") not in compute.BOOTING_TASKS:
             return
 
         def write() -> None:

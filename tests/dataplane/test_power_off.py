@@ -168,11 +168,11 @@ def _booted_once_active(dp: DataplaneCloud, server: Any) -> tuple[list[str], str
     return seen, token["spec"]
 
 
-def test_a_reboot_is_active_once_its_new_boot_has_started(
+def test_a_reboot_or_start_is_active_once_its_new_boot_has_started(
         dataplane_cloud: DataplaneCloud) -> None:
-    """ACTIVE after a reboot is the new boot's (as Nova clears the task when the driver's
-    reboot returns): a client that waits for ACTIVE and logs in reaches the new boot, never
-    the old guest on its way down."""
+    """ACTIVE after a reboot or a start is the new boot's (as Nova clears the task when the
+    driver's reboot or power_on returns): a client that waits for ACTIVE and logs in
+    reaches the new boot, never the old guest on its way down."""
     dp = dataplane_cloud
     net, _ = dp.network("dp-rb", "10.93.2.0/24")
     _ssh_allowed(dp)  # from the network's DHCP namespace, as a user's machine
@@ -188,3 +188,11 @@ def test_a_reboot_is_active_once_its_new_boot_has_started(
         assert seen[0] == ("HARD_REBOOT" if kind == "HARD" else "REBOOT"), seen
         assert spec != before, (kind, spec, before)  # the new boot had started
         assert dp.wait_ssh(ns, ip, "test -e /dev/shm/old-boot || echo new").strip() == "new"
+    # a start likewise: SHUTOFF (task powering-on) until the guest's boot has started
+    dp.sdk.compute.stop_server(vm)
+    _shutoff_once_gone(dp, vm)
+    before = (run / "spec").read_text()
+    dp.sdk.compute.start_server(vm)
+    seen, spec = _booted_once_active(dp, vm)
+    assert seen[0] == "SHUTOFF" and spec != before, (seen, spec, before)
+    assert dp.wait_ssh(ns, ip).strip() == "vm-rb"
