@@ -437,7 +437,12 @@ def rebuild(db: Session, ctx: RequestContext, inst: Instance, values: dict[str, 
             inst.key_name, inst.key_data = key.name, key.public_key
     stopped = inst.vm_state == "stopped"
     end = ("stopped", SHUTDOWN) if stopped else ("active", RUNNING)
-    if not transitions.begin(db, inst, "rebuilding", *end):  # REBUILD for a while
+    # a running guest: REBUILD until its new boot has started (interface.guest_booted), as
+    # Nova's until the driver's spawn returns; else REBUILD for the minimum duration
+    from stackling.compute.servers import guest_boot_bound
+
+    bound = guest_boot_bound(db) if inst.vm_state == "active" else None
+    if not transitions.begin(db, inst, "rebuilding", *end, seconds=bound):
         _set(inst, *end)
     inst.fault = None
     inst.launched_at = utcnow_precise()

@@ -634,8 +634,19 @@ ACTIONS = {
 
 REBOOT_TASKS = ("rebooting", "rebooting_hard")
 # Tasks that end when the guest's next boot has started (the netns dataplane's word)
-BOOTING_TASKS = (*REBOOT_TASKS, "powering-on")
+BOOTING_TASKS = (*REBOOT_TASKS, "powering-on", "rebuilding")
 REBOOT_BOOT_BOUND = 120.0  # seconds a guest's boot may take to start, past its power-off
+
+
+def guest_boot_bound(db: Session, power_off: bool = True) -> float | None:
+    """Seconds at most that an action waits for its guest's next boot to start (the
+    guest's power-off first if `power_off`), or None when no guests run (no netns
+    dataplane): the action then ends as it always did."""
+    runtime = db.info.get("stackling.runtime")
+    if runtime is None or runtime.settings.dataplane.driver != "netns":
+        return None
+    wait = REBOOT_BOOT_BOUND + (runtime.settings.dataplane.shutdown_timeout if power_off else 0)
+    return max(wait, transitions.min_duration(db))
 
 
 def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
@@ -658,8 +669,8 @@ def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
         raise InstanceInvalidState(method=method, instance_uuid=inst.uuid, attr=attr,
                                    state=state)
     task = ("rebooting_hard" if hard else "rebooting") if action == "reboot" else None
-    runtime = db.info.get("stackling.runtime")
-    guests = runtime is not None and runtime.settings.dataplane.driver == "netns"
+    bound = guest_boot_bound(db, power_off=action == "reboot")
+    guests = bound is not None
     if action == "os-stop" and inst.vm_state == "active" and guests:
         # a guest runs: its init is asked to power off, and the dataplane sets STOPPED
         # once it is gone (interface.guest_stopped), as Nova's compute manager does after
@@ -668,16 +679,13 @@ def run_action(db: Session, ctx: RequestContext, inst: Instance, action: str, *,
     elif action == "os-start" and guests:
         # SHUTOFF in task state `powering-on` until the guest's boot has started
         # (interface.guest_booted), as Nova's until the driver's power_on returns; bounded
-        transitions.begin(db, inst, "powering-on", vm_state, power_state,
-                          seconds=max(REBOOT_BOOT_BOUND, transitions.min_duration(db)))
+        transitions.begin(db, inst, "powering-on", vm_state, power_state, seconds=bound)
     elif task is not None and inst.vm_state == "active" and guests:
         # the guest is rebooted (a soft one asked to power off first): REBOOT/HARD_REBOOT
         # until its next boot has started (interface.guest_booted), as Nova's compute
         # manager clears the task once the driver's reboot returns; bounded all the same
         # (the power-off's wait and a boot's) in case no dataplane process is running
-        bound = runtime.settings.dataplane.shutdown_timeout + REBOOT_BOOT_BOUND
-        transitions.begin(db, inst, task, vm_state, power_state,
-                          seconds=max(bound, transitions.min_duration(db)))
+        transitions.begin(db, inst, task, vm_state, power_state, seconds=bound)
     elif task is None or not transitions.begin(db, inst, task, vm_state, power_state):
         inst.vm_state, inst.power_state = vm_state, power_state
         inst.updated_at = utcnow_precise()

@@ -168,10 +168,10 @@ def _booted_once_active(dp: DataplaneCloud, server: Any) -> tuple[list[str], str
     return seen, token["spec"]
 
 
-def test_a_reboot_or_start_is_active_once_its_new_boot_has_started(
+def test_a_reboot_start_or_rebuild_is_active_once_its_new_boot_has_started(
         dataplane_cloud: DataplaneCloud) -> None:
-    """ACTIVE after a reboot or a start is the new boot's (as Nova clears the task when the
-    driver's reboot or power_on returns): a client that waits for ACTIVE and logs in
+    """ACTIVE after a reboot, a start or a rebuild is the new boot's (as Nova clears the
+    task when the driver's reboot, power_on or spawn returns): a client that waits for ACTIVE and logs in
     reaches the new boot, never the old guest on its way down."""
     dp = dataplane_cloud
     net, _ = dp.network("dp-rb", "10.93.2.0/24")
@@ -195,4 +195,10 @@ def test_a_reboot_or_start_is_active_once_its_new_boot_has_started(
     dp.sdk.compute.start_server(vm)
     seen, spec = _booted_once_active(dp, vm)
     assert seen[0] == "SHUTOFF" and spec != before, (seen, spec, before)
+    assert dp.wait_ssh(ns, ip).strip() == "vm-rb"
+    # and a rebuild: REBUILD until the rebuilt guest's boot has started
+    before = (run / "spec").read_text()
+    dp.sdk.compute.rebuild_server(vm, image=dp.sdk.image.find_image("cirros").id)
+    seen, spec = _booted_once_active(dp, vm)
+    assert seen[0] == "REBUILD" and spec != before, (seen, spec, before)
     assert dp.wait_ssh(ns, ip).strip() == "vm-rb"
